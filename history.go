@@ -1,0 +1,340 @@
+package agentloop
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Role is who wrote a [Message].
+type Role string
+
+// The roles a [Message] may have.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	// RoleTool messages carry tool results and approval decisions. They
+	// answer the tool calls of the assistant message before them.
+	RoleTool Role = "tool"
+)
+
+// PartType says which fields of a [Part] are in use.
+type PartType string
+
+// The kinds of [Part].
+const (
+	PartText             PartType = "text"              // Text
+	PartReasoning        PartType = "reasoning"         // Text, Signature, Redacted
+	PartToolCall         PartType = "tool_call"         // ToolCall
+	PartToolResult       PartType = "tool_result"       // ToolResult
+	PartApprovalRequest  PartType = "approval_request"  // Approval (CallID, ID)
+	PartApprovalResponse PartType = "approval_response" // Approval (CallID, ID, Approved, Reason)
+	PartFile             PartType = "file"              // File
+)
+
+// Message is one entry of a transcript. Its parts keep the order in which
+// they were produced.
+type Message struct {
+	// ID is optional. Front ends that name their messages (the AI SDK's
+	// UIMessage ids) keep it here so that a stored history maps back to them.
+	ID    string `json:"id,omitempty"`
+	Role  Role   `json:"role"`
+	Parts []Part `json:"parts"`
+}
+
+// Part is one piece of a [Message]. Type says which of the other fields are
+// meaningful; the others are zero.
+type Part struct {
+	Type PartType `json:"type"`
+	// Text is the text of a text part, or the visible text of a reasoning part.
+	Text string `json:"text,omitempty"`
+	// Signature is a reasoning part's provider signature (Anthropic's
+	// thinking signature). Providers must send it back unchanged.
+	Signature string `json:"signature,omitempty"`
+	// Redacted is a reasoning part's opaque, provider-encrypted content
+	// (Anthropic's redacted_thinking data). Providers must send it back unchanged.
+	Redacted   string      `json:"redacted,omitempty"`
+	ToolCall   *ToolCall   `json:"tool_call,omitempty"`
+	ToolResult *ToolResult `json:"tool_result,omitempty"`
+	Approval   *Approval   `json:"approval,omitempty"`
+	File       *File       `json:"file,omitempty"`
+}
+
+// ToolCall is a request by the model to run a tool. As a [Chunk] it is the
+// complete call: a [Model] yields it once its arguments are whole.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Args is the JSON object of arguments, exactly as the model wrote it
+	// (it may be invalid JSON; the loop answers that with an error result).
+	Args json.RawMessage `json:"args"`
+}
+
+// ToolResult is the answer to one [ToolCall].
+type ToolResult struct {
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+	// Content is what the model sees: the tool's output (JSON or text), or
+	// an error message the model can act on.
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// Approval is a request for approval of a tool call (in an assistant message)
+// or the decision on it (in a tool message).
+type Approval struct {
+	CallID string `json:"call_id"`
+	// ID names the approval request; front ends echo it back with the decision.
+	ID       string `json:"id,omitempty"`
+	Approved bool   `json:"approved,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// File is a file or image attached to a user message, by URL (which may be a
+// data: URL) or by content.
+type File struct {
+	MediaType string `json:"media_type"`
+	Filename  string `json:"filename,omitempty"`
+	URL       string `json:"url,omitempty"`
+	Data      []byte `json:"data,omitempty"`
+}
+
+// TextPart returns a text part.
+func TextPart(text string) Part { return Part{Type: PartText, Text: text} }
+
+// UserMessage returns a user message holding one text part.
+func UserMessage(text string) Message {
+	return Message{Role: RoleUser, Parts: []Part{TextPart(text)}}
+}
+
+// SystemMessage returns a system message holding one text part.
+func SystemMessage(text string) Message {
+	return Message{Role: RoleSystem, Parts: []Part{TextPart(text)}}
+}
+
+// Text returns the concatenation of the message's text parts.
+func (m Message) Text() string {
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if p.Type == PartText {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// ToolCalls returns the message's tool calls in order.
+func (m Message) ToolCalls() []ToolCall {
+	var calls []ToolCall
+	for _, p := range m.Parts {
+		if p.Type == PartToolCall && p.ToolCall != nil {
+			calls = append(calls, *p.ToolCall)
+		}
+	}
+	return calls
+}
+
+// History is a transcript: the messages of a conversation, oldest first.
+// It is a plain slice; a nil History is empty. Methods never modify the
+// receiver's elements; the Append methods return a new History that may
+// share the receiver's backing array only up to its length.
+//
+// History marshals to versioned JSON ({"version":1,"messages":[…]}) and
+// unmarshals from it, rejecting unknown versions, so a stored transcript can
+// be resumed later.
+type History []Message
+
+// HistoryVersion is the version written by [History.MarshalJSON].
+const HistoryVersion = 1
+
+// ErrInvalidHistory is wrapped by every error that reports a malformed
+// history (a result for a call that was never made, an unknown version…).
+var ErrInvalidHistory = errors.New("invalid history")
+
+type historyJSON struct {
+	Version  int       `json:"version"`
+	Messages []Message `json:"messages"`
+}
+
+// MarshalJSON encodes the history with its version.
+func (h History) MarshalJSON() ([]byte, error) {
+	msgs := []Message(h)
+	if msgs == nil {
+		msgs = []Message{}
+	}
+	return json.Marshal(historyJSON{Version: HistoryVersion, Messages: msgs})
+}
+
+// UnmarshalJSON decodes a history written by [History.MarshalJSON]. An
+// unknown version, a missing version or a message without a known role is
+// an error wrapping [ErrInvalidHistory].
+func (h *History) UnmarshalJSON(data []byte) error {
+	var v struct {
+		Version  *int      `json:"version"`
+		Messages []Message `json:"messages"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidHistory, err)
+	}
+	if v.Version == nil {
+		return fmt.Errorf("%w: no version field", ErrInvalidHistory)
+	}
+	if *v.Version != HistoryVersion {
+		return fmt.Errorf("%w: version %d is not supported (this build reads version %d)", ErrInvalidHistory, *v.Version, HistoryVersion)
+	}
+	for i, m := range v.Messages {
+		switch m.Role {
+		case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		default:
+			return fmt.Errorf("%w: message %d has unknown role %q", ErrInvalidHistory, i, m.Role)
+		}
+	}
+	*h = v.Messages
+	return nil
+}
+
+// LastAssistantText returns the text of the last assistant message, or "".
+func (h History) LastAssistantText() string {
+	if i := h.lastAssistant(); i >= 0 {
+		return h[i].Text()
+	}
+	return ""
+}
+
+func (h History) lastAssistant() int {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Role == RoleAssistant {
+			return i
+		}
+	}
+	return -1
+}
+
+// Unanswered returns the tool calls of the last assistant message that no
+// later tool message answers with a result, in call order. These are the
+// calls a paused run waits for.
+func (h History) Unanswered() []ToolCall {
+	i := h.lastAssistant()
+	if i < 0 {
+		return nil
+	}
+	answered := make(map[string]bool)
+	for _, m := range h[i+1:] {
+		for _, p := range m.Parts {
+			if p.Type == PartToolResult && p.ToolResult != nil {
+				answered[p.ToolResult.CallID] = true
+			}
+		}
+	}
+	var out []ToolCall
+	for _, c := range h[i].ToolCalls() {
+		if !answered[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// AppendResults returns the history with one tool message holding the given
+// results appended. Each result must answer a call returned by
+// [History.Unanswered]; an empty Name is filled from the call. A result for
+// any other call id is an error that names the id (wrapping
+// [ErrInvalidHistory]), and then nothing is appended.
+func (h History) AppendResults(results ...ToolResult) (History, error) {
+	calls := indexCalls(h.Unanswered())
+	parts := make([]Part, 0, len(results))
+	for _, r := range results {
+		c, ok := calls[r.CallID]
+		if !ok {
+			return h, fmt.Errorf("%w: result for tool call %q, which is not an unanswered call of the last assistant message", ErrInvalidHistory, r.CallID)
+		}
+		if r.Name == "" {
+			r.Name = c.Name
+		}
+		parts = append(parts, Part{Type: PartToolResult, ToolResult: &r})
+	}
+	if len(parts) == 0 {
+		return h, nil
+	}
+	return append(h[:len(h):len(h)], Message{Role: RoleTool, Parts: parts}), nil
+}
+
+// AppendApprovals returns the history with one tool message holding the given
+// approval decisions appended. Each decision must name a call returned by
+// [History.Unanswered]; otherwise the error names the id (wrapping
+// [ErrInvalidHistory]) and nothing is appended.
+func (h History) AppendApprovals(decisions ...Approval) (History, error) {
+	calls := indexCalls(h.Unanswered())
+	parts := make([]Part, 0, len(decisions))
+	for _, d := range decisions {
+		if _, ok := calls[d.CallID]; !ok {
+			return h, fmt.Errorf("%w: approval for tool call %q, which is not an unanswered call of the last assistant message", ErrInvalidHistory, d.CallID)
+		}
+		parts = append(parts, Part{Type: PartApprovalResponse, Approval: &d})
+	}
+	if len(parts) == 0 {
+		return h, nil
+	}
+	return append(h[:len(h):len(h)], Message{Role: RoleTool, Parts: parts}), nil
+}
+
+func indexCalls(calls []ToolCall) map[string]ToolCall {
+	m := make(map[string]ToolCall, len(calls))
+	for _, c := range calls {
+		m[c.ID] = c
+	}
+	return m
+}
+
+// Validate reports the first structural problem of the history: a tool
+// result or approval decision for a call id that no earlier assistant
+// message made, or two calls with the same id. The error names the id and
+// wraps [ErrInvalidHistory].
+func (h History) Validate() error {
+	made := make(map[string]bool)
+	for i, m := range h {
+		for _, p := range m.Parts {
+			switch p.Type {
+			case PartToolCall:
+				if p.ToolCall == nil {
+					return fmt.Errorf("%w: message %d: tool_call part without a call", ErrInvalidHistory, i)
+				}
+				if made[p.ToolCall.ID] {
+					return fmt.Errorf("%w: message %d: tool call id %q is used twice", ErrInvalidHistory, i, p.ToolCall.ID)
+				}
+				made[p.ToolCall.ID] = true
+			case PartToolResult:
+				if p.ToolResult == nil {
+					return fmt.Errorf("%w: message %d: tool_result part without a result", ErrInvalidHistory, i)
+				}
+				if !made[p.ToolResult.CallID] {
+					return fmt.Errorf("%w: message %d: result for tool call %q, which the history never made", ErrInvalidHistory, i, p.ToolResult.CallID)
+				}
+			case PartApprovalResponse, PartApprovalRequest:
+				if p.Approval == nil {
+					return fmt.Errorf("%w: message %d: %s part without an approval", ErrInvalidHistory, i, p.Type)
+				}
+				if !made[p.Approval.CallID] {
+					return fmt.Errorf("%w: message %d: approval for tool call %q, which the history never made", ErrInvalidHistory, i, p.Approval.CallID)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Clone returns a copy of the history whose messages and part slices are
+// not shared with h (the pointed-to calls and results are).
+func (h History) Clone() History {
+	if h == nil {
+		return nil
+	}
+	out := make(History, len(h))
+	for i, m := range h {
+		m.Parts = append([]Part(nil), m.Parts...)
+		out[i] = m
+	}
+	return out
+}

@@ -1,0 +1,156 @@
+package agentloop
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+)
+
+// Model is an LLM behind one streaming call. Providers (providers/ollama,
+// providers/openai, providers/anthropic) and the scripted simtest.Model
+// implement it.
+//
+// Stream sends req and returns the reply as a sequence of chunks in the
+// order the model produced them: [TextDelta], [ReasoningDelta],
+// [ReasoningEnd], [ToolCallDelta], [ToolCall], [Usage] and [Finish]. A
+// sequence that fails yields one non-nil error as its last element. The
+// sequence is used once. When the consumer stops early, or ctx is done, the
+// implementation must release the connection and every goroutine it started
+// before its iterator function returns.
+//
+// Stream must not modify req or anything it points to; the loop may reuse
+// them. Implementations must be safe for concurrent use by several runs.
+type Model interface {
+	Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error]
+}
+
+// ModelFunc adapts a function to the [Model] interface.
+type ModelFunc func(ctx context.Context, req *Request) iter.Seq2[Chunk, error]
+
+// Stream calls f(ctx, req).
+func (f ModelFunc) Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error] {
+	return f(ctx, req)
+}
+
+// Request is one model call.
+type Request struct {
+	// Turn is the 1-based number of this model call within its run.
+	Turn int
+	// System is the system prompt; "" means none. Providers put it where
+	// their API wants it. System messages inside Messages are sent as well.
+	System string
+	// Messages is the history so far, oldest first. Every tool call in it
+	// has a result.
+	Messages History
+	// Tools are the tools offered on this call; empty means none.
+	Tools []ToolDef
+	// Settings are optional sampling settings. Zero values mean the
+	// provider's defaults.
+	Settings Settings
+}
+
+// Settings are the sampling settings of a [Request]. A nil pointer or a zero
+// value means the provider's default.
+type Settings struct {
+	MaxTokens   int      `json:"maxTokens,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"topP,omitempty"`
+	Seed        *int     `json:"seed,omitempty"`
+	Stop        []string `json:"stop,omitempty"`
+}
+
+// ToolDef is what the model is told about a tool.
+type ToolDef struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Schema is the JSON Schema of the tool's arguments: an object schema,
+	// with no $ref and an explicit "required" list.
+	Schema json.RawMessage `json:"schema"`
+}
+
+// Chunk is one piece of a model's streamed reply: [TextDelta],
+// [ReasoningDelta], [ReasoningEnd], [ToolCallDelta], [ToolCall], [Usage] or
+// [Finish]. The set is closed.
+type Chunk interface{ isChunk() }
+
+// Item is one element of a run's stream, yielded by [Agent.Stream] in the
+// order things happen: [TurnStart], [TextDelta], [ReasoningDelta],
+// [ReasoningEnd], [ToolCallDelta], [ToolCallReady], [ToolResultReady],
+// [TurnEnd], and last either [Final] or [Pending]. The set is closed.
+type Item interface{ isItem() }
+
+// TextDelta is a piece of the model's visible answer. It is both a [Chunk]
+// and an [Item]; the loop passes it through unchanged.
+type TextDelta struct {
+	Text string
+}
+
+// ReasoningDelta is a piece of the model's reasoning ("thinking"). It is both
+// a [Chunk] and an [Item].
+type ReasoningDelta struct {
+	Text string
+}
+
+// ReasoningEnd closes the current reasoning block. It is both a [Chunk] and an
+// [Item]. A provider yields it when the block's signature or redacted content
+// is known; a provider that has neither may leave it out, and the loop then
+// closes the block itself when something else starts. As an Item it is
+// always yielded, once per block.
+//
+// A block with Redacted content may have no deltas at all.
+type ReasoningEnd struct {
+	Signature string
+	Redacted  string
+}
+
+// ToolCallDelta is a piece of a tool call's arguments as the model writes
+// them. It is both a [Chunk] and an [Item]. Index is the call's 0-based
+// position within this model call; ID and Name are set on every delta when
+// the provider knows them (the loop fills ID on items when it had to invent
+// one). Providers that receive calls whole (Ollama) may yield no deltas.
+type ToolCallDelta struct {
+	Index int
+	ID    string
+	Name  string
+	Args  string
+}
+
+// Usage counts tokens. As a [Chunk], the loop adds up every Usage of a
+// model call, so a provider yields increments (usually one, at the end).
+type Usage struct {
+	Input  int `json:"input"`
+	Output int `json:"output"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{Input: u.Input + v.Input, Output: u.Output + v.Output}
+}
+
+// FinishReason says why a model call ended.
+type FinishReason string
+
+// Finish reasons. Providers map their own onto these.
+const (
+	FinishStop          FinishReason = "stop"
+	FinishLength        FinishReason = "length"
+	FinishToolCalls     FinishReason = "tool_calls"
+	FinishContentFilter FinishReason = "content_filter"
+	FinishError         FinishReason = "error"
+	FinishOther         FinishReason = "other"
+)
+
+// Finish is the [Chunk] that gives the finish reason, normally last. When a
+// model yields none, the loop uses [FinishToolCalls] if the call produced
+// tool calls and [FinishStop] otherwise.
+type Finish struct {
+	Reason FinishReason
+}
+
+func (TextDelta) isChunk()      {}
+func (ReasoningDelta) isChunk() {}
+func (ReasoningEnd) isChunk()   {}
+func (ToolCallDelta) isChunk()  {}
+func (ToolCall) isChunk()       {}
+func (Usage) isChunk()          {}
+func (Finish) isChunk()         {}

@@ -1,0 +1,114 @@
+package agentloop
+
+import (
+	"errors"
+	"iter"
+)
+
+// TurnStart is yielded before each model call.
+type TurnStart struct {
+	// Turn is the 1-based number of the model call within the run.
+	Turn int
+}
+
+// ToolCallReady is yielded when a tool call is complete, in the order the
+// model made the calls, before any of the turn's tools run.
+type ToolCallReady struct {
+	Call ToolCall
+	// Client is true for a tool that runs in the caller's front end; the
+	// run pauses with a [Pending] item instead of running it.
+	Client bool
+	// NeedsApproval is true when the call waits for an approval decision
+	// before it runs; the run pauses with a [Pending] item.
+	NeedsApproval bool
+}
+
+// ToolResultReady is yielded for each tool result the loop produces, in call
+// order, whatever order the tools finished in.
+type ToolResultReady struct {
+	Result ToolResult
+	// Denied is true when the result answers a call that was denied approval.
+	Denied bool
+}
+
+// TurnEnd is yielded when a model call has ended, after its assistant message
+// was appended to the history.
+type TurnEnd struct {
+	Turn         int
+	Usage        Usage
+	FinishReason FinishReason
+	// Message is the assistant message the turn produced.
+	Message Message
+}
+
+// Pending is the last item of a run that paused for its caller: the model
+// called client tools, or tools that need approval. The run ended normally.
+// To resume, append the results ([History.AppendResults]) and decisions
+// ([History.AppendApprovals]) to History and call [Agent.Stream] again.
+type Pending struct {
+	// ClientCalls are calls to client tools that await results, in call order.
+	ClientCalls []ToolCall
+	// Approvals are calls that await an approval decision, in call order.
+	Approvals []ToolCall
+	// History is the transcript so far; it ends with the assistant message
+	// that made the calls and the results of its server tools.
+	History History
+	// Usage is summed over the run's model calls.
+	Usage Usage
+}
+
+// Final is the last item of a run that ended with the model's answer.
+type Final struct {
+	// Text is the text of the last turn.
+	Text string
+	// Usage is summed over the run's model calls.
+	Usage Usage
+	// Turns is the number of model calls the run made.
+	Turns int
+	// History is the full transcript, ending with the answer.
+	History History
+}
+
+func (TurnStart) isItem()       {}
+func (TextDelta) isItem()       {}
+func (ReasoningDelta) isItem()  {}
+func (ReasoningEnd) isItem()    {}
+func (ToolCallDelta) isItem()   {}
+func (ToolCallReady) isItem()   {}
+func (ToolResultReady) isItem() {}
+func (TurnEnd) isItem()         {}
+func (Pending) isItem()         {}
+func (Final) isItem()           {}
+
+// ErrPending is returned by [Text] when the run paused for client tools or
+// approvals instead of answering.
+var ErrPending = errors.New("agentloop: run paused for client tools or approvals")
+
+// Drain consumes a run and returns its last item, a [Final] or a [Pending],
+// or the run's error.
+func Drain(seq iter.Seq2[Item, error]) (Item, error) {
+	var last Item
+	for item, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		last = item
+	}
+	if last == nil {
+		return nil, errors.New("agentloop: run ended without a final item")
+	}
+	return last, nil
+}
+
+// Text consumes a run and returns the final answer's text. A run that paused
+// returns [ErrPending]; a failed run returns its error.
+func Text(seq iter.Seq2[Item, error]) (string, error) {
+	last, err := Drain(seq)
+	if err != nil {
+		return "", err
+	}
+	if f, ok := last.(Final); ok {
+		return f.Text, nil
+	}
+	return "", ErrPending
+}
