@@ -769,20 +769,16 @@ func approvalsAfterLastAssistant(h History) map[string]Approval {
 // answerDangling returns h with an error result for every tool call that a
 // later user or assistant message left behind unanswered (a user who sent a
 // new message instead of answering a client tool), so that every call the
-// model sees has a result. The last assistant message's calls are left alone.
+// model sees has a result. Calls that only tool messages follow are left
+// alone: the run resumes them.
 func answerDangling(h History) History {
-	last := h.lastAssistant()
 	var out History
 	for i := 0; i < len(h); i++ {
 		out = append(out, h[i])
-		if h[i].Role != RoleAssistant || i == last {
-			continue
-		}
 		calls := h[i].ToolCalls()
-		if len(calls) == 0 {
+		if h[i].Role != RoleAssistant || len(calls) == 0 {
 			continue
 		}
-		// Find the tool messages that follow, then answer what they don't.
 		j := i + 1
 		answered := make(map[string]bool)
 		for ; j < len(h) && h[j].Role == RoleTool; j++ {
@@ -791,6 +787,9 @@ func answerDangling(h History) History {
 					answered[p.ToolResult.CallID] = true
 				}
 			}
+		}
+		if j == len(h) {
+			continue // the end of the history: pending, not dangling
 		}
 		var parts []Part
 		for _, c := range calls {
