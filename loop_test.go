@@ -542,12 +542,17 @@ func TestStream_BreakClosesModelStream(t *testing.T) {
 // once they have returned.
 func TestStream_BreakDuringToolsCancelsAndWaitsForThem(t *testing.T) {
 	var returned atomic.Bool
+	started := make(chan struct{})
 	blocker := rawTool(t, "block", func(ctx context.Context, _ json.RawMessage) (string, error) {
+		close(started)
 		<-ctx.Done()
 		returned.Store(true)
 		return "", ctx.Err()
 	})
-	quick := rawTool(t, "quick", func(ctx context.Context, _ json.RawMessage) (string, error) { return "fast", nil })
+	quick := rawTool(t, "quick", func(ctx context.Context, _ json.RawMessage) (string, error) {
+		<-started // the blocker is running when this result is yielded
+		return "fast", nil
+	})
 	m := simtest.NewModel(turn(simtest.Call("c1", "quick", nil), simtest.Call("c2", "block", nil)))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{quick, blocker}}
 	for it := range a.Stream(t.Context(), user("x")) {
