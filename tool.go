@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -165,6 +166,9 @@ func SchemaFor[Args any]() (json.RawMessage, error) {
 	if typ.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("arguments type %v is not a struct; tool arguments are a JSON object", typ)
 	}
+	if recursive(typ, nil) {
+		return nil, fmt.Errorf("arguments type %v is recursive; its schema would need $ref, which providers reject", typ)
+	}
 	r := &invopop.Reflector{DoNotReference: true, ExpandedStruct: true}
 	s := r.ReflectFromType(typ)
 	s.Version = ""
@@ -173,10 +177,28 @@ func SchemaFor[Args any]() (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generating schema: %w", err)
 	}
-	if bytes.Contains(b, []byte(`"$ref"`)) {
-		return nil, fmt.Errorf("arguments type %v is recursive; its schema would need $ref, which providers reject", typ)
-	}
 	return b, nil
+}
+
+// recursive reports whether typ refers to itself through its fields, which
+// would make an inlined schema infinite.
+func recursive(typ reflect.Type, seen []reflect.Type) bool {
+	switch typ.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return recursive(typ.Elem(), seen)
+	case reflect.Struct:
+		if slices.Contains(seen, typ) {
+			return true
+		}
+		seen = append(seen, typ)
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if f.IsExported() && f.Tag.Get("json") != "-" && recursive(f.Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkArgs validates a call's arguments and returns them normalised (empty

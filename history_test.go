@@ -1,0 +1,145 @@
+package agentloop_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentloop/agentloop"
+)
+
+// fullHistory uses every kind of part.
+func fullHistory() agentloop.History {
+	return agentloop.History{
+		agentloop.SystemMessage("Be brief."),
+		{ID: "u1", Role: agentloop.RoleUser, Parts: []agentloop.Part{
+			agentloop.TextPart("What is in this picture?"),
+			{Type: agentloop.PartFile, File: &agentloop.File{MediaType: "image/png", Filename: "cat.png", Data: []byte{0x89, 'P', 'N', 'G'}}},
+			{Type: agentloop.PartFile, File: &agentloop.File{MediaType: "image/jpeg", URL: "https://example.com/cat.jpg"}},
+		}},
+		{ID: "a1", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{
+			{Type: agentloop.PartReasoning, Text: "Look closely.", Signature: "EqQBCgIYAhIM"},
+			{Type: agentloop.PartReasoning, Redacted: "EmwKAhgBEgy3va3pzix"},
+			agentloop.TextPart("Let me check."),
+			{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c1", Name: "classify", Args: json.RawMessage(`{"x":1}`)}},
+			{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c2", Name: "delete", Args: json.RawMessage(`{}`)}},
+			{Type: agentloop.PartApprovalRequest, Approval: &agentloop.Approval{CallID: "c2", ID: "approval_c2"}},
+		}},
+		{Role: agentloop.RoleTool, Parts: []agentloop.Part{
+			{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "c1", Name: "classify", Content: `{"label":"cat"}`}},
+			{Type: agentloop.PartApprovalResponse, Approval: &agentloop.Approval{CallID: "c2", ID: "approval_c2", Approved: false, Reason: "no"}},
+			{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "c2", Name: "delete", Content: "denied", IsError: true}},
+		}},
+		{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("A cat. ✓ 猫")}},
+	}
+}
+
+func TestHistory_JSONRoundTripLosesNothing(t *testing.T) {
+	h := fullHistory()
+	data, err := json.Marshal(h)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"version":1`)
+	var back agentloop.History
+	require.NoError(t, json.Unmarshal(data, &back))
+	if diff := cmp.Diff(h, back); diff != "" {
+		t.Fatalf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+func TestHistory_UnmarshalRejectsBadInput(t *testing.T) {
+	cases := map[string]string{
+		"unknown version":     `{"version":7,"messages":[]}`,
+		"no version":          `{"messages":[]}`,
+		"unknown role":        `{"version":1,"messages":[{"role":"robot","parts":[]}]}`,
+		"messages not a list": `{"version":1,"messages":{}}`,
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			var h agentloop.History
+			err := json.Unmarshal([]byte(in), &h)
+			require.ErrorIs(t, err, agentloop.ErrInvalidHistory)
+		})
+	}
+	var h agentloop.History
+	var syntax *json.SyntaxError
+	require.ErrorAs(t, json.Unmarshal([]byte(`{"version":1,`), &h), &syntax, "encoding/json rejects broken JSON before UnmarshalJSON runs")
+	err := json.Unmarshal([]byte(`{"version":7,"messages":[]}`), &h)
+	assert.ErrorContains(t, err, "version 7 is not supported")
+}
+
+func TestHistory_EmptyMarshalsAsEmptyList(t *testing.T) {
+	data, err := json.Marshal(agentloop.History(nil))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"version":1,"messages":[]}`, string(data))
+}
+
+func TestHistory_UnansweredAndAppendResults(t *testing.T) {
+	h := agentloop.History{
+		agentloop.UserMessage("x"),
+		{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{
+			{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c1", Name: "a"}},
+			{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c2", Name: "b"}},
+		}},
+		{Role: agentloop.RoleTool, Parts: []agentloop.Part{{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "c1", Name: "a"}}}},
+	}
+	un := h.Unanswered()
+	require.Len(t, un, 1)
+	assert.Equal(t, "c2", un[0].ID)
+
+	_, err := h.AppendResults(agentloop.ToolResult{CallID: "c1", Content: "again"})
+	require.ErrorIs(t, err, agentloop.ErrInvalidHistory, "an answered call cannot be answered twice")
+	_, err = h.AppendResults(agentloop.ToolResult{CallID: "zzz"})
+	require.ErrorContains(t, err, `"zzz"`)
+
+	h2, err := h.AppendResults(agentloop.ToolResult{CallID: "c2", Content: "ok"})
+	require.NoError(t, err)
+	assert.Empty(t, h2.Unanswered())
+	assert.Len(t, h, 3, "the receiver is unchanged")
+	assert.Equal(t, "b", h2[3].Parts[0].ToolResult.Name)
+
+	_, err = h.AppendApprovals(agentloop.Approval{CallID: "nope", Approved: true})
+	require.ErrorContains(t, err, `"nope"`)
+}
+
+func TestHistory_ValidateNamesTheProblem(t *testing.T) {
+	require.NoError(t, fullHistory().Validate())
+	dup := agentloop.History{{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{
+		{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c1"}},
+		{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c1"}},
+	}}}
+	assert.ErrorContains(t, dup.Validate(), `tool call id "c1" is used twice`)
+	approval := agentloop.History{{Role: agentloop.RoleTool, Parts: []agentloop.Part{{Type: agentloop.PartApprovalResponse, Approval: &agentloop.Approval{CallID: "x9"}}}}}
+	assert.ErrorContains(t, approval.Validate(), `"x9"`)
+}
+
+func TestHistory_LastAssistantText(t *testing.T) {
+	assert.Equal(t, "A cat. ✓ 猫", fullHistory().LastAssistantText())
+	assert.Equal(t, "", agentloop.History(nil).LastAssistantText())
+}
+
+func FuzzHistoryUnmarshal(f *testing.F) {
+	data, _ := json.Marshal(fullHistory())
+	f.Add(data)
+	f.Add([]byte(`{"version":1,"messages":[{"role":"tool","parts":[{"type":"tool_result"}]}]}`))
+	f.Add([]byte(`{"version":1,"messages":null}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var h agentloop.History
+		if err := json.Unmarshal(data, &h); err != nil {
+			return
+		}
+		_ = h.Validate()
+		_ = h.Unanswered()
+		_ = h.LastAssistantText()
+		out, err := json.Marshal(h)
+		if err != nil {
+			t.Fatalf("re-marshal: %v", err)
+		}
+		var back agentloop.History
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatalf("a marshalled history does not unmarshal: %v", err)
+		}
+	})
+}

@@ -1,0 +1,120 @@
+package agentloop_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/simtest"
+)
+
+// The before-model-call hook can narrow the offered tools; the model may
+// then only run those.
+func TestHooks_BeforeModelCallNarrowsToolsForThatCall(t *testing.T) {
+	m := simtest.NewModel(
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"safe"}}, Reply: []simtest.Step{simtest.Call("c1", "danger", map[string]string{"text": "x"})}},
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": `unknown tool "danger"`}}, Reply: []simtest.Step{simtest.Text("ok")}},
+	)
+	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "safe"), echoTool(t, "danger")}, Hooks: &agentloop.Hooks{
+		BeforeModelCall: func(ctx context.Context, req *agentloop.Request) error {
+			req.Tools = req.Tools[:1]
+			return nil
+		},
+	}}
+	_, err := collect(a.Stream(t.Context(), user("x")))
+	require.NoError(t, err)
+}
+
+func TestHooks_BeforeToolCallSubstitutesOrRewrites(t *testing.T) {
+	m := simtest.NewModel(
+		turn(simtest.Call("c1", "echo", map[string]string{"text": "cached?"}), simtest.Call("c2", "echo", map[string]string{"text": "secret"})),
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": "from cache", "c2": `"echo":"[redacted]"`}}, Reply: []simtest.Step{simtest.Text("ok")}},
+	)
+	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Hooks: &agentloop.Hooks{
+		BeforeToolCall: func(ctx context.Context, call *agentloop.ToolCall) (*agentloop.ToolResult, error) {
+			if call.ID == "c1" {
+				return &agentloop.ToolResult{Content: "from cache"}, nil
+			}
+			call.Args = json.RawMessage(`{"text":"[redacted]"}`)
+			return nil, nil
+		},
+	}}
+	items, err := collect(a.Stream(t.Context(), user("x")))
+	require.NoError(t, err)
+	rs := results(items)
+	assert.Equal(t, agentloop.ToolResult{CallID: "c1", Name: "echo", Content: "from cache"}, rs[0], "the substitute gets the call's id and name")
+}
+
+func TestHooks_SeeEveryStepInOrder(t *testing.T) {
+	var mu sync.Mutex
+	var events []string
+	add := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, s)
+	}
+	h := &agentloop.Hooks{
+		BeforeModelCall:  func(ctx context.Context, req *agentloop.Request) error { add("model"); return nil },
+		OnTextDelta:      func(ctx context.Context, text string) error { add("text:" + text); return nil },
+		OnReasoningDelta: func(ctx context.Context, text string) error { add("reasoning:" + text); return nil },
+		OnToolCallDelta:  func(ctx context.Context, d agentloop.ToolCallDelta) error { add("delta:" + d.ID); return nil },
+		BeforeToolCall: func(ctx context.Context, call *agentloop.ToolCall) (*agentloop.ToolResult, error) {
+			add("before:" + call.ID)
+			return nil, nil
+		},
+		AfterToolCall: func(ctx context.Context, call agentloop.ToolCall, r *agentloop.ToolResult) error {
+			add("after:" + r.CallID)
+			return nil
+		},
+		OnTurnEnd: func(ctx context.Context, end agentloop.TurnEnd) error {
+			add("end:" + string(end.FinishReason))
+			return nil
+		},
+	}
+	m := simtest.NewModel(turn(simtest.Reasoning("hm"), simtest.Call("c1", "echo", `{"text":"a"}`)), turn(simtest.Text("done")))
+	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Hooks: h}
+	_, err := collect(a.Stream(t.Context(), user("x")))
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"model", "reasoning:hm", "delta:c1", "delta:c1", "delta:c1", "end:tool_calls",
+		"before:c1", "after:c1",
+		"model", "text:done", "end:stop",
+	}, events)
+}
+
+func TestComposeHooks_RunsInOrderAndStopsAtFirstError(t *testing.T) {
+	var order []string
+	first := &agentloop.Hooks{OnTurnEnd: func(context.Context, agentloop.TurnEnd) error { order = append(order, "first"); return nil }}
+	failing := &agentloop.Hooks{OnTurnEnd: func(context.Context, agentloop.TurnEnd) error {
+		order = append(order, "failing")
+		return errors.New("quota exceeded")
+	}}
+	never := &agentloop.Hooks{OnTurnEnd: func(context.Context, agentloop.TurnEnd) error { order = append(order, "never"); return nil }}
+	m := simtest.NewModel(turn(simtest.Text("hi")))
+	a := &agentloop.Agent{Model: m, Hooks: agentloop.ComposeHooks(first, nil, failing)}
+	_, err := collect(a.Stream(t.Context(), user("x"), agentloop.WithHooks(never)))
+	var ce *agentloop.CancelledError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "quota exceeded", ce.Reason)
+	assert.Equal(t, []string{"first", "failing"}, order)
+	assert.Nil(t, agentloop.ComposeHooks(nil, nil))
+}
+
+func TestHooks_AfterToolCallCanRewriteTheResult(t *testing.T) {
+	m := simtest.NewModel(turn(simtest.Call("c1", "echo", `{"text":"long output"}`)),
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": "truncated"}}, Reply: []simtest.Step{simtest.Text("ok")}})
+	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Hooks: &agentloop.Hooks{
+		AfterToolCall: func(ctx context.Context, call agentloop.ToolCall, r *agentloop.ToolResult) error {
+			r.Content = "truncated"
+			return nil
+		},
+	}}
+	_, err := collect(a.Stream(t.Context(), user("x")))
+	require.NoError(t, err)
+}

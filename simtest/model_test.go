@@ -1,0 +1,169 @@
+package simtest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/simtest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func stream(t *testing.T, m *simtest.Model, req *agentloop.Request) ([]agentloop.Chunk, error) {
+	t.Helper()
+	var out []agentloop.Chunk
+	for c, err := range m.Stream(t.Context(), req) {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func TestModel_StreamsTextByWordAndArgsInFragments(t *testing.T) {
+	m := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{
+		simtest.Text("Hello big world"),
+		simtest.Call("c1", "add", map[string]int{"a": 1}),
+		simtest.Usage(3, 4),
+	}})
+	chunks, err := stream(t, m, &agentloop.Request{})
+	require.NoError(t, err)
+	assert.Equal(t, []agentloop.Chunk{
+		agentloop.TextDelta{Text: "Hello "}, agentloop.TextDelta{Text: "big "}, agentloop.TextDelta{Text: "world"},
+		agentloop.ToolCallDelta{ID: "c1", Name: "add", Args: `{"a`}, agentloop.ToolCallDelta{ID: "c1", Name: "add", Args: `":1`},
+		agentloop.ToolCallDelta{ID: "c1", Name: "add", Args: `}`},
+		agentloop.ToolCall{ID: "c1", Name: "add", Args: json.RawMessage(`{"a":1}`)},
+		agentloop.Usage{Input: 3, Output: 4},
+		agentloop.Finish{Reason: agentloop.FinishToolCalls},
+	}, chunks)
+}
+
+func TestModel_FragmentsKeepMultibyteRunesWhole(t *testing.T) {
+	m := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "say", `{"t":"ééééééé"}`)}})
+	chunks, err := stream(t, m, &agentloop.Request{})
+	require.NoError(t, err)
+	var joined string
+	n := 0
+	for _, c := range chunks {
+		if d, ok := c.(agentloop.ToolCallDelta); ok {
+			assert.True(t, utf8.ValidString(d.Args), "a fragment split a rune: %q", d.Args)
+			joined += d.Args
+			n++
+		}
+	}
+	assert.Equal(t, 3, n)
+	assert.Equal(t, `{"t":"ééééééé"}`, joined)
+}
+
+func TestModel_ExpectationMismatchNamesTurnAndDifference(t *testing.T) {
+	m := simtest.NewModel(simtest.Turn{Expect: simtest.Expect{Tools: []string{"a", "b"}}, Reply: []simtest.Step{simtest.Text("x")}})
+	_, err := stream(t, m, &agentloop.Request{Tools: []agentloop.ToolDef{{Name: "a"}}})
+	var ee *simtest.ExpectationError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, "simtest: turn 1: tools offered: want [a b], got [a]", err.Error())
+
+	m = simtest.NewModel(simtest.Turn{Expect: simtest.Expect{User: "Berlin"}})
+	_, err = stream(t, m, &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("Paris please")}})
+	assert.EqualError(t, err, `simtest: turn 1: latest user text: want text containing "Berlin", got "Paris please"`)
+
+	m = simtest.NewModel(simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c9": "5"}}})
+	_, err = stream(t, m, &agentloop.Request{})
+	assert.EqualError(t, err, `simtest: turn 1: tool result for c9: want a result containing "5", got no result for that call id`)
+}
+
+func TestModel_CallPastTheScriptFails(t *testing.T) {
+	m := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("only")}})
+	_, err := stream(t, m, &agentloop.Request{})
+	require.NoError(t, err)
+	_, err = stream(t, m, &agentloop.Request{})
+	require.ErrorIs(t, err, simtest.ErrScriptExhausted)
+	assert.ErrorContains(t, err, "model call 2, but the script has 1 turns")
+	assert.Equal(t, 2, m.Calls())
+	assert.Equal(t, 0, m.Remaining())
+}
+
+func TestModel_FailDelayAndHang(t *testing.T) {
+	m := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("a"), simtest.Fail("boom")}})
+	chunks, err := stream(t, m, &agentloop.Request{})
+	var se *simtest.ScriptError
+	require.ErrorAs(t, err, &se)
+	assert.Len(t, chunks, 1)
+
+	m = simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Hang()}})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, err := range m.Stream(ctx, &agentloop.Request{}) {
+		require.ErrorIs(t, err, context.Canceled)
+	}
+	assert.Equal(t, 0, m.Open())
+}
+
+func TestModel_ReplyFuncSeesTheRequest(t *testing.T) {
+	m := simtest.NewModel(simtest.Turn{ReplyFunc: func(req *agentloop.Request) ([]simtest.Step, error) {
+		return []simtest.Step{simtest.Text("turn " + req.Messages[0].Text())}, nil
+	}}, simtest.Turn{ReplyFunc: func(*agentloop.Request) ([]simtest.Step, error) { return nil, errors.New("no idea") }})
+	chunks, err := stream(t, m, &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("one")}})
+	require.NoError(t, err)
+	assert.Equal(t, agentloop.TextDelta{Text: "turn "}, chunks[0])
+	_, err = stream(t, m, &agentloop.Request{})
+	assert.ErrorContains(t, err, "turn 2: reply func: no idea")
+	assert.Len(t, m.Requests(), 2)
+}
+
+func TestParseScript_ReadsTheDesignExample(t *testing.T) {
+	turns, err := simtest.LoadScript("testdata/design-example.json")
+	require.NoError(t, err)
+	add, err := agentloop.NewTool("add", "Add.", func(ctx context.Context, a struct {
+		A float64 `json:"a"`
+		B float64 `json:"b"`
+	}) (float64, error) {
+		return a.A + a.B, nil
+	})
+	require.NoError(t, err)
+	loc, err := agentloop.NewClientTool("getLocation", "Where the user is.", nil)
+	require.NoError(t, err)
+	a := &agentloop.Agent{Model: simtest.NewModel(turns...), Tools: []*agentloop.Tool{add, loc}}
+	text, err := agentloop.Text(a.Stream(t.Context(), agentloop.History{agentloop.UserMessage("I am in Berlin: 2+3?")}))
+	require.NoError(t, err)
+	assert.Equal(t, "2 + 3 = 5.", text)
+}
+
+func TestParseScript_RejectsMalformedScripts(t *testing.T) {
+	cases := map[string]struct{ in, want string }{
+		"two keys":      {`{"turns":[{"reply":[{"text":"a","finish":"stop"}]}]}`, "turn 1, reply element 1: want an object with exactly one key, got 2 keys"},
+		"unknown key":   {`{"turns":[{"reply":[{"txt":"a"}]}]}`, `unknown key "txt"`},
+		"no turns":      {`{}`, `no "turns" array`},
+		"unknown field": {`{"turns":[],"model":"x"}`, `unknown field "model"`},
+		"bad call":      {`{"turns":[{"reply":[{"tool_call":{"args":{}}}]}]}`, `"name" is required`},
+		"bad delay":     {`{"turns":[{"reply":[{"delay_ms":-1}]}]}`, `"delay_ms": want a non-negative integer`},
+		"text number":   {`{"turns":[{},{"reply":[{"text":5}]}]}`, `turn 2, reply element 1: "text": want a string`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := simtest.ParseScript([]byte(tc.in))
+			require.ErrorIs(t, err, simtest.ErrBadScript)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+func FuzzParseScript(f *testing.F) {
+	f.Add([]byte(`{"turns":[{"expect":{"tools":["a"]},"reply":[{"text":"x"},{"tool_call":{"name":"a","args":{"b":1}}},{"hang":true}]}]}`))
+	f.Add([]byte(`{"turns":[{"reply":[{"usage":{"input":1,"output":2}},{"delay_ms":0},{"error":"x"}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		turns, err := simtest.ParseScript(data)
+		if err != nil {
+			return
+		}
+		_ = simtest.NewModel(turns...)
+	})
+}
