@@ -1,0 +1,159 @@
+package agentloop_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/simtest"
+)
+
+const benchDeltas = 1000
+
+// textTurn is one turn of benchDeltas single-word text deltas.
+func textTurn() simtest.Turn {
+	words := make([]byte, 0, benchDeltas*3)
+	for range benchDeltas {
+		words = append(words, "ab "...)
+	}
+	return simtest.Turn{Reply: []simtest.Step{simtest.Text(string(words))}}
+}
+
+// BenchmarkModelOnly_TextDeltas is the baseline: ranging over the scripted
+// model's pre-built chunks without the loop.
+func BenchmarkModelOnly_TextDeltas(b *testing.B) {
+	turn := textTurn()
+	req := &agentloop.Request{}
+	b.ReportAllocs()
+	var mallocs uint64
+	var elapsed time.Duration
+	for b.Loop() {
+		m := simtest.NewModel(turn)
+		start, before := time.Now(), mallocsNow()
+		for range m.Stream(context.Background(), req) {
+		}
+		mallocs += mallocsNow() - before
+		elapsed += time.Since(start)
+	}
+	reportPerDelta(b, elapsed, mallocs)
+}
+
+// BenchmarkStream_TextDeltas measures the loop's overhead per text delta
+// (the goal: well under 1µs and at most one allocation added per delta).
+// Compare allocs/delta with BenchmarkModelOnly_TextDeltas.
+func BenchmarkStream_TextDeltas(b *testing.B) {
+	turn := textTurn()
+	history := agentloop.History{agentloop.UserMessage("go")}
+	b.ReportAllocs()
+	var mallocs uint64
+	var elapsed time.Duration
+	for b.Loop() {
+		a := &agentloop.Agent{Model: simtest.NewModel(turn)}
+		start, before := time.Now(), mallocsNow()
+		for _, err := range a.Stream(context.Background(), history) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		mallocs += mallocsNow() - before
+		elapsed += time.Since(start)
+	}
+	reportPerDelta(b, elapsed, mallocs)
+}
+
+func mallocsNow() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs
+}
+
+// reportPerDelta reports the streaming part only (not the script's preparation).
+func reportPerDelta(b *testing.B, elapsed time.Duration, mallocs uint64) {
+	n := float64(b.N) * benchDeltas
+	b.ReportMetric(float64(elapsed.Nanoseconds())/n, "ns/delta")
+	b.ReportMetric(float64(mallocs)/n, "allocs/delta")
+}
+
+// BenchmarkStream_ConcurrentTools runs 8 tools that each take 20ms in one
+// turn: concurrently the turn takes about 20ms, sequentially about 160ms.
+func BenchmarkStream_ConcurrentTools(b *testing.B) {
+	const tools = 8
+	wait, err := agentloop.NewRawTool("wait", "Waits 20ms.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+		t := time.NewTimer(20 * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return "done", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var calls []simtest.Step
+	for i := range tools {
+		calls = append(calls, simtest.Call(fmt.Sprintf("c%d", i), "wait", nil))
+	}
+	for _, concurrency := range []int{1, tools} {
+		b.Run(fmt.Sprintf("concurrency=%d", concurrency), func(b *testing.B) {
+			for b.Loop() {
+				a := &agentloop.Agent{
+					Model:           simtest.NewModel(simtest.Turn{Reply: calls}, simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}}),
+					Tools:           []*agentloop.Tool{wait},
+					ToolConcurrency: concurrency,
+				}
+				if _, err := agentloop.Drain(a.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")})); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/turn")
+		})
+	}
+}
+
+// BenchmarkStream_ConcurrentRuns holds 1000 runs open at once (each paused in
+// the middle of its model stream) and reports the memory each one takes.
+func BenchmarkStream_ConcurrentRuns(b *testing.B) {
+	const runs = 1000
+	for b.Loop() {
+		release := make(chan struct{})
+		var streaming, done sync.WaitGroup
+		streaming.Add(runs)
+		done.Add(runs)
+		model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				if !yield(agentloop.TextDelta{Text: "hello"}, nil) {
+					return
+				}
+				streaming.Done()
+				<-release
+				yield(agentloop.TextDelta{Text: " world"}, nil)
+			}
+		})
+		a := &agentloop.Agent{Model: model}
+		history := agentloop.History{agentloop.UserMessage("hi")}
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range runs {
+			go func() {
+				defer done.Done()
+				for range a.Stream(context.Background(), history) {
+				}
+			}()
+		}
+		streaming.Wait()
+		runtime.ReadMemStats(&after)
+		close(release)
+		done.Wait()
+		perRun := float64((after.HeapAlloc+after.StackInuse)-(before.HeapAlloc+before.StackInuse)) / runs
+		b.ReportMetric(perRun, "B/run")
+	}
+}
