@@ -168,6 +168,7 @@ func (e *ScriptError) Error() string {
 type Model struct {
 	mu       sync.Mutex
 	turns    []Turn
+	reply    func(*agentloop.Request) ([]Step, error) // after the turns, if set
 	next     int
 	requests []*agentloop.Request
 	open     int
@@ -185,6 +186,13 @@ func NewModel(turns ...Turn) *Model {
 	return m
 }
 
+// NewFuncModel returns a model that computes every reply from its request,
+// for any number of calls: a simulator for demos, or a model for
+// property-style tests. An error from reply fails that call.
+func NewFuncModel(reply func(req *agentloop.Request) ([]Step, error)) *Model {
+	return &Model{reply: reply}
+}
+
 // Stream plays the next turn. See [agentloop.Model].
 func (m *Model) Stream(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 	return func(yield func(agentloop.Chunk, error) bool) {
@@ -196,6 +204,8 @@ func (m *Model) Stream(ctx context.Context, req *agentloop.Request) iter.Seq2[ag
 		var turn *Turn
 		if n < len(m.turns) {
 			turn = &m.turns[n]
+		} else if m.reply != nil {
+			turn = &Turn{ReplyFunc: m.reply}
 		}
 		total := len(m.turns)
 		m.mu.Unlock()
@@ -265,7 +275,8 @@ func (m *Model) Calls() int {
 	return m.next
 }
 
-// Remaining returns how many turns of the script were not played.
+// Remaining returns how many turns of the script were not played (0 for a
+// model made by NewFuncModel).
 func (m *Model) Remaining() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()

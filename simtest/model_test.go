@@ -167,3 +167,15 @@ func FuzzParseScript(f *testing.F) {
 		_ = simtest.NewModel(turns...)
 	})
 }
+
+func TestNewFuncModel_AnswersEveryCall(t *testing.T) {
+	m := simtest.NewFuncModel(func(req *agentloop.Request) ([]simtest.Step, error) {
+		return []simtest.Step{simtest.Text(req.Messages[len(req.Messages)-1].Text())}, nil
+	})
+	for _, word := range []string{"one", "two", "three"} {
+		chunks, err := stream(t, m, &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage(word)}})
+		require.NoError(t, err)
+		assert.Equal(t, agentloop.TextDelta{Text: word}, chunks[0])
+	}
+	assert.Equal(t, 3, m.Calls())
+}

@@ -1,0 +1,177 @@
+// Command quickstart is a terminal agent that streams a run item by item.
+//
+//	go run ./examples/quickstart                      # chat; uses Ollama when reachable, else the simulator
+//	go run ./examples/quickstart -prompt "2 + 3?"     # one run, then exit (non-zero if the run fails)
+//	go run ./examples/quickstart -script turns.json   # a scripted model (simtest JSON format)
+//	go run ./examples/quickstart -provider openai -model gpt-4.1-mini
+//
+// With no LLM configured and no Ollama server reachable it runs a built-in
+// simulator (the simtest scripted model) that calls a tool and answers, and
+// says so. With no -prompt and no terminal on stdin it runs one demo prompt.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/agentloop/agentloop"
+)
+
+const demoPrompt = "What is the weather in Paris, and what is 2 + 3?"
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg modelConfig
+	prompt := fs.String("prompt", "", "run this one prompt, print each item, and exit")
+	fs.StringVar(&cfg.script, "script", "", "use a scripted model from this simtest JSON file")
+	fs.StringVar(&cfg.provider, "provider", "", "ollama, openai or anthropic (default: Ollama when reachable, else the simulator)")
+	fs.StringVar(&cfg.model, "model", "", "model name for -provider")
+	fs.StringVar(&cfg.baseURL, "base-url", "", "server URL for -provider (default: the provider's own, or OLLAMA_HOST / OPENAI_BASE_URL / ANTHROPIC_BASE_URL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q (did you mean -prompt %q?)", fs.Args(), strings.Join(fs.Args(), " "))
+	}
+
+	model, describe, err := chooseModel(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, describe)
+	tools, err := demoTools()
+	if err != nil {
+		return err
+	}
+	agent := &agentloop.Agent{
+		Model:  model,
+		System: "You are a helpful assistant. Use the tools when they help, then answer briefly.",
+		Tools:  tools,
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+
+	if *prompt != "" {
+		_, err := converse(ctx, agent, nil, *prompt, stdout)
+		return err
+	}
+	if !isTerminal(stdin) {
+		fmt.Fprintf(stdout, "> %s\n", demoPrompt)
+		_, err := converse(ctx, agent, nil, demoPrompt, stdout)
+		return err
+	}
+	// Interactive: keep the history across prompts.
+	fmt.Fprintf(stdout, "Type a message (try: %s). Ctrl-D to quit.\n", demoPrompt)
+	var history agentloop.History
+	sc := bufio.NewScanner(stdin)
+	for fmt.Fprint(stdout, "> "); sc.Scan(); fmt.Fprint(stdout, "> ") {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		h, err := converse(ctx, agent, history, line, stdout)
+		if err != nil {
+			fmt.Fprintln(stderr, "error:", err)
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+		}
+		history = h
+	}
+	fmt.Fprintln(stdout)
+	return sc.Err()
+}
+
+// converse runs one prompt, printing every item, and returns the history to
+// continue from (on failure, the history the error carries).
+func converse(ctx context.Context, agent *agentloop.Agent, history agentloop.History, prompt string, out io.Writer) (agentloop.History, error) {
+	history = append(history[:len(history):len(history)], agentloop.UserMessage(prompt))
+	p := printer{out: out}
+	for item, err := range agent.Stream(ctx, history) {
+		if err != nil {
+			fmt.Fprintln(out)
+			if h, ok := agentloop.HistoryOf(err); ok {
+				return h, err
+			}
+			return history, err
+		}
+		p.print(item)
+		switch it := item.(type) {
+		case agentloop.Final:
+			return it.History, nil
+		case agentloop.Pending:
+			return it.History, errors.New("the model called a client tool, which this terminal program does not provide")
+		}
+	}
+	return history, nil
+}
+
+// printer writes a run's items as a terminal transcript.
+type printer struct {
+	out         io.Writer
+	midLine     bool // the last write did not end a line
+	inReasoning bool
+}
+
+// line starts a new line unless the cursor is at the start of one.
+func (p *printer) line() {
+	if p.midLine {
+		fmt.Fprintln(p.out)
+		p.midLine = false
+	}
+}
+
+func (p *printer) print(item agentloop.Item) {
+	switch it := item.(type) {
+	case agentloop.ReasoningDelta:
+		if !p.inReasoning {
+			p.line()
+			fmt.Fprint(p.out, "(thinking) ")
+			p.inReasoning = true
+		}
+		fmt.Fprint(p.out, it.Text)
+		p.midLine = true
+	case agentloop.ReasoningEnd:
+		p.inReasoning = false
+		p.line()
+	case agentloop.TextDelta:
+		fmt.Fprint(p.out, it.Text)
+		p.midLine = true
+	case agentloop.ToolCallReady:
+		p.line()
+		fmt.Fprintf(p.out, "→ %s(%s)\n", it.Call.Name, it.Call.Args)
+	case agentloop.ToolResultReady:
+		mark := "←"
+		if it.Result.IsError {
+			mark = "← error:"
+		}
+		fmt.Fprintf(p.out, "%s %s\n", mark, it.Result.Content)
+	case agentloop.Final:
+		p.line()
+		fmt.Fprintf(p.out, "[%d turns, %d input + %d output tokens]\n", it.Turns, it.Usage.Input, it.Usage.Output)
+	}
+}
+
+// isTerminal reports whether r is an interactive terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
