@@ -1,0 +1,29 @@
+// Package agentloop runs an LLM agent's multi-turn, streaming tool-calling
+// loop and hands it to the application as a Go iterator.
+//
+// Build an [Agent] from a [Model] (a provider from the providers/ packages,
+// or the scripted simtest.Model in tests) and [Tool]s, then range over
+// [Agent.Stream]:
+//
+//	for item, err := range agent.Stream(ctx, history) { … }
+//
+// One call of Stream is a run; a run makes one or more turns, each one model
+// call plus the tools it asked for. The model's text, reasoning and tool
+// calls are yielded as they stream ([TextDelta], [ReasoningDelta],
+// [ToolCallDelta], [ToolCallReady]); after each model call the loop runs the
+// requested tools concurrently and yields their results in call order
+// ([ToolResultReady]); then it calls the model again with the results, until
+// the model answers without tools ([Final]).
+//
+// Tools that run in the caller's front end ([NewClientTool]) and tools that
+// need approval ([Tool.NeedsApproval]) pause the run with a [Pending] item;
+// the caller appends the results or decisions to the history
+// ([History.AppendResults], [History.AppendApprovals]) and calls Stream again.
+// No server state is needed: the [History] is the whole state, and it
+// round-trips through versioned JSON.
+//
+// [Hooks] observe or steer every step and can cancel the run with a reason,
+// as can the caller ([WithCancel]). A failed run ends with one error: a
+// [*CancelledError], [*TurnLimitError] or [*TurnError], each carrying a
+// history in which every tool call has a result ([HistoryOf]).
+package agentloop
