@@ -37,9 +37,11 @@ type Hooks struct {
 	// result (its CallID and Name are filled in).
 	BeforeToolCall func(ctx context.Context, call *ToolCall) (*ToolResult, error)
 
-	// AfterToolCall is called with every result the loop produces for a tool
-	// call (success, error, denial, cancellation, or a BeforeToolCall
-	// substitute), before it is recorded. It may change *result.
+	// AfterToolCall is called with the result of every server-side call the
+	// loop handled: the tool's output or error, an error result for an
+	// unknown tool or invalid arguments, or a BeforeToolCall substitute. It
+	// is not called for calls that were denied approval or cancelled (no
+	// tool ran). It runs before the result is recorded and may change *result.
 	AfterToolCall func(ctx context.Context, call ToolCall, result *ToolResult) error
 
 	// OnTurnEnd is called when a model call has ended, before its TurnEnd
@@ -48,9 +50,9 @@ type Hooks struct {
 }
 
 // ComposeHooks returns Hooks that call each of hooks in order, skipping nil
-// ones. The first error stops the chain and is returned. For
-// BeforeToolCall, the first hook that returns a substitute result ends the
-// chain; later hooks see arguments rewritten by earlier ones.
+// ones; a field no hook sets stays nil. The first error stops the chain and
+// is returned. For BeforeToolCall, the first hook that returns a substitute
+// result ends the chain; later hooks see arguments rewritten by earlier ones.
 func ComposeHooks(hooks ...*Hooks) *Hooks {
 	var hs []*Hooks
 	for _, h := range hooks {
@@ -64,76 +66,64 @@ func ComposeHooks(hooks ...*Hooks) *Hooks {
 	case 1:
 		return hs[0]
 	}
-	return &Hooks{
-		BeforeModelCall: func(ctx context.Context, req *Request) error {
-			for _, h := range hs {
-				if h.BeforeModelCall != nil {
-					if err := h.BeforeModelCall(ctx, req); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		},
-		OnTextDelta: func(ctx context.Context, text string) error {
-			for _, h := range hs {
-				if h.OnTextDelta != nil {
-					if err := h.OnTextDelta(ctx, text); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		},
-		OnReasoningDelta: func(ctx context.Context, text string) error {
-			for _, h := range hs {
-				if h.OnReasoningDelta != nil {
-					if err := h.OnReasoningDelta(ctx, text); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		},
-		OnToolCallDelta: func(ctx context.Context, d ToolCallDelta) error {
-			for _, h := range hs {
-				if h.OnToolCallDelta != nil {
-					if err := h.OnToolCallDelta(ctx, d); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		},
-		BeforeToolCall: func(ctx context.Context, call *ToolCall) (*ToolResult, error) {
-			for _, h := range hs {
-				if h.BeforeToolCall != nil {
-					if res, err := h.BeforeToolCall(ctx, call); err != nil || res != nil {
-						return res, err
-					}
+	c := &Hooks{
+		BeforeModelCall:  chain(hs, func(h *Hooks) func(context.Context, *Request) error { return h.BeforeModelCall }),
+		OnTextDelta:      chain(hs, func(h *Hooks) func(context.Context, string) error { return h.OnTextDelta }),
+		OnReasoningDelta: chain(hs, func(h *Hooks) func(context.Context, string) error { return h.OnReasoningDelta }),
+		OnToolCallDelta:  chain(hs, func(h *Hooks) func(context.Context, ToolCallDelta) error { return h.OnToolCallDelta }),
+		OnTurnEnd:        chain(hs, func(h *Hooks) func(context.Context, TurnEnd) error { return h.OnTurnEnd }),
+	}
+	var before []func(context.Context, *ToolCall) (*ToolResult, error)
+	var after []func(context.Context, ToolCall, *ToolResult) error
+	for _, h := range hs {
+		if h.BeforeToolCall != nil {
+			before = append(before, h.BeforeToolCall)
+		}
+		if h.AfterToolCall != nil {
+			after = append(after, h.AfterToolCall)
+		}
+	}
+	if before != nil {
+		c.BeforeToolCall = func(ctx context.Context, call *ToolCall) (*ToolResult, error) {
+			for _, f := range before {
+				if res, err := f(ctx, call); err != nil || res != nil {
+					return res, err
 				}
 			}
 			return nil, nil
-		},
-		AfterToolCall: func(ctx context.Context, call ToolCall, result *ToolResult) error {
-			for _, h := range hs {
-				if h.AfterToolCall != nil {
-					if err := h.AfterToolCall(ctx, call, result); err != nil {
-						return err
-					}
+		}
+	}
+	if after != nil {
+		c.AfterToolCall = func(ctx context.Context, call ToolCall, result *ToolResult) error {
+			for _, f := range after {
+				if err := f(ctx, call, result); err != nil {
+					return err
 				}
 			}
 			return nil
-		},
-		OnTurnEnd: func(ctx context.Context, end TurnEnd) error {
-			for _, h := range hs {
-				if h.OnTurnEnd != nil {
-					if err := h.OnTurnEnd(ctx, end); err != nil {
-						return err
-					}
-				}
+		}
+	}
+	return c
+}
+
+// chain returns a func that calls, in order, the non-nil funcs that get picks
+// from hs, stopping at the first error; nil if there are none.
+func chain[A any](hs []*Hooks, get func(*Hooks) func(context.Context, A) error) func(context.Context, A) error {
+	var fns []func(context.Context, A) error
+	for _, h := range hs {
+		if f := get(h); f != nil {
+			fns = append(fns, f)
+		}
+	}
+	if fns == nil {
+		return nil
+	}
+	return func(ctx context.Context, a A) error {
+		for _, f := range fns {
+			if err := f(ctx, a); err != nil {
+				return err
 			}
-			return nil
-		},
+		}
+		return nil
 	}
 }

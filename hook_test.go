@@ -118,3 +118,56 @@ func TestHooks_AfterToolCallCanRewriteTheResult(t *testing.T) {
 	_, err := collect(a.Stream(t.Context(), user("x")))
 	require.NoError(t, err)
 }
+
+// Denied calls never ran, so they tell nothing about the tool: AfterToolCall
+// does not see them (toolstate relies on this).
+func TestHooks_AfterToolCallSkipsDeniedCalls(t *testing.T) {
+	del := echoTool(t, "delete")
+	del.NeedsApproval = true
+	var seen []string
+	hooks := &agentloop.Hooks{AfterToolCall: func(ctx context.Context, call agentloop.ToolCall, r *agentloop.ToolResult) error {
+		seen = append(seen, call.ID)
+		return nil
+	}}
+	m := simtest.NewModel(turn(simtest.Call("c1", "delete", `{"text":"a"}`), simtest.Call("c2", "delete", `{"text":"b"}`)), turn(simtest.Text("ok")))
+	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{del}, Hooks: hooks}
+	last, err := agentloop.Drain(a.Stream(t.Context(), user("x")))
+	require.NoError(t, err)
+	h, err := last.(agentloop.Pending).History.AppendApprovals(
+		agentloop.Approval{CallID: "c1", Approved: true}, agentloop.Approval{CallID: "c2", Approved: false})
+	require.NoError(t, err)
+	items, err := collect(a.Stream(t.Context(), h))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"c1"}, seen)
+	assert.True(t, results(items)[1].IsError, "a denied call's result is an error result")
+}
+
+// A tool the hook did not offer this turn is neither marked client nor run.
+func TestHooks_NarrowedClientToolIsNotPending(t *testing.T) {
+	m := simtest.NewModel(turn(simtest.Call("c1", "getLocation", `{"precision":"city"}`)),
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": "no tools are available now"}}, Reply: []simtest.Step{simtest.Text("ok")}})
+	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{clientTool(t, "getLocation")}, Hooks: &agentloop.Hooks{
+		BeforeModelCall: func(ctx context.Context, req *agentloop.Request) error { req.Tools = nil; return nil },
+	}}
+	items, err := collect(a.Stream(t.Context(), user("x")))
+	require.NoError(t, err)
+	for _, it := range items {
+		if r, ok := it.(agentloop.ToolCallReady); ok {
+			assert.False(t, r.Client)
+		}
+	}
+	assert.Equal(t, "ok", final(t, items).Text)
+}
+
+// A hook that edits req.Messages in place changes that call only.
+func TestHooks_EditingRequestMessagesDoesNotChangeHistory(t *testing.T) {
+	m := simtest.NewModel(turn(simtest.Text("ok")))
+	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{BeforeModelCall: func(ctx context.Context, req *agentloop.Request) error {
+		req.Messages[0].Parts[0].Text = "[redacted]"
+		return nil
+	}}}
+	items, err := collect(a.Stream(t.Context(), user("my password is hunter2")))
+	require.NoError(t, err)
+	assert.Equal(t, "[redacted]", m.Requests()[0].Messages[0].Text())
+	assert.Equal(t, "my password is hunter2", final(t, items).History[0].Text())
+}

@@ -309,6 +309,7 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 		}
 	}
 	if h := r.hooks; h != nil && h.BeforeModelCall != nil {
+		req.Messages = r.history.Clone() // the hook may edit them for this call only
 		if err := h.BeforeModelCall(r.ctx, req); err != nil {
 			return turnResult{}, r.hookFailed(err)
 		}
@@ -323,7 +324,7 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 		return turnResult{}, err
 	}
 
-	asm := assembler{run: r, idPrefix: fmt.Sprintf("call_%d_", countRole(r.history, RoleAssistant))}
+	asm := assembler{run: r, offered: offered, idPrefix: fmt.Sprintf("call_%d_", countRole(r.history, RoleAssistant))}
 	var (
 		usage     Usage
 		finish    FinishReason
@@ -400,6 +401,7 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 // message, in the order produced, and yields the matching items.
 type assembler struct {
 	run       *run
+	offered   map[string]*Tool
 	idPrefix  string
 	parts     []Part
 	text      strings.Builder
@@ -489,7 +491,7 @@ func (a *assembler) add(chunk Chunk) error {
 		}
 		a.calls++
 		a.parts = append(a.parts, Part{Type: PartToolCall, ToolCall: &c})
-		t := r.tools[c.Name]
+		t := a.offered[c.Name]
 		return r.emit(ToolCallReady{Call: c, Client: t != nil && t.Client(), NeedsApproval: t != nil && t.NeedsApproval})
 	}
 	return fmt.Errorf("agentloop: model yielded an unknown chunk type %T", chunk)
@@ -550,11 +552,12 @@ func countRole(h History, role Role) int {
 
 // job is one tool call of a turn, on its way to a result.
 type job struct {
-	call    ToolCall
-	tool    *Tool // nil: unknown or not offered
-	preset  *ToolResult
-	denied  bool
-	pending bool // left for the caller
+	call      ToolCall
+	tool      *Tool    // nil: unknown or not offered
+	available []string // names of the tools the call could use
+	preset    *ToolResult
+	denied    bool
+	pending   bool // left for the caller
 }
 
 // handleCalls runs the server tools among calls, concurrently, yields their
@@ -563,8 +566,15 @@ type job struct {
 func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions map[string]Approval) (Item, error) {
 	jobs := make([]job, len(calls))
 	var pending Pending
+	var available []string
 	for i, c := range calls {
 		j := job{call: c, tool: tools[c.Name]}
+		if j.tool == nil {
+			if available == nil {
+				available = toolNames(tools)
+			}
+			j.available = available
+		}
 		d, decided := decisions[c.ID]
 		switch {
 		case j.tool == nil:
@@ -573,7 +583,7 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 			if d.Reason != "" {
 				content += " Reason: " + d.Reason
 			}
-			j.preset = &ToolResult{CallID: c.ID, Name: c.Name, Content: content}
+			j.preset = &ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: true}
 			j.denied = true
 		case j.tool.NeedsApproval && !decided:
 			j.pending = true
@@ -653,9 +663,12 @@ func (r *run) execute(j *job) ToolResult {
 	if r.ctx.Err() != nil {
 		return r.cancelledResult(call)
 	}
+	if j.denied {
+		return *j.preset
+	}
 	h := r.hooks
-	res := j.preset
-	if res == nil && h != nil && h.BeforeToolCall != nil {
+	var res *ToolResult
+	if h != nil && h.BeforeToolCall != nil {
 		c := call
 		sub, err := h.BeforeToolCall(r.ctx, &c)
 		if err != nil {
@@ -670,7 +683,7 @@ func (r *run) execute(j *job) ToolResult {
 		call.Args = c.Args
 	}
 	if res == nil {
-		out := r.runTool(j.tool, call)
+		out := r.runTool(j.tool, call, j.available)
 		res = &out
 	}
 	if r.ctx.Err() != nil && res.IsError {
@@ -684,7 +697,7 @@ func (r *run) execute(j *job) ToolResult {
 	return *res
 }
 
-func (r *run) runTool(t *Tool, call ToolCall) ToolResult {
+func (r *run) runTool(t *Tool, call ToolCall, available []string) ToolResult {
 	result := ToolResult{CallID: call.ID, Name: call.Name}
 	fail := func(format string, args ...any) ToolResult {
 		result.Content = fmt.Sprintf(format, args...)
@@ -692,7 +705,10 @@ func (r *run) runTool(t *Tool, call ToolCall) ToolResult {
 		return result
 	}
 	if t == nil {
-		return fail("unknown tool %q; the available tools are: %s", call.Name, strings.Join(r.toolNames(), ", "))
+		if len(available) == 0 {
+			return fail("unknown tool %q; no tools are available now, answer in text", call.Name)
+		}
+		return fail("unknown tool %q; the available tools are: %s", call.Name, strings.Join(available, ", "))
 	}
 	args, err := t.checkArgs(call.Args)
 	if err != nil {
@@ -739,9 +755,9 @@ func (r *run) runTool(t *Tool, call ToolCall) ToolResult {
 	}
 }
 
-func (r *run) toolNames() []string {
-	names := make([]string, 0, len(r.tools))
-	for n := range r.tools {
+func toolNames(tools map[string]*Tool) []string {
+	names := make([]string, 0, len(tools))
+	for n := range tools {
 		names = append(names, n)
 	}
 	sort.Strings(names)
