@@ -1,0 +1,426 @@
+package aisdk
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentloop/agentloop"
+)
+
+// ToHistory rebuilds the loop's history from the messages a client posted,
+// by the rules of the AI SDK's convertToModelMessages
+// (ui-message-stream.md §6):
+//
+//   - a system message becomes a system message of its joined text parts;
+//   - a user message keeps its text and file parts (other parts are
+//     ignored); a message left with no part is dropped;
+//   - an assistant message is split at every step-start into blocks; each
+//     non-empty block becomes an assistant message (text, reasoning with the
+//     signature it carried in providerMetadata, files, tool calls, then an
+//     approval request for each call that has an approval) followed by a
+//     tool message with the block's approval decisions and results;
+//     a steering-message part closes the block and becomes a user message;
+//   - tool parts: input-streaming is dropped; input-available and
+//     approval-requested stay calls without a result (the loop sees them
+//     pending at the end of the history, or answers them as dangling);
+//     approval-requested parts before the last user message are dropped;
+//     approval-responded adds the decision (a denial in an earlier block
+//     also gets the denied result); output-available, output-error and
+//     output-denied add a result ([OutputContent] gives its content);
+//   - source, data-*, custom and reasoning-file parts and unknown part types
+//     are ignored.
+//
+// Messages keep their ids. The result passes [agentloop.History.Validate];
+// otherwise the error names the problem and wraps [ErrBadRequest].
+func ToHistory(msgs []UIMessage) (agentloop.History, error) {
+	lastUser := -1
+	for i, m := range msgs {
+		if m.Role == "user" {
+			lastUser = i
+		}
+	}
+	var h agentloop.History
+	for i, m := range msgs {
+		switch m.Role {
+		case "system":
+			var b strings.Builder
+			for _, p := range m.Parts {
+				if p.Type == "text" {
+					b.WriteString(p.Text)
+				}
+			}
+			if b.Len() > 0 {
+				msg := agentloop.SystemMessage(b.String())
+				msg.ID = m.ID
+				h = append(h, msg)
+			}
+		case "user":
+			if parts := userParts(m.Parts); len(parts) > 0 {
+				h = append(h, agentloop.Message{ID: m.ID, Role: agentloop.RoleUser, Parts: parts})
+			}
+		case "assistant":
+			h = appendAssistant(h, m, i < lastUser, i == len(msgs)-1)
+		default:
+			return nil, fmt.Errorf("%w: message %d has role %q; want system, user or assistant", ErrBadRequest, i, m.Role)
+		}
+	}
+	if err := h.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	return h, nil
+}
+
+func userParts(ps []UIPart) []agentloop.Part {
+	var parts []agentloop.Part
+	for _, p := range ps {
+		switch p.Type {
+		case "text":
+			if p.Text != "" {
+				parts = append(parts, agentloop.TextPart(p.Text))
+			}
+		case "file":
+			parts = append(parts, agentloop.Part{Type: agentloop.PartFile, File: &agentloop.File{MediaType: p.MediaType, Filename: p.Filename, URL: p.URL}})
+		}
+	}
+	return parts
+}
+
+// appendAssistant appends the messages of one assistant UIMessage.
+func appendAssistant(h agentloop.History, m UIMessage, beforeLastUser, lastMessage bool) agentloop.History {
+	// Split into blocks at step-start and steering-message parts.
+	type block struct {
+		parts    []UIPart
+		steering *UIPart
+	}
+	var blocks []block
+	var cur block
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		switch p.Type {
+		case "step-start":
+			blocks = append(blocks, cur)
+			cur = block{}
+		case "steering-message":
+			cur.steering = p
+			blocks = append(blocks, cur)
+			cur = block{}
+		default:
+			cur.parts = append(cur.parts, *p)
+		}
+	}
+	blocks = append(blocks, cur)
+	lastNonEmpty := -1
+	for i, b := range blocks {
+		if len(b.parts) > 0 {
+			lastNonEmpty = i
+		}
+	}
+	for bi, b := range blocks {
+		asst := agentloop.Message{ID: m.ID, Role: agentloop.RoleAssistant}
+		var approvals []agentloop.Part
+		tool := agentloop.Message{Role: agentloop.RoleTool}
+		finalBlock := lastMessage && bi == lastNonEmpty
+		for _, p := range b.parts {
+			switch {
+			case p.Type == "text":
+				if p.Text != "" {
+					asst.Parts = append(asst.Parts, agentloop.TextPart(p.Text))
+				}
+			case p.Type == "reasoning":
+				sig, red := reasoningFromMetadata(p.ProviderMetadata)
+				if p.Text != "" || sig != "" || red != "" {
+					asst.Parts = append(asst.Parts, agentloop.Part{Type: agentloop.PartReasoning, Text: p.Text, Signature: sig, Redacted: red})
+				}
+			case p.Type == "file":
+				asst.Parts = append(asst.Parts, agentloop.Part{Type: agentloop.PartFile, File: &agentloop.File{MediaType: p.MediaType, Filename: p.Filename, URL: p.URL}})
+			case p.IsTool():
+				if p.State == StateInputStreaming || p.State == "" {
+					continue
+				}
+				if p.State == StateApprovalRequested && beforeLastUser {
+					continue
+				}
+				call := agentloop.ToolCall{ID: p.ToolCallID, Name: p.ToolNameOf(), Args: argsFromInput(p.Input)}
+				asst.Parts = append(asst.Parts, agentloop.Part{Type: agentloop.PartToolCall, ToolCall: &call})
+				if p.Approval != nil && p.Approval.ID != "" {
+					approvals = append(approvals, agentloop.Part{Type: agentloop.PartApprovalRequest, Approval: &agentloop.Approval{CallID: call.ID, ID: p.Approval.ID}})
+					if p.Approval.Approved != nil {
+						tool.Parts = append(tool.Parts, agentloop.Part{Type: agentloop.PartApprovalResponse, Approval: &agentloop.Approval{
+							CallID: call.ID, ID: p.Approval.ID, Approved: *p.Approval.Approved, Reason: p.Approval.Reason,
+						}})
+					}
+				}
+				result := func(content string, isErr bool) {
+					tool.Parts = append(tool.Parts, agentloop.Part{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{
+						CallID: call.ID, Name: call.Name, Content: content, IsError: isErr,
+					}})
+				}
+				switch p.State {
+				case StateOutputAvailable:
+					result(OutputContent(p.Output), false)
+				case StateOutputError:
+					result(p.ErrorText, true)
+				case StateOutputDenied:
+					result(deniedContent(p.Approval), true)
+				case StateApprovalResponded:
+					if !finalBlock && p.Approval != nil && p.Approval.Approved != nil && !*p.Approval.Approved {
+						result(deniedContent(p.Approval), true)
+					}
+				}
+			}
+		}
+		asst.Parts = append(asst.Parts, approvals...)
+		if len(asst.Parts) > 0 {
+			h = append(h, asst)
+			if len(tool.Parts) > 0 {
+				h = append(h, tool)
+			}
+		}
+		if b.steering != nil {
+			if parts := userParts(b.steering.Parts); len(parts) > 0 {
+				h = append(h, agentloop.Message{ID: b.steering.ID, Role: agentloop.RoleUser, Parts: parts})
+			}
+		}
+	}
+	return h
+}
+
+// deniedContent is the result content of a denied call, worded as the loop
+// words it.
+func deniedContent(a *UIApproval) string {
+	content := "The user denied this tool call."
+	if a != nil && a.Reason != "" {
+		content += " Reason: " + a.Reason
+	}
+	return content
+}
+
+// argsFromInput returns a call's arguments from a tool part's input: the
+// JSON as is, a JSON string's text (arguments that were not valid JSON
+// travel as a string), and {} when absent or null.
+func argsFromInput(input json.RawMessage) json.RawMessage {
+	trimmed := bytes.TrimSpace(input)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return json.RawMessage(`{}`)
+	}
+	if trimmed[0] == '"' {
+		var s string
+		if json.Unmarshal(trimmed, &s) == nil {
+			return json.RawMessage(s)
+		}
+	}
+	return json.RawMessage(trimmed)
+}
+
+// OutputContent returns the tool result content for a tool part's output:
+// a JSON string gives its text, assistant-ui's envelope
+// {"__aui_modelContent":[…],"value":…} gives the text of its text items
+// (joined with newlines) or else the content of its value, and any other
+// value gives its JSON text. An absent output gives "null".
+func OutputContent(output json.RawMessage) string {
+	trimmed := bytes.TrimSpace(output)
+	if len(trimmed) == 0 {
+		return "null"
+	}
+	switch trimmed[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(trimmed, &s) == nil {
+			return s
+		}
+	case '{':
+		var env struct {
+			ModelContent []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"__aui_modelContent"`
+			Value json.RawMessage `json:"value"`
+		}
+		if json.Unmarshal(trimmed, &env) == nil && env.ModelContent != nil {
+			var texts []string
+			for _, c := range env.ModelContent {
+				if c.Type == "text" {
+					texts = append(texts, c.Text)
+				}
+			}
+			if len(texts) > 0 {
+				return strings.Join(texts, "\n")
+			}
+			return OutputContent(env.Value)
+		}
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, trimmed) == nil {
+		return buf.String()
+	}
+	return string(trimmed)
+}
+
+func reasoningFromMetadata(md json.RawMessage) (signature, redacted string) {
+	if len(md) == 0 {
+		return "", ""
+	}
+	var m map[string]map[string]json.RawMessage
+	if json.Unmarshal(md, &m) != nil {
+		return "", ""
+	}
+	str := func(provider, key string) string {
+		var s string
+		if raw, ok := m[provider][key]; ok {
+			_ = json.Unmarshal(raw, &s)
+		}
+		return s
+	}
+	signature, redacted = str(metadataKey, "signature"), str(metadataKey, "redacted")
+	if signature == "" {
+		signature = str("anthropic", "signature")
+	}
+	if redacted == "" {
+		redacted = str("anthropic", "redactedData")
+	}
+	return signature, redacted
+}
+
+// FromHistory renders a history as the UIMessages a client holds after
+// receiving it: system and user messages one for one; each run of
+// assistant and tool messages as one assistant message, with a step-start
+// before the parts of each assistant message and each tool call's state
+// taken from the results and approval decisions that follow it
+// (output-available, output-error, output-denied, approval-responded,
+// approval-requested or input-available). Messages without an id get
+// "msg-<index>". Every part is in its final state ("done").
+func FromHistory(h agentloop.History) []UIMessage {
+	var out []UIMessage
+	for i := 0; i < len(h); {
+		m := h[i]
+		switch m.Role {
+		case agentloop.RoleSystem, agentloop.RoleUser:
+			ui := UIMessage{ID: idOr(m.ID, i), Role: string(m.Role), Parts: []UIPart{}}
+			for _, p := range m.Parts {
+				switch p.Type {
+				case agentloop.PartText:
+					ui.Parts = append(ui.Parts, UIPart{Type: "text", Text: p.Text, State: "done"})
+				case agentloop.PartFile:
+					if p.File != nil {
+						ui.Parts = append(ui.Parts, filePart(p.File))
+					}
+				}
+			}
+			out = append(out, ui)
+			i++
+		default:
+			j := i
+			for j < len(h) && (h[j].Role == agentloop.RoleAssistant || h[j].Role == agentloop.RoleTool) {
+				j++
+			}
+			out = append(out, assistantUI(h[i:j], i))
+			i = j
+		}
+	}
+	return out
+}
+
+func idOr(id string, i int) string {
+	if id != "" {
+		return id
+	}
+	return fmt.Sprintf("msg-%d", i)
+}
+
+func filePart(f *agentloop.File) UIPart {
+	url := f.URL
+	if url == "" && len(f.Data) > 0 {
+		url = "data:" + f.MediaType + ";base64," + base64.StdEncoding.EncodeToString(f.Data)
+	}
+	return UIPart{Type: "file", MediaType: f.MediaType, Filename: f.Filename, URL: url}
+}
+
+// assistantUI renders one group of assistant and tool messages.
+func assistantUI(group agentloop.History, index int) UIMessage {
+	results := map[string]agentloop.ToolResult{}
+	decisions := map[string]agentloop.Approval{}
+	requests := map[string]string{}
+	id := ""
+	for _, m := range group {
+		if m.Role == agentloop.RoleAssistant && id == "" {
+			id = m.ID
+		}
+		for _, p := range m.Parts {
+			switch {
+			case p.Type == agentloop.PartToolResult && p.ToolResult != nil:
+				results[p.ToolResult.CallID] = *p.ToolResult
+			case p.Type == agentloop.PartApprovalResponse && p.Approval != nil:
+				decisions[p.Approval.CallID] = *p.Approval
+			case p.Type == agentloop.PartApprovalRequest && p.Approval != nil:
+				requests[p.Approval.CallID] = p.Approval.ID
+			}
+		}
+	}
+	ui := UIMessage{ID: idOr(id, index), Role: "assistant", Parts: []UIPart{}}
+	for _, m := range group {
+		if m.Role != agentloop.RoleAssistant {
+			continue
+		}
+		ui.Parts = append(ui.Parts, UIPart{Type: "step-start"})
+		for _, p := range m.Parts {
+			switch p.Type {
+			case agentloop.PartText:
+				ui.Parts = append(ui.Parts, UIPart{Type: "text", Text: p.Text, State: "done"})
+			case agentloop.PartReasoning:
+				part := UIPart{Type: "reasoning", Text: p.Text, State: "done"}
+				if md := reasoningMetadata(p.Signature, p.Redacted); md != nil {
+					part.ProviderMetadata, _ = json.Marshal(md)
+				}
+				ui.Parts = append(ui.Parts, part)
+			case agentloop.PartFile:
+				if p.File != nil {
+					ui.Parts = append(ui.Parts, filePart(p.File))
+				}
+			case agentloop.PartToolCall:
+				if p.ToolCall != nil {
+					ui.Parts = append(ui.Parts, toolPart(*p.ToolCall, results, decisions, requests))
+				}
+			}
+		}
+	}
+	return ui
+}
+
+func toolPart(c agentloop.ToolCall, results map[string]agentloop.ToolResult, decisions map[string]agentloop.Approval, requests map[string]string) UIPart {
+	p := UIPart{Type: "tool-" + c.Name, ToolCallID: c.ID, Input: inputJSON(c.Args)}
+	res, hasRes := results[c.ID]
+	dec, hasDec := decisions[c.ID]
+	reqID, hasReq := requests[c.ID]
+	if hasReq || hasDec {
+		a := &UIApproval{ID: reqID}
+		if a.ID == "" {
+			a.ID = dec.ID
+		}
+		if hasDec {
+			approved := dec.Approved
+			a.Approved = &approved
+			a.Reason = dec.Reason
+		}
+		p.Approval = a
+	}
+	switch {
+	case hasRes && hasDec && !dec.Approved:
+		p.State = StateOutputDenied
+	case hasRes && res.IsError:
+		p.State = StateOutputError
+		p.ErrorText = res.Content
+	case hasRes:
+		p.State = StateOutputAvailable
+		p.Output = OutputJSON(res.Content)
+	case hasDec:
+		p.State = StateApprovalResponded
+	case hasReq:
+		p.State = StateApprovalRequested
+	default:
+		p.State = StateInputAvailable
+	}
+	return p
+}

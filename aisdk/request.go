@@ -1,0 +1,480 @@
+package aisdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+)
+
+// ChatRequest is the JSON body that useChat (DefaultChatTransport) and
+// assistant-ui (AssistantChatTransport) POST (ui-message-stream.md §3).
+type ChatRequest struct {
+	// ID is the chat id.
+	ID string `json:"id"`
+	// Messages is the whole conversation as the client holds it.
+	Messages []UIMessage `json:"messages"`
+	// Trigger is "submit-message" (new messages, edits and automatic tool
+	// or approval continuations) or "regenerate-message".
+	Trigger string `json:"trigger,omitempty"`
+	// MessageID is the assistant message id on a continuation, the edited
+	// message on an edit, or "".
+	MessageID string `json:"messageId,omitempty"`
+	// Tools are the front end's tools (assistant-ui), by name.
+	Tools map[string]ClientToolDef `json:"tools,omitempty"`
+	// System is a system prompt sent by the front end (assistant-ui). The
+	// [Handler] only uses it when [Handler.AllowClientSystem] is set.
+	System string `json:"system,omitempty"`
+	// CallSettings are assistant-ui's sampling settings.
+	CallSettings *CallSettings `json:"callSettings,omitempty"`
+	// Config is assistant-ui's model config ({apiKey?, baseUrl?, modelName?,
+	// reasoningEffort?}), kept raw; the Handler ignores it.
+	Config json.RawMessage `json:"config,omitempty"`
+	// Metadata is assistant-ui's run config, kept raw.
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+	// Extra holds every other top-level key (a transport's extra body).
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// CallSettings are assistant-ui's callSettings. Unset fields are nil.
+type CallSettings struct {
+	MaxTokens        *int               `json:"maxTokens,omitempty"`
+	Temperature      *float64           `json:"temperature,omitempty"`
+	TopP             *float64           `json:"topP,omitempty"`
+	PresencePenalty  *float64           `json:"presencePenalty,omitempty"`
+	FrequencyPenalty *float64           `json:"frequencyPenalty,omitempty"`
+	Seed             *int               `json:"seed,omitempty"`
+	Headers          map[string]*string `json:"headers,omitempty"`
+}
+
+// ClientToolDef is one entry of the body's "tools" (assistant-ui's
+// toToolsJSONSchema): a tool that runs in the front end.
+type ClientToolDef struct {
+	Description string `json:"description,omitempty"`
+	// Parameters is the JSON Schema of the tool's input (an object schema).
+	Parameters      json.RawMessage `json:"parameters"`
+	ProviderOptions json.RawMessage `json:"providerOptions,omitempty"`
+}
+
+// UIMessage is the AI SDK's UIMessage.
+type UIMessage struct {
+	ID string `json:"id"`
+	// Role is "system", "user" or "assistant".
+	Role     string          `json:"role"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+	Parts    []UIPart        `json:"parts"`
+}
+
+// UIPart is one part of a [UIMessage]: Type says which of the fields are in
+// use ("text", "reasoning", "file", "step-start", "tool-<name>",
+// "dynamic-tool", "data-<name>", …). Keys this package does not know are kept
+// in Extra and written back by MarshalJSON, so a part round-trips.
+type UIPart struct {
+	Type string `json:"type"`
+
+	// text, reasoning
+	Text  string `json:"text,omitempty"`
+	State string `json:"state,omitempty"` // also a tool part's state
+	// reasoning, steering-message and data parts may carry an id.
+	ID        string          `json:"id,omitempty"`
+	Citations json.RawMessage `json:"citations,omitempty"`
+
+	// custom
+	Kind string `json:"kind,omitempty"`
+
+	// source-url, source-document, file, reasoning-file
+	SourceID          string            `json:"sourceId,omitempty"`
+	URL               string            `json:"url,omitempty"`
+	Title             string            `json:"title,omitempty"` // also tool parts
+	MediaType         string            `json:"mediaType,omitempty"`
+	Filename          string            `json:"filename,omitempty"`
+	ProviderReference map[string]string `json:"providerReference,omitempty"`
+
+	// tool-<name> and dynamic-tool
+	ToolCallID             string          `json:"toolCallId,omitempty"`
+	ToolName               string          `json:"toolName,omitempty"` // dynamic-tool only
+	Input                  json.RawMessage `json:"input,omitempty"`
+	Output                 json.RawMessage `json:"output,omitempty"`
+	ErrorText              string          `json:"errorText,omitempty"`
+	RawInput               json.RawMessage `json:"rawInput,omitempty"`
+	InputEncoding          string          `json:"inputEncoding,omitempty"`
+	ProviderExecuted       *bool           `json:"providerExecuted,omitempty"`
+	Preliminary            *bool           `json:"preliminary,omitempty"`
+	Dynamic                *bool           `json:"dynamic,omitempty"`
+	Approval               *UIApproval     `json:"approval,omitempty"`
+	ToolMetadata           json.RawMessage `json:"toolMetadata,omitempty"`
+	CallProviderMetadata   json.RawMessage `json:"callProviderMetadata,omitempty"`
+	ResultProviderMetadata json.RawMessage `json:"resultProviderMetadata,omitempty"`
+
+	// data-<name>
+	Data json.RawMessage `json:"data,omitempty"`
+
+	// steering-message
+	Parts []UIPart `json:"parts,omitempty"`
+
+	ProviderMetadata json.RawMessage `json:"providerMetadata,omitempty"`
+
+	// Extra holds the keys of the part that have no field above.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// UIApproval is a tool part's approval: the request, and once the user
+// answered, the decision (Approved non-nil).
+type UIApproval struct {
+	ID               string          `json:"id"`
+	Approved         *bool           `json:"approved,omitempty"`
+	Reason           string          `json:"reason,omitempty"`
+	Descriptor       json.RawMessage `json:"descriptor,omitempty"`
+	RequestReason    string          `json:"requestReason,omitempty"`
+	IsAutomatic      *bool           `json:"isAutomatic,omitempty"`
+	Signature        string          `json:"signature,omitempty"`
+	InputSchemaInput json.RawMessage `json:"inputSchemaInput,omitempty"`
+}
+
+// Tool part states (ui-message-stream.md §3.3).
+const (
+	StateInputStreaming    = "input-streaming"
+	StateInputAvailable    = "input-available"
+	StateApprovalRequested = "approval-requested"
+	StateApprovalResponded = "approval-responded"
+	StateOutputAvailable   = "output-available"
+	StateOutputError       = "output-error"
+	StateOutputDenied      = "output-denied"
+)
+
+// IsTool reports whether the part is a tool part ("tool-<name>" or
+// "dynamic-tool").
+func (p UIPart) IsTool() bool {
+	return p.Type == "dynamic-tool" || (strings.HasPrefix(p.Type, "tool-") && len(p.Type) > len("tool-"))
+}
+
+// ToolNameOf returns the tool name of a tool part: the part type after
+// "tool-", or ToolName for a "dynamic-tool" part; "" for other parts.
+func (p UIPart) ToolNameOf() string {
+	switch {
+	case p.Type == "dynamic-tool":
+		return p.ToolName
+	case p.IsTool():
+		return p.Type[len("tool-"):]
+	}
+	return ""
+}
+
+type uiPartFields UIPart
+
+var uiPartKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	var probe map[string]json.RawMessage
+	full := uiPartFields{
+		Type: "x", Text: "x", State: "x", ID: "x", Citations: json.RawMessage(`1`), Kind: "x",
+		SourceID: "x", URL: "x", Title: "x", MediaType: "x", Filename: "x", ProviderReference: map[string]string{"x": "x"},
+		ToolCallID: "x", ToolName: "x", Input: json.RawMessage(`1`), Output: json.RawMessage(`1`), ErrorText: "x",
+		RawInput: json.RawMessage(`1`), InputEncoding: "x", ProviderExecuted: new(bool), Preliminary: new(bool),
+		Dynamic: new(bool), Approval: &UIApproval{}, ToolMetadata: json.RawMessage(`1`),
+		CallProviderMetadata: json.RawMessage(`1`), ResultProviderMetadata: json.RawMessage(`1`),
+		Data: json.RawMessage(`1`), Parts: []UIPart{{Type: "x"}}, ProviderMetadata: json.RawMessage(`1`),
+	}
+	b, _ := json.Marshal(full)
+	_ = json.Unmarshal(b, &probe)
+	for k := range probe {
+		keys[k] = true
+	}
+	return keys
+}()
+
+// UnmarshalJSON decodes a part, keeping unknown keys in Extra. A JSON null
+// for "input", "output" or "data" is kept as null (it differs from absent).
+func (p *UIPart) UnmarshalJSON(data []byte) error {
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(data, &all); err != nil {
+		return err
+	}
+	var f uiPartFields
+	if err := json.Unmarshal(data, &f); err != nil {
+		return err
+	}
+	*p = UIPart(f)
+	for k, v := range all {
+		if !uiPartKeys[k] {
+			if p.Extra == nil {
+				p.Extra = make(map[string]json.RawMessage)
+			}
+			p.Extra[k] = v
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes the part with its Extra keys (which never override a
+// field of the struct).
+func (p UIPart) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(uiPartFields(p))
+	if err != nil || len(p.Extra) == 0 {
+		return b, err
+	}
+	keys := make([]string, 0, len(p.Extra))
+	for k := range p.Extra {
+		if !uiPartKeys[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var buf bytes.Buffer
+	buf.Write(b[:len(b)-1])
+	for _, k := range keys {
+		v := p.Extra[k]
+		if !json.Valid(v) {
+			return nil, fmt.Errorf("aisdk: part extra key %q is not valid JSON", k)
+		}
+		buf.WriteByte(',')
+		appendString(&buf, k)
+		buf.WriteByte(':')
+		buf.Write(v)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// Limits bound what [DecodeRequest] accepts. Zero fields mean the Default*
+// constants; a negative field means no limit.
+type Limits struct {
+	// MaxBodyBytes bounds the size of the body.
+	MaxBodyBytes int64
+	// MaxMessages bounds the number of messages.
+	MaxMessages int
+	// MaxParts bounds the number of parts over all messages.
+	MaxParts int
+}
+
+// Default limits of [DecodeRequest] and [Handler].
+const (
+	DefaultMaxBodyBytes = 8 << 20
+	DefaultMaxMessages  = 1000
+	DefaultMaxParts     = 20000
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBodyBytes == 0 {
+		l.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if l.MaxMessages == 0 {
+		l.MaxMessages = DefaultMaxMessages
+	}
+	if l.MaxParts == 0 {
+		l.MaxParts = DefaultMaxParts
+	}
+	return l
+}
+
+// ErrBadRequest is wrapped by every error of [DecodeRequest] and [ToHistory]
+// that is the client's fault.
+var ErrBadRequest = errors.New("bad chat request")
+
+// ErrTooLarge is wrapped by the error of [DecodeRequest] when the body
+// exceeds Limits.MaxBodyBytes. It also wraps [ErrBadRequest].
+var ErrTooLarge = fmt.Errorf("%w: body too large", ErrBadRequest)
+
+var knownBodyKeys = map[string]bool{
+	"id": true, "messages": true, "trigger": true, "messageId": true, "tools": true,
+	"system": true, "callSettings": true, "config": true, "metadata": true,
+}
+
+// DecodeRequest reads a chat request body within limits and checks its
+// shape: a JSON object with a non-empty "messages" array of messages with
+// an id-able role ("system", "user" or "assistant") and a "parts" array
+// whose entries each have a string "type"; tool parts need a "toolCallId"
+// and a "state". Every error names the problem and wraps [ErrBadRequest]
+// ([ErrTooLarge] for an oversized body).
+func DecodeRequest(r io.Reader, limits Limits) (*ChatRequest, error) {
+	limits = limits.withDefaults()
+	var data []byte
+	var err error
+	if limits.MaxBodyBytes > 0 {
+		data, err = io.ReadAll(io.LimitReader(r, limits.MaxBodyBytes+1))
+		if err == nil && int64(len(data)) > limits.MaxBodyBytes {
+			return nil, fmt.Errorf("%w: the limit is %d bytes", ErrTooLarge, limits.MaxBodyBytes)
+		}
+	} else {
+		data, err = io.ReadAll(r)
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, fmt.Errorf("%w: %v", ErrTooLarge, err)
+		}
+		return nil, fmt.Errorf("%w: reading the body: %v", ErrBadRequest, err)
+	}
+	return decodeBody(data, limits)
+}
+
+func decodeBody(data []byte, limits Limits) (*ChatRequest, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%w: the body is empty; want a JSON object with \"messages\"", ErrBadRequest)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, fmt.Errorf("%w: the body is not a JSON object: %v", ErrBadRequest, err)
+	}
+	if top == nil {
+		return nil, fmt.Errorf("%w: the body is null; want a JSON object with \"messages\"", ErrBadRequest)
+	}
+	req := &ChatRequest{}
+	field := func(name string, v any) error {
+		raw, ok := top[name]
+		if !ok || string(bytes.TrimSpace(raw)) == "null" {
+			return nil
+		}
+		if err := json.Unmarshal(raw, v); err != nil {
+			return fmt.Errorf("%w: field %q: %v", ErrBadRequest, name, describeJSONError(err))
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    any
+	}{
+		{"id", &req.ID}, {"trigger", &req.Trigger}, {"messageId", &req.MessageID},
+		{"system", &req.System}, {"callSettings", &req.CallSettings},
+	} {
+		if err := field(f.name, f.v); err != nil {
+			return nil, err
+		}
+	}
+	if raw, ok := top["config"]; ok {
+		req.Config = raw
+	}
+	if raw, ok := top["metadata"]; ok {
+		req.Metadata = raw
+	}
+	if raw, ok := top["tools"]; ok && string(bytes.TrimSpace(raw)) != "null" {
+		var tools map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &tools); err != nil {
+			return nil, fmt.Errorf("%w: field \"tools\" must be an object of tool definitions by name: %v", ErrBadRequest, describeJSONError(err))
+		}
+		req.Tools = make(map[string]ClientToolDef, len(tools))
+		for name, t := range tools {
+			var def ClientToolDef
+			if err := json.Unmarshal(t, &def); err != nil {
+				return nil, fmt.Errorf("%w: tool %q: %v", ErrBadRequest, name, describeJSONError(err))
+			}
+			var params map[string]json.RawMessage
+			if err := json.Unmarshal(def.Parameters, &params); err != nil || params == nil {
+				return nil, fmt.Errorf("%w: tool %q: \"parameters\" must be a JSON Schema object", ErrBadRequest, name)
+			}
+			req.Tools[name] = def
+		}
+	}
+	rawMsgs, ok := top["messages"]
+	if !ok {
+		return nil, fmt.Errorf("%w: no \"messages\" field", ErrBadRequest)
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(rawMsgs, &msgs); err != nil {
+		return nil, fmt.Errorf("%w: field \"messages\" must be an array: %v", ErrBadRequest, describeJSONError(err))
+	}
+	if len(msgs) == 0 {
+		return nil, fmt.Errorf("%w: \"messages\" is empty", ErrBadRequest)
+	}
+	if limits.MaxMessages > 0 && len(msgs) > limits.MaxMessages {
+		return nil, fmt.Errorf("%w: %d messages, more than the limit of %d", ErrBadRequest, len(msgs), limits.MaxMessages)
+	}
+	req.Messages = make([]UIMessage, len(msgs))
+	parts := 0
+	for i, raw := range msgs {
+		m := &req.Messages[i]
+		if err := json.Unmarshal(raw, m); err != nil {
+			return nil, fmt.Errorf("%w: message %d: %v", ErrBadRequest, i, describeJSONError(err))
+		}
+		if err := checkMessage(i, m); err != nil {
+			return nil, err
+		}
+		parts += len(m.Parts)
+		if limits.MaxParts > 0 && parts > limits.MaxParts {
+			return nil, fmt.Errorf("%w: more than %d message parts", ErrBadRequest, limits.MaxParts)
+		}
+	}
+	for k, v := range top {
+		if !knownBodyKeys[k] {
+			if req.Extra == nil {
+				req.Extra = make(map[string]json.RawMessage)
+			}
+			req.Extra[k] = v
+		}
+	}
+	return req, nil
+}
+
+func checkMessage(i int, m *UIMessage) error {
+	switch m.Role {
+	case "system", "user", "assistant":
+	case "":
+		return fmt.Errorf("%w: message %d has no \"role\"", ErrBadRequest, i)
+	default:
+		return fmt.Errorf("%w: message %d has role %q; want system, user or assistant", ErrBadRequest, i, m.Role)
+	}
+	if m.Parts == nil {
+		return fmt.Errorf("%w: message %d (%s) has no \"parts\" array", ErrBadRequest, i, m.Role)
+	}
+	for j, p := range m.Parts {
+		if p.Type == "" {
+			return fmt.Errorf("%w: message %d, part %d has no \"type\"", ErrBadRequest, i, j)
+		}
+		if p.IsTool() {
+			if p.ToolCallID == "" {
+				return fmt.Errorf("%w: message %d, part %d (%s) has no \"toolCallId\"", ErrBadRequest, i, j, p.Type)
+			}
+			if p.ToolNameOf() == "" {
+				return fmt.Errorf("%w: message %d, part %d (%s) has no tool name", ErrBadRequest, i, j, p.Type)
+			}
+			switch p.State {
+			case StateInputStreaming, StateInputAvailable, StateApprovalRequested, StateApprovalResponded,
+				StateOutputAvailable, StateOutputError, StateOutputDenied:
+			case "":
+				return fmt.Errorf("%w: message %d, part %d (%s) has no \"state\"", ErrBadRequest, i, j, p.Type)
+			default:
+				return fmt.Errorf("%w: message %d, part %d (%s) has unknown state %q", ErrBadRequest, i, j, p.Type, p.State)
+			}
+			if p.State == StateApprovalRequested || p.State == StateApprovalResponded || p.State == StateOutputDenied {
+				if p.Approval == nil || p.Approval.ID == "" {
+					return fmt.Errorf("%w: message %d, part %d (%s) in state %s has no \"approval\" with an id", ErrBadRequest, i, j, p.Type, p.State)
+				}
+			}
+			if p.State == StateApprovalResponded && p.Approval.Approved == nil {
+				return fmt.Errorf("%w: message %d, part %d (%s) in state approval-responded has no \"approval.approved\"", ErrBadRequest, i, j, p.Type)
+			}
+		}
+	}
+	return nil
+}
+
+// describeJSONError shortens encoding/json's errors for a client.
+func describeJSONError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return fmt.Sprintf("field %q: got a JSON %s, want %s", te.Field, te.Value, jsonKind(te.Type.Kind().String()))
+		}
+		return fmt.Sprintf("got a JSON %s, want %s", te.Value, jsonKind(te.Type.Kind().String()))
+	}
+	return err.Error()
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct":
+		return "an object"
+	case "bool":
+		return "a boolean"
+	case "ptr":
+		return "an object"
+	}
+	return "a number"
+}
