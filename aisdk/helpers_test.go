@@ -1,0 +1,341 @@
+package aisdk
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// sseEvents splits an SSE body into the data of its events, checking the
+// framing this package writes: "data: …" lines each followed by a blank
+// line, comments allowed, and "[DONE]" last.
+func sseEvents(t testing.TB, body string) (data []string, comments int, done bool) {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	expectBlank := false
+	for sc.Scan() {
+		line := sc.Text()
+		if expectBlank {
+			if line != "" {
+				t.Fatalf("SSE: want a blank line after an event, got %q", line)
+			}
+			expectBlank = false
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, ":"):
+			comments++
+			expectBlank = true
+		case strings.HasPrefix(line, "data: "):
+			if done {
+				t.Fatalf("SSE: event after [DONE]: %q", line)
+			}
+			d := strings.TrimPrefix(line, "data: ")
+			if d == "[DONE]" {
+				done = true
+			} else {
+				data = append(data, d)
+			}
+			expectBlank = true
+		default:
+			t.Fatalf("SSE: unexpected line %q", line)
+		}
+	}
+	if expectBlank {
+		t.Fatalf("SSE: body ends without the blank line of its last event")
+	}
+	return data, comments, done
+}
+
+// parseStream parses an SSE body into checked chunks.
+func parseStream(t testing.TB, body string) []Chunk {
+	t.Helper()
+	data, _, done := sseEvents(t, body)
+	if !done {
+		t.Fatalf("SSE: no data: [DONE] at the end of:\n%s", body)
+	}
+	chunks := make([]Chunk, 0, len(data))
+	for _, d := range data {
+		c, err := ParseChunk([]byte(d))
+		if err != nil {
+			t.Fatalf("chunk %s: %v", d, err)
+		}
+		chunks = append(chunks, c)
+	}
+	return chunks
+}
+
+// chunkTypes returns the types of chunks, for compact assertions.
+func typesOf(chunks []Chunk) []string {
+	out := make([]string, len(chunks))
+	for i, c := range chunks {
+		out[i] = c.ChunkType()
+	}
+	return out
+}
+
+// wire returns the chunks as their JSON lines.
+func wire(t testing.TB, chunks []Chunk) []string {
+	t.Helper()
+	out := make([]string, len(chunks))
+	for i, c := range chunks {
+		b, err := MarshalChunk(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = string(b)
+	}
+	return out
+}
+
+// uiClient applies chunks to an assistant message the way the AI SDK's
+// processUIMessageStream does, and reports the ordering errors the client
+// would raise. It is a small stand-in for the real client in these tests.
+type uiClient struct {
+	msg       *UIMessage
+	text      map[string]int
+	reasoning map[string]int
+	inputs    map[string]bool
+	finish    string
+	errorText string
+	stopped   bool
+}
+
+func newUIClient(msg *UIMessage) *uiClient {
+	return &uiClient{msg: msg, text: map[string]int{}, reasoning: map[string]int{}, inputs: map[string]bool{}}
+}
+
+func (c *uiClient) toolPart(id string) (int, error) {
+	for i := len(c.msg.Parts) - 1; i >= 0; i-- {
+		if c.msg.Parts[i].IsTool() && c.msg.Parts[i].ToolCallID == id {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("no tool part with toolCallId %q", id)
+}
+
+func (c *uiClient) apply(ch Chunk) error {
+	if c.stopped {
+		return nil
+	}
+	m := c.msg
+	switch v := ch.(type) {
+	case StartChunk:
+		if v.MessageID != "" {
+			m.ID = v.MessageID
+		}
+	case StartStepChunk:
+		m.Parts = append(m.Parts, UIPart{Type: "step-start"})
+	case TextStartChunk:
+		c.text[v.ID] = len(m.Parts)
+		m.Parts = append(m.Parts, UIPart{Type: "text", State: "streaming"})
+	case TextDeltaChunk:
+		i, ok := c.text[v.ID]
+		if !ok {
+			return fmt.Errorf("text-delta for inactive id %q", v.ID)
+		}
+		m.Parts[i].Text += v.Delta
+	case TextEndChunk:
+		i, ok := c.text[v.ID]
+		if !ok {
+			return fmt.Errorf("text-end for inactive id %q", v.ID)
+		}
+		m.Parts[i].State = "done"
+		delete(c.text, v.ID)
+	case ReasoningStartChunk:
+		c.reasoning[v.ID] = len(m.Parts)
+		m.Parts = append(m.Parts, UIPart{Type: "reasoning", State: "streaming"})
+	case ReasoningDeltaChunk:
+		i, ok := c.reasoning[v.ID]
+		if !ok {
+			return fmt.Errorf("reasoning-delta for inactive id %q", v.ID)
+		}
+		m.Parts[i].Text += v.Delta
+	case ReasoningEndChunk:
+		i, ok := c.reasoning[v.ID]
+		if !ok {
+			return fmt.Errorf("reasoning-end for inactive id %q", v.ID)
+		}
+		m.Parts[i].State = "done"
+		if v.ProviderMetadata != nil {
+			m.Parts[i].ProviderMetadata, _ = json.Marshal(v.ProviderMetadata)
+		}
+		delete(c.reasoning, v.ID)
+	case ToolInputStartChunk:
+		if v.ProviderExecuted != nil || v.Dynamic != nil {
+			return fmt.Errorf("tool-input-start for %q carries providerExecuted or dynamic", v.ToolCallID)
+		}
+		c.inputs[v.ToolCallID] = true
+		m.Parts = append(m.Parts, UIPart{Type: "tool-" + v.ToolName, ToolCallID: v.ToolCallID, State: StateInputStreaming})
+	case ToolInputDeltaChunk:
+		if !c.inputs[v.ToolCallID] {
+			return fmt.Errorf("tool-input-delta without tool-input-start for %q", v.ToolCallID)
+		}
+	case ToolInputAvailableChunk:
+		if v.ProviderExecuted != nil || v.Dynamic != nil {
+			return fmt.Errorf("tool-input-available for %q carries providerExecuted or dynamic", v.ToolCallID)
+		}
+		i, err := c.toolPart(v.ToolCallID)
+		if err != nil {
+			i = len(m.Parts)
+			m.Parts = append(m.Parts, UIPart{Type: "tool-" + v.ToolName, ToolCallID: v.ToolCallID})
+		}
+		m.Parts[i].State = StateInputAvailable
+		m.Parts[i].Input = v.Input
+	case ToolInputErrorChunk:
+		i, err := c.toolPart(v.ToolCallID)
+		if err != nil {
+			i = len(m.Parts)
+			m.Parts = append(m.Parts, UIPart{Type: "tool-" + v.ToolName, ToolCallID: v.ToolCallID})
+		}
+		m.Parts[i].State = StateOutputError
+		m.Parts[i].Input = v.Input
+		m.Parts[i].ErrorText = v.ErrorText
+	case ToolApprovalRequestChunk:
+		i, err := c.toolPart(v.ToolCallID)
+		if err != nil {
+			return fmt.Errorf("tool-approval-request: %w", err)
+		}
+		m.Parts[i].State = StateApprovalRequested
+		m.Parts[i].Approval = &UIApproval{ID: v.ApprovalID}
+	case ToolOutputAvailableChunk:
+		i, err := c.toolPart(v.ToolCallID)
+		if err != nil {
+			return fmt.Errorf("tool-output-available: %w", err)
+		}
+		m.Parts[i].State = StateOutputAvailable
+		m.Parts[i].Output = v.Output
+	case ToolOutputErrorChunk:
+		i, err := c.toolPart(v.ToolCallID)
+		if err != nil {
+			return fmt.Errorf("tool-output-error: %w", err)
+		}
+		m.Parts[i].State = StateOutputError
+		m.Parts[i].ErrorText = v.ErrorText
+	case ToolOutputDeniedChunk:
+		i, err := c.toolPart(v.ToolCallID)
+		if err != nil {
+			return fmt.Errorf("tool-output-denied: %w", err)
+		}
+		m.Parts[i].State = StateOutputDenied
+	case FinishStepChunk:
+	case FinishChunk:
+		c.finish = v.FinishReason
+	case ErrorChunk:
+		c.errorText = v.ErrorText
+		c.stopped = true
+	default:
+		return fmt.Errorf("unexpected chunk %T", ch)
+	}
+	return nil
+}
+
+// completeWithToolCalls is the AI SDK's
+// lastAssistantMessageIsCompleteWithToolCalls for one message.
+func completeWithToolCalls(m UIMessage) bool {
+	last := 0
+	for i, p := range m.Parts {
+		if p.Type == "step-start" {
+			last = i
+		}
+	}
+	step := m.Parts[last:]
+	lastTool := -1
+	for i, p := range step {
+		if p.IsTool() && (p.ProviderExecuted == nil || !*p.ProviderExecuted) {
+			lastTool = i
+			if p.State != StateOutputAvailable && p.State != StateOutputError {
+				return false
+			}
+		}
+	}
+	if lastTool < 0 {
+		return false
+	}
+	for _, p := range step[lastTool+1:] {
+		if p.Type == "text" && p.State != "done" {
+			return false
+		}
+	}
+	return true
+}
+
+// chat is a minimal useChat: it holds the messages, posts them, and applies
+// the streamed chunks to the assistant message (a continuation extends the
+// last one).
+type chat struct {
+	t       testing.TB
+	url     string
+	id      string
+	msgs    []UIMessage
+	extra   map[string]any
+	lastRaw string
+}
+
+func (c *chat) post(messageID string) (*uiClient, int, string) {
+	c.t.Helper()
+	body := map[string]any{"id": c.id, "messages": c.msgs, "trigger": "submit-message"}
+	if messageID != "" {
+		body["messageId"] = messageID
+	}
+	for k, v := range c.extra {
+		body[k] = v
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	resp, err := http.Post(c.url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	c.lastRaw = string(raw)
+	if resp.StatusCode != http.StatusOK {
+		return nil, resp.StatusCode, string(raw)
+	}
+	chunks := parseStream(c.t, string(raw))
+	var target *UIMessage
+	if n := len(c.msgs); n > 0 && c.msgs[n-1].Role == "assistant" {
+		target = &c.msgs[n-1]
+		if s, ok := chunks[0].(StartChunk); ok && s.MessageID != "" && s.MessageID != target.ID {
+			c.t.Fatalf("continuation of %q answered with messageId %q", target.ID, s.MessageID)
+		}
+	} else {
+		c.msgs = append(c.msgs, UIMessage{Role: "assistant", Parts: []UIPart{}})
+		target = &c.msgs[len(c.msgs)-1]
+	}
+	client := newUIClient(target)
+	for _, ch := range chunks {
+		if err := client.apply(ch); err != nil {
+			c.t.Fatalf("client would reject the stream: %v\n%s", err, raw)
+		}
+	}
+	return client, resp.StatusCode, string(raw)
+}
+
+func (c *chat) say(id, text string) {
+	c.msgs = append(c.msgs, UIMessage{ID: id, Role: "user", Parts: []UIPart{{Type: "text", Text: text}}})
+}
+
+func (c *chat) last() *UIMessage { return &c.msgs[len(c.msgs)-1] }
+
+func newServer(t testing.TB, h http.Handler) *httptest.Server {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}

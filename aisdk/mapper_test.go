@@ -1,0 +1,353 @@
+package aisdk
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/agentloop/agentloop"
+	"github.com/google/go-cmp/cmp"
+)
+
+type pair struct {
+	item agentloop.Item
+	err  error
+}
+
+func mapAll(m *Mapper, pairs []pair) []Chunk {
+	var out []Chunk
+	for _, p := range pairs {
+		out = m.Map(out, p.item, p.err)
+	}
+	return m.End(out)
+}
+
+func call(id, name, args string) agentloop.ToolCall {
+	return agentloop.ToolCall{ID: id, Name: name, Args: json.RawMessage(args)}
+}
+
+func TestMapper_SpecSequences(t *testing.T) {
+	getTime := call("call-time", "getTime", `{"tz":"UTC"}`)
+	getLoc := call("call-loc", "getLocation", `{"precision":"city"}`)
+	del := call("call-del", "deleteFile", `{"path":"old-notes.txt"}`)
+	tests := []struct {
+		name  string
+		id    string
+		pairs []pair
+		want  []string
+	}{
+		{
+			name: "plain answer with reasoning (§2.2)",
+			id:   "msg-1",
+			pairs: []pair{
+				{item: agentloop.TurnStart{Turn: 1}},
+				{item: agentloop.ReasoningDelta{Text: "Think."}},
+				{item: agentloop.ReasoningEnd{}},
+				{item: agentloop.TextDelta{Text: "Hello"}},
+				{item: agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishStop}},
+				{item: agentloop.Final{Text: "Hello"}},
+			},
+			want: []string{
+				`{"type":"start","messageId":"msg-1"}`,
+				`{"type":"start-step"}`,
+				`{"type":"reasoning-start","id":"reasoning-1"}`,
+				`{"type":"reasoning-delta","id":"reasoning-1","delta":"Think."}`,
+				`{"type":"reasoning-end","id":"reasoning-1"}`,
+				`{"type":"text-start","id":"text-2"}`,
+				`{"type":"text-delta","id":"text-2","delta":"Hello"}`,
+				`{"type":"text-end","id":"text-2"}`,
+				`{"type":"finish-step"}`,
+				`{"type":"finish","finishReason":"stop"}`,
+			},
+		},
+		{
+			name: "server tool and client tool in one step, paused for the client (§5 step 2)",
+			id:   "msg-tool-1",
+			pairs: []pair{
+				{item: agentloop.TurnStart{Turn: 1}},
+				{item: agentloop.TextDelta{Text: "Let me check the time and your location."}},
+				{item: agentloop.ToolCallDelta{Index: 0, ID: "call-time", Name: "getTime", Args: `{"tz":"UTC"}`}},
+				{item: agentloop.ToolCallReady{Call: getTime}},
+				{item: agentloop.ToolCallDelta{Index: 1, ID: "call-loc", Name: "getLocation", Args: `{"precision":`}},
+				{item: agentloop.ToolCallDelta{Index: 1, ID: "call-loc", Name: "getLocation", Args: `"city"}`}},
+				{item: agentloop.ToolCallReady{Call: getLoc, Client: true}},
+				{item: agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishToolCalls}},
+				{item: agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: "call-time", Name: "getTime", Content: `{"iso":"2026-01-01T00:00:00Z"}`}}},
+				{item: agentloop.Pending{ClientCalls: []agentloop.ToolCall{getLoc}}},
+			},
+			want: []string{
+				`{"type":"start","messageId":"msg-tool-1"}`,
+				`{"type":"start-step"}`,
+				`{"type":"text-start","id":"text-1"}`,
+				`{"type":"text-delta","id":"text-1","delta":"Let me check the time and your location."}`,
+				`{"type":"text-end","id":"text-1"}`,
+				`{"type":"tool-input-start","toolCallId":"call-time","toolName":"getTime"}`,
+				`{"type":"tool-input-delta","toolCallId":"call-time","inputTextDelta":"{\"tz\":\"UTC\"}"}`,
+				`{"type":"tool-input-available","toolCallId":"call-time","toolName":"getTime","input":{"tz":"UTC"}}`,
+				`{"type":"tool-input-start","toolCallId":"call-loc","toolName":"getLocation"}`,
+				`{"type":"tool-input-delta","toolCallId":"call-loc","inputTextDelta":"{\"precision\":"}`,
+				`{"type":"tool-input-delta","toolCallId":"call-loc","inputTextDelta":"\"city\"}"}`,
+				`{"type":"tool-output-available","toolCallId":"call-time","output":{"iso":"2026-01-01T00:00:00Z"}}`,
+				`{"type":"tool-input-available","toolCallId":"call-loc","toolName":"getLocation","input":{"precision":"city"}}`,
+				`{"type":"finish-step"}`,
+				`{"type":"finish","finishReason":"tool-calls"}`,
+			},
+		},
+		{
+			name: "continuation reuses the message id (§5 step 7)",
+			id:   "msg-tool-1",
+			pairs: []pair{
+				{item: agentloop.TurnStart{Turn: 1}},
+				{item: agentloop.TextDelta{Text: `Your location is {"city":"Berlin","country":"DE"}.`}},
+				{item: agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishStop}},
+				{item: agentloop.Final{}},
+			},
+			want: []string{
+				`{"type":"start","messageId":"msg-tool-1"}`,
+				`{"type":"start-step"}`,
+				`{"type":"text-start","id":"text-1"}`,
+				`{"type":"text-delta","id":"text-1","delta":"Your location is {\"city\":\"Berlin\",\"country\":\"DE\"}."}`,
+				`{"type":"text-end","id":"text-1"}`,
+				`{"type":"finish-step"}`,
+				`{"type":"finish","finishReason":"stop"}`,
+			},
+		},
+		{
+			name: "approval request (§5.1 step 1)",
+			id:   "msg-appr-1",
+			pairs: []pair{
+				{item: agentloop.TurnStart{Turn: 1}},
+				{item: agentloop.ToolCallReady{Call: del, NeedsApproval: true}},
+				{item: agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishToolCalls, Message: agentloop.Message{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{
+					{Type: agentloop.PartToolCall, ToolCall: &del},
+					{Type: agentloop.PartApprovalRequest, Approval: &agentloop.Approval{CallID: "call-del", ID: "appr-1"}},
+				}}}},
+				{item: agentloop.Pending{Approvals: []agentloop.ToolCall{del}}},
+			},
+			want: []string{
+				`{"type":"start","messageId":"msg-appr-1"}`,
+				`{"type":"start-step"}`,
+				`{"type":"tool-input-available","toolCallId":"call-del","toolName":"deleteFile","input":{"path":"old-notes.txt"}}`,
+				`{"type":"tool-approval-request","approvalId":"appr-1","toolCallId":"call-del"}`,
+				`{"type":"finish-step"}`,
+				`{"type":"finish","finishReason":"tool-calls"}`,
+			},
+		},
+		{
+			name: "approved call runs before the first step (§5.1 step 3)",
+			id:   "msg-appr-1",
+			pairs: []pair{
+				{item: agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: "call-del", Name: "deleteFile", Content: `{"deleted":true}`}}},
+				{item: agentloop.TurnStart{Turn: 1}},
+				{item: agentloop.TextDelta{Text: "Deleted."}},
+				{item: agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishStop}},
+				{item: agentloop.Final{}},
+			},
+			want: []string{
+				`{"type":"start","messageId":"msg-appr-1"}`,
+				`{"type":"tool-output-available","toolCallId":"call-del","output":{"deleted":true}}`,
+				`{"type":"start-step"}`,
+				`{"type":"text-start","id":"text-1"}`,
+				`{"type":"text-delta","id":"text-1","delta":"Deleted."}`,
+				`{"type":"text-end","id":"text-1"}`,
+				`{"type":"finish-step"}`,
+				`{"type":"finish","finishReason":"stop"}`,
+			},
+		},
+		{
+			name: "denied call (§5.1 step 3)",
+			id:   "msg-appr-1",
+			pairs: []pair{
+				{item: agentloop.ToolResultReady{Denied: true, Result: agentloop.ToolResult{CallID: "call-del", Name: "deleteFile", IsError: true, Content: "The user denied this tool call."}}},
+				{item: agentloop.TurnStart{Turn: 1}},
+				{item: agentloop.TextDelta{Text: "OK."}},
+				{item: agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishLength}},
+				{item: agentloop.Final{}},
+			},
+			want: []string{
+				`{"type":"start","messageId":"msg-appr-1"}`,
+				`{"type":"tool-output-denied","toolCallId":"call-del"}`,
+				`{"type":"start-step"}`,
+				`{"type":"text-start","id":"text-1"}`,
+				`{"type":"text-delta","id":"text-1","delta":"OK."}`,
+				`{"type":"text-end","id":"text-1"}`,
+				`{"type":"finish-step"}`,
+				`{"type":"finish","finishReason":"length"}`,
+			},
+		},
+		{
+			name: "tool error result and plain-text output",
+			id:   "m",
+			pairs: []pair{
+				{item: agentloop.TurnStart{Turn: 1}},
+				{item: agentloop.ToolCallReady{Call: call("a", "fail", `{}`)}},
+				{item: agentloop.ToolCallReady{Call: call("b", "echo", ``)}},
+				{item: agentloop.TurnEnd{Turn: 1}},
+				{item: agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: "a", IsError: true, Content: "error: boom"}}},
+				{item: agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: "b", Content: "plain text"}}},
+				{item: agentloop.TurnStart{Turn: 2}},
+				{item: agentloop.TextDelta{Text: "x"}},
+				{item: agentloop.TurnEnd{Turn: 2, FinishReason: agentloop.FinishContentFilter}},
+				{item: agentloop.Final{}},
+			},
+			want: []string{
+				`{"type":"start","messageId":"m"}`,
+				`{"type":"start-step"}`,
+				`{"type":"tool-input-available","toolCallId":"a","toolName":"fail","input":{}}`,
+				`{"type":"tool-input-available","toolCallId":"b","toolName":"echo","input":{}}`,
+				`{"type":"tool-output-error","toolCallId":"a","errorText":"error: boom"}`,
+				`{"type":"tool-output-available","toolCallId":"b","output":"plain text"}`,
+				`{"type":"finish-step"}`,
+				`{"type":"start-step"}`,
+				`{"type":"text-start","id":"text-1"}`,
+				`{"type":"text-delta","id":"text-1","delta":"x"}`,
+				`{"type":"text-end","id":"text-1"}`,
+				`{"type":"finish-step"}`,
+				`{"type":"finish","finishReason":"content-filter"}`,
+			},
+		},
+		{
+			name: "client call with arguments the loop rejects becomes tool-input-error",
+			id:   "m",
+			pairs: []pair{
+				{item: agentloop.TurnStart{Turn: 1}},
+				{item: agentloop.ToolCallReady{Call: call("c", "form", `{"x":1}`), Client: true}},
+				{item: agentloop.TurnEnd{Turn: 1}},
+				{item: agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: "c", IsError: true, Content: "bad args"}}},
+				{item: agentloop.TurnStart{Turn: 2}},
+				{item: agentloop.TextDelta{Text: "sorry"}},
+				{item: agentloop.TurnEnd{Turn: 2}},
+				{item: agentloop.Final{}},
+			},
+			want: []string{
+				`{"type":"start","messageId":"m"}`,
+				`{"type":"start-step"}`,
+				`{"type":"tool-input-error","toolCallId":"c","toolName":"form","input":{"x":1},"errorText":"bad args"}`,
+				`{"type":"finish-step"}`,
+				`{"type":"start-step"}`,
+				`{"type":"text-start","id":"text-1"}`,
+				`{"type":"text-delta","id":"text-1","delta":"sorry"}`,
+				`{"type":"text-end","id":"text-1"}`,
+				`{"type":"finish-step"}`,
+				`{"type":"finish","finishReason":"stop"}`,
+			},
+		},
+		{
+			name: "failure mid-text closes the part and ends with error",
+			id:   "m",
+			pairs: []pair{
+				{item: agentloop.TurnStart{Turn: 1}},
+				{item: agentloop.TextDelta{Text: "Hal"}},
+				{err: errors.New("provider went away")},
+				{item: agentloop.TextDelta{Text: "ignored"}},
+			},
+			want: []string{
+				`{"type":"start","messageId":"m"}`,
+				`{"type":"start-step"}`,
+				`{"type":"text-start","id":"text-1"}`,
+				`{"type":"text-delta","id":"text-1","delta":"Hal"}`,
+				`{"type":"text-end","id":"text-1"}`,
+				`{"type":"error","errorText":"provider went away"}`,
+			},
+		},
+		{
+			name: "reasoning with a signature and redacted reasoning carry provider metadata",
+			id:   "m",
+			pairs: []pair{
+				{item: agentloop.TurnStart{Turn: 1}},
+				{item: agentloop.ReasoningDelta{Text: "a"}},
+				{item: agentloop.ReasoningEnd{Signature: "sig"}},
+				{item: agentloop.ReasoningEnd{Redacted: "opaque"}},
+				{item: agentloop.TurnEnd{Turn: 1}},
+				{item: agentloop.Final{}},
+			},
+			want: []string{
+				`{"type":"start","messageId":"m"}`,
+				`{"type":"start-step"}`,
+				`{"type":"reasoning-start","id":"reasoning-1"}`,
+				`{"type":"reasoning-delta","id":"reasoning-1","delta":"a"}`,
+				`{"type":"reasoning-end","id":"reasoning-1","providerMetadata":{"agentloop":{"signature":"sig"}}}`,
+				`{"type":"reasoning-start","id":"reasoning-2"}`,
+				`{"type":"reasoning-end","id":"reasoning-2","providerMetadata":{"agentloop":{"redacted":"opaque"}}}`,
+				`{"type":"finish-step"}`,
+				`{"type":"finish","finishReason":"stop"}`,
+			},
+		},
+		{
+			name:  "a run that ends without a final item ends with an error",
+			id:    "",
+			pairs: []pair{{item: agentloop.TurnStart{Turn: 1}}},
+			want: []string{
+				`{"type":"start"}`,
+				`{"type":"start-step"}`,
+				`{"type":"error","errorText":"aisdk: the run ended without a final item"}`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			chunks := mapAll(NewMapper(tt.id), tt.pairs)
+			if diff := cmp.Diff(tt.want, wire(t, chunks)); diff != "" {
+				t.Errorf("chunks (-want +got):\n%s", diff)
+			}
+			// The client accepts the sequence.
+			c := newUIClient(&UIMessage{Role: "assistant", Parts: preexisting(tt.pairs)})
+			for _, ch := range chunks {
+				if _, err := ParseChunk([]byte(wire(t, []Chunk{ch})[0])); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.apply(ch); err != nil {
+					t.Fatalf("client rejects %s: %v", ch.ChunkType(), err)
+				}
+			}
+		})
+	}
+}
+
+// preexisting returns the tool parts a continuation's message already has
+// for results that come before the first step.
+func preexisting(pairs []pair) []UIPart {
+	var parts []UIPart
+	for _, p := range pairs {
+		switch it := p.item.(type) {
+		case agentloop.TurnStart:
+			return parts
+		case agentloop.ToolResultReady:
+			parts = append(parts, UIPart{Type: "tool-x", ToolCallID: it.Result.CallID, State: StateApprovalResponded})
+		}
+	}
+	return parts
+}
+
+func TestMapper_ErrorTextHidesDetails(t *testing.T) {
+	m := NewMapper("m")
+	m.ErrorText = func(error) string { return "Something went wrong." }
+	got := wire(t, m.Map(nil, nil, errors.New("secret: db password wrong")))
+	want := []string{`{"type":"start","messageId":"m"}`, `{"type":"error","errorText":"Something went wrong."}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Error(diff)
+	}
+	if !m.Done() {
+		t.Error("Done is false after an error")
+	}
+}
+
+func TestMapper_InvalidArgumentsTravelAsString(t *testing.T) {
+	m := NewMapper("m")
+	got := wire(t, m.Map(nil, agentloop.ToolCallReady{Call: call("c", "add", `{"a":`)}, nil))
+	if want := `{"type":"tool-input-available","toolCallId":"c","toolName":"add","input":"{\"a\":"}`; got[1] != want {
+		t.Errorf("got %s, want %s", got[1], want)
+	}
+}
+
+func TestFinishReasonOf_MapsEveryLoopReason(t *testing.T) {
+	for in, want := range map[agentloop.FinishReason]string{
+		agentloop.FinishStop: "stop", agentloop.FinishLength: "length", agentloop.FinishToolCalls: "tool-calls",
+		agentloop.FinishContentFilter: "content-filter", agentloop.FinishError: "error", agentloop.FinishOther: "other",
+		"": "stop", "weird": "other",
+	} {
+		if got := FinishReasonOf(in); got != want || !validFinishReason(got) {
+			t.Errorf("FinishReasonOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
