@@ -111,7 +111,10 @@ func Reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 	var newUser *agentloop.Message
 	if n := len(posted); n > 0 && posted[n-1].Role == agentloop.RoleUser {
 		last := posted[n-1]
-		if k := len(stored); k == 0 || stored[k-1].Role != agentloop.RoleUser || stored[k-1].ID != last.ID || factKey(messageFacts(stored[k-1:])) != factKey(messageFacts(posted[n-1:])) {
+		// It repeats the stored last message (a retry after a run that
+		// produced nothing) when the stored history ends with a user
+		// message and has as many user messages as the request.
+		if k := len(stored); k == 0 || stored[k-1].Role != agentloop.RoleUser || countRole(stored, agentloop.RoleUser) != countRole(posted, agentloop.RoleUser) {
 			newUser = &last
 			posted = posted[:n-1]
 		}
@@ -291,12 +294,14 @@ func messageFacts(h agentloop.History) []fact {
 	return out
 }
 
-func factKey(fs []fact) string {
-	var b strings.Builder
-	for _, f := range fs {
-		fmt.Fprintf(&b, "%d\x00%s\x00%s\x01", f.kind, f.id, f.value)
+func countRole(h agentloop.History, role agentloop.Role) int {
+	n := 0
+	for _, m := range h {
+		if m.Role == role {
+			n++
+		}
 	}
-	return b.String()
+	return n
 }
 
 // canonicalJSON returns s in a form that compares equal for equal JSON

@@ -1,0 +1,83 @@
+package aisdk
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/simtest"
+)
+
+// discardResponse is an http.ResponseWriter that keeps nothing.
+type discardResponse struct {
+	h     http.Header
+	bytes int
+}
+
+func (d *discardResponse) Header() http.Header         { return d.h }
+func (d *discardResponse) WriteHeader(int)             {}
+func (d *discardResponse) Flush()                      {}
+func (d *discardResponse) Write(p []byte) (int, error) { d.bytes += len(p); return len(p), nil }
+
+// BenchmarkWriter_TextDelta measures the encoder on the chunk that makes up
+// most of a stream: one op is one text-delta event, flushed.
+func BenchmarkWriter_TextDelta(b *testing.B) {
+	w := NewWriter(&discardResponse{h: http.Header{}})
+	c := TextDeltaChunk{ID: "text-1", Delta: "Hello, \"world\" "}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.WriteChunk(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "chunks/s")
+}
+
+// BenchmarkWriter_ToolOutput measures the generic (encoding/json) path.
+func BenchmarkWriter_ToolOutput(b *testing.B) {
+	w := NewWriter(io.Discard)
+	c := ToolOutputAvailableChunk{ToolCallID: "call_1", Output: OutputJSON(`{"city":"Oslo","forecast":[{"day":1,"temp":20}]}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.WriteChunk(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "chunks/s")
+}
+
+// BenchmarkMapper_TextDelta: items to chunks, per text delta.
+func BenchmarkMapper_TextDelta(b *testing.B) {
+	m := NewMapper("m")
+	buf := m.Map(nil, agentloop.TurnStart{Turn: 1}, nil)
+	item := agentloop.TextDelta{Text: "word "}
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = m.Map(buf[:0], item, nil)
+	}
+}
+
+// BenchmarkHandler_TextRun runs a whole request through the handler: a
+// scripted model answering with deltas text deltas. The reported ns/delta
+// and allocs/delta include decoding, the loop, mapping and SSE writing.
+func BenchmarkHandler_TextRun(b *testing.B) {
+	const deltas = 1000
+	text := strings.Repeat("word ", deltas)
+	model := simtest.NewFuncModel(func(*agentloop.Request) ([]simtest.Step, error) {
+		return []simtest.Step{simtest.Text(text)}, nil
+	})
+	h := &Handler{Agent: &agentloop.Agent{Model: model}, NewMessageID: func() string { return "m" }}
+	body := userBody("hi")
+	b.ReportAllocs()
+	for b.Loop() {
+		w := &discardResponse{h: http.Header{}}
+		r, _ := http.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body))
+		h.ServeHTTP(w, r)
+		if w.bytes < deltas*40 {
+			b.Fatalf("only %d bytes written", w.bytes)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*deltas), "ns/delta")
+}
