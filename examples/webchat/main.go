@@ -1,0 +1,153 @@
+// Command webchat serves an agent to web chat front ends that speak the
+// Vercel AI SDK UI message stream (useChat, assistant-ui).
+//
+//	go run ./examples/webchat                       # built-in demo script on 127.0.0.1:8080
+//	go run ./examples/webchat -addr :9000           # another address
+//	go run ./examples/webchat -script turns.json    # a scripted model (simtest JSON format)
+//	go run ./examples/webchat -model llama3.2       # a real model (Ollama), when built in
+//	go run ./examples/webchat -store                # the server's history is authoritative
+//
+// It serves POST /api/chat (the useChat route) and a page at /. The agent
+// has backend tools get_weather ({"city"} → a made-up, deterministic
+// forecast), add ({"a","b"} → {"sum"}) and delete_record ({"id"}, which
+// needs the user's approval); tools the page sends in the request body run
+// in the browser. Without -script and -model, a built-in demo script goes
+// through a backend tool, the page's create_record form tool, an approval
+// and a final answer.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/simtest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "webchat:", err)
+		os.Exit(1)
+	}
+}
+
+// config is what the flags set.
+type config struct {
+	addr   string
+	script string
+	model  string
+	store  bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("webchat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg config
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&cfg.script, "script", "", "use a scripted model from this simtest JSON file")
+	fs.StringVar(&cfg.model, "model", "", "use this real model (Ollama)")
+	fs.BoolVar(&cfg.store, "store", false, "keep each chat's history on the server (in memory) and refuse requests that edit it")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if cfg.script != "" && cfg.model != "" {
+		return cfg, errors.New("-script and -model exclude each other")
+	}
+	return cfg, nil
+}
+
+// run serves until ctx is done. ready, if not nil, gets the listening
+// address once the server accepts connections.
+func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- string) error {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	handler, describe, err := newServer(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "webchat: %s\nwebchat: serving http://%s (POST /api/chat)\n", describe, ln.Addr())
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// newServer builds the HTTP handler for cfg and says which model it uses.
+func newServer(cfg config) (http.Handler, string, error) {
+	model, describe, err := chooseModel(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	tools, err := backendTools()
+	if err != nil {
+		return nil, "", err
+	}
+	agent := &agentloop.Agent{
+		Model: model,
+		System: "You are the agentloop web chat demo. Use the tools when they help. " +
+			"create_record shows the user a form in the browser; delete_record needs the user's approval.",
+		Tools:    tools,
+		MaxTurns: 8,
+	}
+	chat := &aisdk.Handler{Agent: agent}
+	if cfg.store {
+		chat.Store = aisdk.NewMemoryStore()
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/api/chat", chat)
+	mux.Handle("/", pageHandler())
+	return mux, describe, nil
+}
+
+// chooseModel returns the model the flags ask for.
+func chooseModel(cfg config) (agentloop.Model, string, error) {
+	switch {
+	case cfg.script != "":
+		turns, err := simtest.LoadScript(cfg.script)
+		if err != nil {
+			return nil, "", err
+		}
+		return simtest.NewModel(turns...), fmt.Sprintf("scripted model from %s (%d turns, for the whole server)", cfg.script, len(turns)), nil
+	case cfg.model != "":
+		return realModel(cfg.model)
+	}
+	return demoModel(), "built-in demo script (" + strings.Join([]string{"get_weather", "create_record", "delete_record approval", "answer"}, " → ") + ")", nil
+}

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/agentloop/agentloop/aisdk"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// browser is a minimal useChat for these tests: it posts the messages and
+// applies the streamed chunks to the assistant message.
+type browser struct {
+	t     *testing.T
+	url   string
+	msgs  []aisdk.UIMessage
+	tools map[string]any
+}
+
+func (b *browser) post() (finish string, types []string) {
+	b.t.Helper()
+	body := map[string]any{"id": "chat-1", "messages": b.msgs, "trigger": "submit-message", "tools": b.tools}
+	last := b.msgs[len(b.msgs)-1]
+	if last.Role == "assistant" {
+		body["messageId"] = last.ID
+	}
+	data, _ := json.Marshal(body)
+	resp, err := http.Post(b.url+"/api/chat", "application/json", bytes.NewReader(data))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(resp.Body)
+		b.t.Fatalf("status %d: %s", resp.StatusCode, raw)
+	}
+	if last.Role != "assistant" {
+		b.msgs = append(b.msgs, aisdk.UIMessage{Role: "assistant", Parts: []aisdk.UIPart{}})
+	}
+	m := &b.msgs[len(b.msgs)-1]
+	text := map[string]int{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || line == "[DONE]" {
+			continue
+		}
+		c, err := aisdk.ParseChunk([]byte(line))
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		types = append(types, c.ChunkType())
+		find := func(id string) *aisdk.UIPart {
+			for i := range m.Parts {
+				if m.Parts[i].ToolCallID == id {
+					return &m.Parts[i]
+				}
+			}
+			b.t.Fatalf("chunk %s for unknown call %q", line, id)
+			return nil
+		}
+		switch v := c.(type) {
+		case aisdk.StartChunk:
+			m.ID = v.MessageID
+		case aisdk.StartStepChunk:
+			m.Parts = append(m.Parts, aisdk.UIPart{Type: "step-start"})
+		case aisdk.TextStartChunk:
+			text[v.ID] = len(m.Parts)
+			m.Parts = append(m.Parts, aisdk.UIPart{Type: "text"})
+		case aisdk.TextDeltaChunk:
+			m.Parts[text[v.ID]].Text += v.Delta
+		case aisdk.ToolInputStartChunk:
+			m.Parts = append(m.Parts, aisdk.UIPart{Type: "tool-" + v.ToolName, ToolCallID: v.ToolCallID, State: aisdk.StateInputStreaming})
+		case aisdk.ToolInputAvailableChunk:
+			p := find(v.ToolCallID)
+			p.State, p.Input = aisdk.StateInputAvailable, v.Input
+		case aisdk.ToolApprovalRequestChunk:
+			p := find(v.ToolCallID)
+			p.State, p.Approval = aisdk.StateApprovalRequested, &aisdk.UIApproval{ID: v.ApprovalID}
+		case aisdk.ToolOutputAvailableChunk:
+			p := find(v.ToolCallID)
+			p.State, p.Output = aisdk.StateOutputAvailable, v.Output
+		case aisdk.ToolOutputErrorChunk:
+			p := find(v.ToolCallID)
+			p.State, p.ErrorText = aisdk.StateOutputError, v.ErrorText
+		case aisdk.ToolOutputDeniedChunk:
+			find(v.ToolCallID).State = aisdk.StateOutputDenied
+		case aisdk.FinishChunk:
+			finish = v.FinishReason
+		case aisdk.ErrorChunk:
+			b.t.Fatalf("error chunk: %s", v.ErrorText)
+		}
+	}
+	return finish, types
+}
+
+func (b *browser) part(toolType string) *aisdk.UIPart {
+	m := &b.msgs[len(b.msgs)-1]
+	for i := range m.Parts {
+		if m.Parts[i].Type == toolType {
+			return &m.Parts[i]
+		}
+	}
+	b.t.Fatalf("no %s part in %+v", toolType, m.Parts)
+	return nil
+}
+
+func TestDemo_GoesThroughBackendToolFormApprovalAndAnswer(t *testing.T) {
+	for _, approve := range []bool{true, false} {
+		t.Run(fmt.Sprint("approve=", approve), func(t *testing.T) {
+			h, _, err := newServer(config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			b := &browser{t: t, url: srv.URL, tools: map[string]any{
+				"create_record": map[string]any{"description": "Show a form.", "parameters": map[string]any{
+					"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}, "email": map[string]any{"type": "string"}},
+					"required": []string{"name", "email"},
+				}},
+			}}
+			b.msgs = []aisdk.UIMessage{{ID: "u1", Role: "user", Parts: []aisdk.UIPart{{Type: "text", Text: "What's the weather in Oslo and 2 + 3?"}}}}
+
+			finish, _ := b.post()
+			if finish != "tool-calls" || b.part("tool-get_weather").State != aisdk.StateOutputAvailable || b.part("tool-add").State != aisdk.StateOutputAvailable {
+				t.Fatalf("POST 1: finish %q, parts %+v", finish, b.msgs[1].Parts)
+			}
+			form := b.part("tool-create_record")
+			if form.State != aisdk.StateInputAvailable || !strings.Contains(string(form.Input), "Ada Lovelace") {
+				t.Fatalf("form part %+v", form)
+			}
+			form.State, form.Output = aisdk.StateOutputAvailable, json.RawMessage(`{"id":7,"name":"Ada Lovelace"}`)
+
+			finish, _ = b.post()
+			del := b.part("tool-delete_record")
+			if finish != "tool-calls" || del.State != aisdk.StateApprovalRequested {
+				t.Fatalf("POST 2: finish %q, delete part %+v", finish, del)
+			}
+			del.State, del.Approval.Approved = aisdk.StateApprovalResponded, &approve
+
+			finish, types := b.post()
+			if finish != "stop" || types[1] != map[bool]string{true: "tool-output-available", false: "tool-output-denied"}[approve] {
+				t.Fatalf("POST 3: finish %q, chunks %v", finish, types)
+			}
+			answer := b.msgs[1].Parts[len(b.msgs[1].Parts)-1].Text
+			for _, want := range []string{"The weather in Oslo", "The sum: {\"sum\":5}", `"id":7`, map[bool]string{true: "Record 42 is deleted", false: "You denied"}[approve]} {
+				if !strings.Contains(answer, want) {
+					t.Errorf("answer %q lacks %q", answer, want)
+				}
+			}
+			if len(b.msgs) != 2 {
+				t.Errorf("%d messages; the continuations must extend one assistant message", len(b.msgs))
+			}
+		})
+	}
+}
+
+func TestDemo_WithoutThePageToolSkipsTheForm(t *testing.T) {
+	h, _, err := newServer(config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	b := &browser{t: t, url: srv.URL}
+	b.msgs = []aisdk.UIMessage{{ID: "u1", Role: "user", Parts: []aisdk.UIPart{{Type: "text", Text: "hi"}}}}
+	if finish, _ := b.post(); finish != "tool-calls" || b.part("tool-delete_record").State != aisdk.StateApprovalRequested {
+		t.Fatalf("finish %q, parts %+v", finish, b.msgs[1].Parts)
+	}
+}
+
+func TestWeather_IsDeterministic(t *testing.T) {
+	a, _ := weather(context.Background(), weatherArgs{City: "Paris"})
+	b, _ := weather(context.Background(), weatherArgs{City: "paris "})
+	if a.Conditions != b.Conditions || a.HighC != b.HighC || a.LowC >= a.HighC {
+		t.Errorf("%+v vs %+v", a, b)
+	}
+	if _, err := weather(context.Background(), weatherArgs{}); err == nil {
+		t.Error("empty city accepted")
+	}
+}
+
+func TestRun_ServesAScriptAndStopsWithTheContext(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(script, []byte(`{"turns":[{"reply":[{"text":"Scripted hello."}]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	var logs bytes.Buffer
+	go func() { errc <- run(ctx, []string{"-addr", "127.0.0.1:0", "-script", script}, &logs, ready) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-errc:
+		t.Fatal(err)
+	}
+	resp, err := http.Post("http://"+addr+"/api/chat", "application/json", strings.NewReader(`{"id":"c","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"hi"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"delta":"hello."`) {
+		t.Errorf("body %s", body)
+	}
+	page, err := http.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Body.Close()
+	if page.StatusCode != http.StatusOK {
+		t.Errorf("page status %d", page.StatusCode)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Errorf("run: %v", err)
+	}
+	if !strings.Contains(logs.String(), "scripted model from") {
+		t.Errorf("logs %q", logs.String())
+	}
+}
+
+func TestFlags_RejectBadCombinations(t *testing.T) {
+	for _, args := range [][]string{{"-script", "a", "-model", "b"}, {"extra"}} {
+		if _, err := parseFlags(args, io.Discard); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+	if _, _, err := newServer(config{script: "/does/not/exist.json"}); err == nil {
+		t.Error("a missing script was accepted")
+	}
+}
