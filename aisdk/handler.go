@@ -61,7 +61,8 @@ type Handler struct {
 	// Store, when set, makes the stored history authoritative: the
 	// request's messages are checked with [Reconcile] (a mismatch is a
 	// 409) and the run starts from the stored history plus what the client
-	// may add. After the run the store gets the run's history (from its
+	// may add. A "regenerate-message" request first drops the stored
+	// answer it regenerates ([ForRegenerate]). After the run the store gets the run's history (from its
 	// Final or Pending item, or the history its error carries) before the
 	// response's last chunk is written. Requests need a chat id, and one
 	// chat serves one request at a time (409 otherwise).
@@ -186,6 +187,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			writeJSONError(w, http.StatusInternalServerError, fmt.Sprintf("loading chat %q: %v", req.ID, err))
 			return
+		}
+		if req.Trigger == "regenerate-message" {
+			stored = ForRegenerate(stored, history)
 		}
 		history, err = Reconcile(stored, history)
 		if err != nil {

@@ -190,6 +190,28 @@ func Reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 	return out, nil
 }
 
+// ForRegenerate returns the part of stored that a regenerate request keeps:
+// everything up to and including the stored user message that is the
+// posted history's last user message (counted from the start), so the
+// answer after it can be produced again. When stored has fewer user
+// messages, it is returned unchanged.
+func ForRegenerate(stored, posted agentloop.History) agentloop.History {
+	n := countRole(posted, agentloop.RoleUser)
+	if n == 0 {
+		return stored
+	}
+	seen := 0
+	for i, m := range stored {
+		if m.Role == agentloop.RoleUser {
+			seen++
+			if seen == n {
+				return stored[:i+1]
+			}
+		}
+	}
+	return stored
+}
+
 // ToHistoryOf returns h as a client would post it back: FromHistory, then
 // ToHistory. It is how [Reconcile] puts the stored history in the same form
 // as a posted one.

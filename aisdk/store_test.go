@@ -265,3 +265,29 @@ func TestReconcile(t *testing.T) {
 		}
 	})
 }
+
+func TestStore_RegenerateDropsTheStoredAnswer(t *testing.T) {
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("First answer.")}},
+		simtest.Turn{Expect: simtest.Expect{User: "hi"}, Reply: []simtest.Step{simtest.Text("Second answer.")}},
+	)
+	h := newHandler(model)
+	h.Store = NewMemoryStore()
+	if types := typesOf(parseStream(t, postRaw(t, h, userBody("hi")).Body.String())); types[len(types)-1] != "finish" {
+		t.Fatalf("first answer: %v", types)
+	}
+	// Chat.regenerate() drops the assistant message and posts the rest.
+	body := strings.Replace(userBody("hi"), "submit-message", "regenerate-message", 1)
+	rec := postRaw(t, h, body)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("regenerate: %d %s", rec.Code, rec.Body.String())
+	}
+	stored, _ := h.Store.Load(context.Background(), "chat-1")
+	if len(stored) != 2 || stored[1].Text() != "Second answer." {
+		t.Errorf("stored after regenerate: %+v", stored)
+	}
+	// Without the regenerate trigger the same body drops stored content: 409.
+	if rec := postRaw(t, h, userBody("hi")); rec.Code != http.StatusConflict {
+		t.Errorf("submit without the answer: %d %s", rec.Code, rec.Body.String())
+	}
+}
