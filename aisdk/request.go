@@ -166,25 +166,15 @@ func (p UIPart) ToolNameOf() string {
 
 type uiPartFields UIPart
 
-var uiPartKeys = func() map[string]bool {
-	keys := map[string]bool{}
-	var probe map[string]json.RawMessage
-	full := uiPartFields{
-		Type: "x", Text: "x", State: "x", ID: "x", Citations: json.RawMessage(`1`), Kind: "x",
-		SourceID: "x", URL: "x", Title: "x", MediaType: "x", Filename: "x", ProviderReference: map[string]string{"x": "x"},
-		ToolCallID: "x", ToolName: "x", Input: json.RawMessage(`1`), Output: json.RawMessage(`1`), ErrorText: "x",
-		RawInput: json.RawMessage(`1`), InputEncoding: "x", ProviderExecuted: new(bool), Preliminary: new(bool),
-		Dynamic: new(bool), Approval: &UIApproval{}, ToolMetadata: json.RawMessage(`1`),
-		CallProviderMetadata: json.RawMessage(`1`), ResultProviderMetadata: json.RawMessage(`1`),
-		Data: json.RawMessage(`1`), Parts: []UIPart{{Type: "x"}}, ProviderMetadata: json.RawMessage(`1`),
-	}
-	b, _ := json.Marshal(full)
-	_ = json.Unmarshal(b, &probe)
-	for k := range probe {
-		keys[k] = true
-	}
-	return keys
-}()
+// uiPartKeys are the JSON keys of UIPart's fields.
+var uiPartKeys = map[string]bool{
+	"type": true, "text": true, "state": true, "id": true, "citations": true, "kind": true,
+	"sourceId": true, "url": true, "title": true, "mediaType": true, "filename": true, "providerReference": true,
+	"toolCallId": true, "toolName": true, "input": true, "output": true, "errorText": true, "rawInput": true,
+	"inputEncoding": true, "providerExecuted": true, "preliminary": true, "dynamic": true, "approval": true,
+	"toolMetadata": true, "callProviderMetadata": true, "resultProviderMetadata": true, "data": true,
+	"parts": true, "providerMetadata": true,
+}
 
 // UnmarshalJSON decodes a part, keeping unknown keys in Extra. A JSON null
 // for "input", "output" or "data" is kept as null (it differs from absent).
@@ -216,21 +206,44 @@ func (p UIPart) MarshalJSON() ([]byte, error) {
 	if err != nil || len(p.Extra) == 0 {
 		return b, err
 	}
-	keys := make([]string, 0, len(p.Extra))
-	for k := range p.Extra {
-		if !uiPartKeys[k] {
+	return mergeExtra(b, p.Extra, uiPartKeys)
+}
+
+type chatRequestFields ChatRequest
+
+// MarshalJSON encodes the request as a client would send it, with the
+// Extra keys at the top level (they never override a field).
+func (r ChatRequest) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(chatRequestFields(r))
+	if err != nil || len(r.Extra) == 0 {
+		return b, err
+	}
+	return mergeExtra(b, r.Extra, knownBodyKeys)
+}
+
+// mergeExtra appends the keys of extra that known does not list to the JSON
+// object b, in sorted order.
+func mergeExtra(b []byte, extra map[string]json.RawMessage, known map[string]bool) ([]byte, error) {
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		if !known[k] {
 			keys = append(keys, k)
 		}
+	}
+	if len(keys) == 0 {
+		return b, nil
 	}
 	sort.Strings(keys)
 	var buf bytes.Buffer
 	buf.Write(b[:len(b)-1])
-	for _, k := range keys {
-		v := p.Extra[k]
+	for i, k := range keys {
+		v := extra[k]
 		if !json.Valid(v) {
-			return nil, fmt.Errorf("aisdk: part extra key %q is not valid JSON", k)
+			return nil, fmt.Errorf("aisdk: extra key %q is not valid JSON", k)
 		}
-		buf.WriteByte(',')
+		if i > 0 || len(b) > 2 {
+			buf.WriteByte(',')
+		}
 		appendString(&buf, k)
 		buf.WriteByte(':')
 		buf.Write(v)

@@ -174,3 +174,18 @@ func TestDecodeRequest_Limits(t *testing.T) {
 		t.Errorf("no limits: %v", err)
 	}
 }
+
+func TestChatRequest_MarshalJSONPutsExtraAtTheTop(t *testing.T) {
+	req := decode(t, `{"id":"c","userId":"u-7","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"hi"}]}],"trigger":"submit-message"}`)
+	b, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := decode(t, string(b))
+	if diff := cmp.Diff(req, back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(string(b), `"userId":"u-7"`) {
+		t.Errorf("marshalled %s", b)
+	}
+}

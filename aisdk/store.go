@@ -75,8 +75,9 @@ var ErrConflict = errors.New("the request does not match the stored chat")
 // Reconcile checks the messages a client posted against the stored history
 // of the chat and returns the history to run: stored, plus what the client
 // may add. The client may add a last user message, results for the client
-// tool calls that are pending at the end of stored, and approval decisions
-// for the calls there that await approval. Everything else it sends must
+// tool calls that are pending at the end of stored, approval decisions for
+// the calls there that await approval, and error results for those (a
+// declined call). Everything else it sends must
 // agree with stored (tool outputs and arguments are compared as JSON
 // values); it may leave out stored content (results it never received, the
 // tail of a response it was cut off from, a shortened last text), which is
@@ -129,7 +130,10 @@ func Reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 		c, isPending := pending[f.id]
 		switch {
 		case f.kind == factResult && isPending:
-			if needsApproval[c.ID] {
+			// An error result for a call that awaits approval declines it
+			// (assistant-ui cancels pending calls that way when the user
+			// sends a new message); any other result would be forged.
+			if needsApproval[c.ID] && !f.result.IsError {
 				return nil, fmt.Errorf("%w: a result for tool call %q (%s), which awaits approval: only the server runs it", ErrConflict, c.ID, c.Name)
 			}
 			results = append(results, *f.result)

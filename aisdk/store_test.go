@@ -291,3 +291,23 @@ func TestStore_RegenerateDropsTheStoredAnswer(t *testing.T) {
 		t.Errorf("submit without the answer: %d %s", rec.Code, rec.Body.String())
 	}
 }
+
+// assistant-ui answers calls still pending when the user sends a new
+// message with output-error; that declines them, approval or not.
+func TestStore_NewMessageMayDeclinePendingCalls(t *testing.T) {
+	ch, _, _, runs := storeChat(t, firstTurn(),
+		simtest.Turn{Expect: simtest.Expect{User: "never mind", ToolResults: map[string]string{"f": "User cancelled", "d": "User cancelled"}}, Reply: []simtest.Step{simtest.Text("OK.")}},
+	)
+	for _, id := range []string{"f", "d"} {
+		p := partByID(ch.last(), id)
+		p.State, p.ErrorText = StateOutputError, "User cancelled tool call by sending a new message."
+	}
+	ch.say("u2", "never mind")
+	client, code, raw := ch.post("")
+	if code != http.StatusOK || client.finish != "stop" {
+		t.Fatalf("%d %q\n%s", code, client.finish, raw)
+	}
+	if runs.Load() != 0 {
+		t.Errorf("the declined tool ran %d times", runs.Load())
+	}
+}
