@@ -3,6 +3,7 @@ package aisdk
 import (
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -70,6 +71,8 @@ func BenchmarkHandler_TextRun(b *testing.B) {
 	})
 	h := &Handler{Agent: &agentloop.Agent{Model: model}, NewMessageID: func() string { return "m" }}
 	body := userBody("hi")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	b.ReportAllocs()
 	for b.Loop() {
 		w := &discardResponse{h: http.Header{}}
@@ -79,5 +82,7 @@ func BenchmarkHandler_TextRun(b *testing.B) {
 			b.Fatalf("only %d bytes written", w.bytes)
 		}
 	}
+	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*deltas), "ns/delta")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*deltas), "allocs/delta")
 }

@@ -119,9 +119,10 @@ func (b *browser) part(toolType string) *aisdk.UIPart {
 }
 
 func TestDemo_GoesThroughBackendToolFormApprovalAndAnswer(t *testing.T) {
-	for _, approve := range []bool{true, false} {
-		t.Run(fmt.Sprint("approve=", approve), func(t *testing.T) {
-			h, _, err := newServer(config{})
+	for _, tc := range []struct{ approve, store bool }{{true, false}, {false, false}, {true, true}} {
+		approve := tc.approve
+		t.Run(fmt.Sprintf("approve=%v,store=%v", tc.approve, tc.store), func(t *testing.T) {
+			h, _, err := newServer(config{store: tc.store})
 			if err != nil {
 				t.Fatal(err)
 			}
