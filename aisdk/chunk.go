@@ -264,38 +264,95 @@ const (
 	FinishOther         = "other"
 )
 
-// ChunkType implementations.
+// ChunkType returns "start".
+func (StartChunk) ChunkType() string { return "start" }
 
-func (StartChunk) ChunkType() string                { return "start" }
-func (StartStepChunk) ChunkType() string            { return "start-step" }
-func (FinishStepChunk) ChunkType() string           { return "finish-step" }
-func (ResetStepChunk) ChunkType() string            { return "reset-step" }
-func (TextStartChunk) ChunkType() string            { return "text-start" }
-func (TextDeltaChunk) ChunkType() string            { return "text-delta" }
-func (TextEndChunk) ChunkType() string              { return "text-end" }
-func (ReasoningStartChunk) ChunkType() string       { return "reasoning-start" }
-func (ReasoningDeltaChunk) ChunkType() string       { return "reasoning-delta" }
-func (ReasoningEndChunk) ChunkType() string         { return "reasoning-end" }
-func (ErrorChunk) ChunkType() string                { return "error" }
-func (ToolInputStartChunk) ChunkType() string       { return "tool-input-start" }
-func (ToolInputDeltaChunk) ChunkType() string       { return "tool-input-delta" }
-func (ToolInputAvailableChunk) ChunkType() string   { return "tool-input-available" }
-func (ToolInputErrorChunk) ChunkType() string       { return "tool-input-error" }
-func (ToolApprovalRequestChunk) ChunkType() string  { return "tool-approval-request" }
+// ChunkType returns "start-step".
+func (StartStepChunk) ChunkType() string { return "start-step" }
+
+// ChunkType returns "finish-step".
+func (FinishStepChunk) ChunkType() string { return "finish-step" }
+
+// ChunkType returns "reset-step".
+func (ResetStepChunk) ChunkType() string { return "reset-step" }
+
+// ChunkType returns "text-start".
+func (TextStartChunk) ChunkType() string { return "text-start" }
+
+// ChunkType returns "text-delta".
+func (TextDeltaChunk) ChunkType() string { return "text-delta" }
+
+// ChunkType returns "text-end".
+func (TextEndChunk) ChunkType() string { return "text-end" }
+
+// ChunkType returns "reasoning-start".
+func (ReasoningStartChunk) ChunkType() string { return "reasoning-start" }
+
+// ChunkType returns "reasoning-delta".
+func (ReasoningDeltaChunk) ChunkType() string { return "reasoning-delta" }
+
+// ChunkType returns "reasoning-end".
+func (ReasoningEndChunk) ChunkType() string { return "reasoning-end" }
+
+// ChunkType returns "error".
+func (ErrorChunk) ChunkType() string { return "error" }
+
+// ChunkType returns "tool-input-start".
+func (ToolInputStartChunk) ChunkType() string { return "tool-input-start" }
+
+// ChunkType returns "tool-input-delta".
+func (ToolInputDeltaChunk) ChunkType() string { return "tool-input-delta" }
+
+// ChunkType returns "tool-input-available".
+func (ToolInputAvailableChunk) ChunkType() string { return "tool-input-available" }
+
+// ChunkType returns "tool-input-error".
+func (ToolInputErrorChunk) ChunkType() string { return "tool-input-error" }
+
+// ChunkType returns "tool-approval-request".
+func (ToolApprovalRequestChunk) ChunkType() string { return "tool-approval-request" }
+
+// ChunkType returns "tool-approval-response".
 func (ToolApprovalResponseChunk) ChunkType() string { return "tool-approval-response" }
-func (ToolOutputAvailableChunk) ChunkType() string  { return "tool-output-available" }
-func (ToolOutputErrorChunk) ChunkType() string      { return "tool-output-error" }
-func (ToolOutputDeniedChunk) ChunkType() string     { return "tool-output-denied" }
-func (SourceURLChunk) ChunkType() string            { return "source-url" }
-func (SourceDocumentChunk) ChunkType() string       { return "source-document" }
-func (FileChunk) ChunkType() string                 { return "file" }
-func (ReasoningFileChunk) ChunkType() string        { return "reasoning-file" }
-func (CustomChunk) ChunkType() string               { return "custom" }
-func (SteeringMessageChunk) ChunkType() string      { return "steering-message" }
-func (c DataChunk) ChunkType() string               { return "data-" + c.Name }
-func (FinishChunk) ChunkType() string               { return "finish" }
-func (AbortChunk) ChunkType() string                { return "abort" }
-func (MessageMetadataChunk) ChunkType() string      { return "message-metadata" }
+
+// ChunkType returns "tool-output-available".
+func (ToolOutputAvailableChunk) ChunkType() string { return "tool-output-available" }
+
+// ChunkType returns "tool-output-error".
+func (ToolOutputErrorChunk) ChunkType() string { return "tool-output-error" }
+
+// ChunkType returns "tool-output-denied".
+func (ToolOutputDeniedChunk) ChunkType() string { return "tool-output-denied" }
+
+// ChunkType returns "source-url".
+func (SourceURLChunk) ChunkType() string { return "source-url" }
+
+// ChunkType returns "source-document".
+func (SourceDocumentChunk) ChunkType() string { return "source-document" }
+
+// ChunkType returns "file".
+func (FileChunk) ChunkType() string { return "file" }
+
+// ChunkType returns "reasoning-file".
+func (ReasoningFileChunk) ChunkType() string { return "reasoning-file" }
+
+// ChunkType returns "custom".
+func (CustomChunk) ChunkType() string { return "custom" }
+
+// ChunkType returns "steering-message".
+func (SteeringMessageChunk) ChunkType() string { return "steering-message" }
+
+// ChunkType returns "data-" followed by the chunk's Name.
+func (c DataChunk) ChunkType() string { return "data-" + c.Name }
+
+// ChunkType returns "finish".
+func (FinishChunk) ChunkType() string { return "finish" }
+
+// ChunkType returns "abort".
+func (AbortChunk) ChunkType() string { return "abort" }
+
+// ChunkType returns "message-metadata".
+func (MessageMetadataChunk) ChunkType() string { return "message-metadata" }
 
 func validFinishReason(r string) bool {
 	switch r {

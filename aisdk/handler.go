@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +39,10 @@ const (
 // "callSettings" only with AllowClientSettings. A continuation (the last
 // posted message is an assistant message) reuses that message's id in the
 // start chunk. When the client goes away the run is cancelled.
+//
+// A GET whose path ends in "/stream" (useChat's resume request, when the
+// handler is also mounted at "{api}/") gets 204 No Content: streams are not
+// kept for resumption.
 //
 // Errors before the stream starts are JSON bodies {"error": "…"}: 405 for a
 // method other than POST, 413 for a body over MaxBodyBytes, 400 for a body
@@ -118,6 +123,12 @@ var toolNameRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // ServeHTTP serves one chat request; see [Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/stream") {
+		// useChat's resume request (GET {api}/{chatId}/stream): streams are
+		// not kept for resumption, so there is never an active one.
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeJSONError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed; POST the chat request", r.Method))

@@ -464,6 +464,14 @@ func TestHandler_RejectsBadRequests(t *testing.T) {
 	}
 }
 
+func TestHandler_ResumeRequestGetsNoContent(t *testing.T) {
+	rec := httptest.NewRecorder()
+	newHandler(simtest.NewModel()).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/chat/chat-1/stream", nil))
+	if rec.Code != http.StatusNoContent {
+		t.Errorf("status %d", rec.Code)
+	}
+}
+
 func TestHandler_PrepareCustomisesOrRefuses(t *testing.T) {
 	model := simtest.NewModel(simtest.Turn{Expect: simtest.Expect{Tools: []string{"get_weather"}}, Reply: []simtest.Step{simtest.Text("ok")}})
 	h := newHandler(model)

@@ -133,6 +133,7 @@ func newServer(cfg config) (http.Handler, string, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/chat", chat)
+	mux.Handle("/api/chat/", chat) // useChat's resume request: GET /api/chat/{id}/stream
 	mux.Handle("/", pageHandler())
 	return mux, describe, nil
 }
