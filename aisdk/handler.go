@@ -90,8 +90,9 @@ type Handler struct {
 
 	// AllowClientSystem lets the client set the system prompt: the body's
 	// "system" replaces the agent's for the run, and system messages in
-	// "messages" are kept. Off by default, because the client is not
-	// trusted: without it both are ignored.
+	// "messages" are kept (without a Store; with one they are always
+	// dropped, since they are not part of the stored chat). Off by default,
+	// because the client is not trusted: without it both are ignored.
 	AllowClientSystem bool
 	// AllowClientSettings lets the body's "callSettings" (maxTokens,
 	// temperature, topP, seed) replace the agent's settings for the run.
@@ -154,7 +155,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	msgs := req.Messages
-	if !h.AllowClientSystem {
+	if !h.AllowClientSystem || h.Store != nil {
 		msgs = withoutSystem(msgs)
 	}
 	history, err := ToHistory(msgs)
