@@ -516,3 +516,39 @@ func TestHandler_ClientSystemOnlyWhenAllowed(t *testing.T) {
 		}
 	}
 }
+
+// A provider's reasoning signature goes to the client in providerMetadata
+// and comes back with the next POST, so a stateless continuation sends it
+// to the model unchanged.
+func TestHandler_ReasoningSignatureSurvivesTheRoundTrip(t *testing.T) {
+	form, err := agentloop.NewClientTool("form", "A form.", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Reasoning("Need the form."), simtest.Signature("sig-123"), simtest.Call("c1", "form", nil)}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Thanks.")}},
+	)
+	ch := &chat{t: t, url: newServer(t, newHandler(model, form)).URL, id: "c"}
+	ch.say("u1", "go")
+	ch.post("")
+	p := partByID(ch.last(), "c1")
+	p.State, p.Output = StateOutputAvailable, json.RawMessage(`"filled"`)
+	// Through JSON, as the browser keeps it.
+	b, _ := json.Marshal(ch.msgs)
+	ch.msgs = nil
+	if err := json.Unmarshal(b, &ch.msgs); err != nil {
+		t.Fatal(err)
+	}
+	if client, _, raw := ch.post(ch.last().ID); client.finish != "stop" {
+		t.Fatalf("POST 2:\n%s", raw)
+	}
+	msgs := model.Requests()[1].Messages
+	r := msgs[1].Parts[0]
+	if r.Type != agentloop.PartReasoning || r.Text != "Need the form." || r.Signature != "sig-123" {
+		t.Errorf("the model got reasoning part %+v", r)
+	}
+	if res := msgs[2].Parts[0].ToolResult; res == nil || res.Content != "filled" {
+		t.Errorf("the model got tool message %+v", msgs[2])
+	}
+}
