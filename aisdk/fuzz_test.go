@@ -3,7 +3,14 @@ package aisdk
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
 	"testing"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/simtest"
 )
 
 func fuzzSeeds(f *testing.F) {
@@ -95,4 +102,124 @@ func FuzzParseChunk(f *testing.F) {
 			t.Fatalf("re-encoded %s does not parse: %v", b, err)
 		}
 	})
+}
+
+// FuzzHandlerScripts runs scripted models built from the input through the
+// handler, playing useChat over several POSTs (answering client tools and
+// approvals), and checks every response the way the client would: each
+// chunk valid and in order, a finish or an error at the end, no response
+// that ends normally on a step the client would re-send by itself (the
+// re-POST loop), and no tool run without its approval. Inputs whose first
+// byte is 0x80 or more run with a chat store, so the client's echo of each
+// response must pass Reconcile.
+func FuzzHandlerScripts(f *testing.F) {
+	for _, s := range []string{"\x00", "\x02\xff\x00", "\x03", "\x04\x00", "\x01\x02\x03\x04\x05\xff\x00", "\x06", "\x02\xff\x02\xff\x02", "\x83\x04\xff\x04", "\x81\x02\x03\x04\xff\x03\x04"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 64 {
+			return
+		}
+		var turns []simtest.Turn
+		var steps []simtest.Step
+		for i, b := range data {
+			id := "c" + strconv.Itoa(i)
+			switch b % 8 {
+			case 0:
+				steps = append(steps, simtest.Text("some text"))
+			case 1:
+				steps = append(steps, simtest.Reasoning("a thought"))
+			case 2:
+				steps = append(steps, simtest.Call(id, "get_weather", map[string]string{"city": "Oslo"}))
+			case 3:
+				steps = append(steps, simtest.Call(id, "form", map[string]string{"name": "x"}))
+			case 4:
+				steps = append(steps, simtest.Call(id, "delete_record", map[string]int{"id": 1}))
+			case 5:
+				steps = append(steps, simtest.Call(id, "get_weather", `{"city":`))
+			case 6:
+				steps = append(steps, simtest.Fail("boom"))
+			case 7:
+				turns = append(turns, simtest.Turn{Reply: steps})
+				steps = nil
+			}
+		}
+		turns = append(turns, simtest.Turn{Reply: steps}, simtest.Turn{Reply: []simtest.Step{simtest.Text("done")}})
+		var runs atomic.Int32
+		form, _ := agentloop.NewClientTool("form", "A form.", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`))
+		h := newHandler(simtest.NewModel(turns...), weatherTool(t), deleteTool(t, &runs), form)
+		h.KeepAlive = -1
+		if len(data) > 0 && data[0] >= 0x80 {
+			h.Store = NewMemoryStore() // the echoed messages must pass Reconcile
+		}
+		// Play useChat: answer client calls and approvals, re-send while
+		// the client would, for a few rounds.
+		msgs := []UIMessage{{ID: "u1", Role: "user", Parts: []UIPart{{Type: "text", Text: "go"}}}}
+		approve := true
+		for round := 0; round < 4; round++ {
+			body, _ := json.Marshal(map[string]any{"id": "c", "messages": msgs, "trigger": "submit-message"})
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/chat", bytes.NewReader(body)))
+			if rec.Code != http.StatusOK {
+				t.Fatalf("round %d: status %d: %s", round, rec.Code, rec.Body.String())
+			}
+			chunks := parseStream(t, rec.Body.String())
+			if msgs[len(msgs)-1].Role != "assistant" {
+				msgs = append(msgs, UIMessage{Role: "assistant", Parts: []UIPart{}})
+			}
+			msg := &msgs[len(msgs)-1]
+			c := newUIClient(msg)
+			for _, ch := range chunks {
+				if err := c.apply(ch); err != nil {
+					t.Fatalf("round %d: client rejects the stream: %v\n%s", round, err, rec.Body.String())
+				}
+			}
+			if c.finish == "" && c.errorText == "" {
+				t.Fatalf("round %d: the response has neither finish nor error:\n%s", round, rec.Body.String())
+			}
+			if c.finish != "" && completeWithToolCalls(*msg) {
+				t.Fatalf("round %d: the response ends on a step the client would re-send:\n%s", round, rec.Body.String())
+			}
+			if c.errorText != "" {
+				// The user tries again after an error.
+				msgs = append(msgs, UIMessage{ID: "u" + strconv.Itoa(round+2), Role: "user", Parts: []UIPart{{Type: "text", Text: "again"}}})
+				continue
+			}
+			if c.finish != FinishToolCalls {
+				break
+			}
+			answered := false
+			for i := range msg.Parts {
+				p := &msg.Parts[i]
+				switch {
+				case p.Type == "tool-form" && p.State == StateInputAvailable:
+					p.State, p.Output = StateOutputAvailable, json.RawMessage(`{"ok":true}`)
+					answered = true
+				case p.State == StateApprovalRequested:
+					a := approve
+					approve = !approve
+					p.State, p.Approval.Approved = StateApprovalResponded, &a
+					answered = true
+				}
+			}
+			if !answered {
+				t.Fatalf("round %d: paused with nothing to answer:\n%s", round, rec.Body.String())
+			}
+		}
+		if int(runs.Load()) > countApproved(msgs) {
+			t.Fatalf("delete_record ran %d times with %d approvals", runs.Load(), countApproved(msgs))
+		}
+	})
+}
+
+func countApproved(msgs []UIMessage) int {
+	n := 0
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			if p.Approval != nil && p.Approval.Approved != nil && *p.Approval.Approved {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -67,7 +67,9 @@ type Handler struct {
 	// request's messages are checked with [Reconcile] (a mismatch is a
 	// 409) and the run starts from the stored history plus what the client
 	// may add. A "regenerate-message" request first drops the stored
-	// answer it regenerates ([ForRegenerate]). After the run the store gets the run's history (from its
+	// answer it regenerates ([ForRegenerate]), and an edit (a last user
+	// message named by "messageId") drops the stored messages from the
+	// edited one on ([ForEdit]). After the run the store gets the run's history (from its
 	// Final or Pending item, or the history its error carries) before the
 	// response's last chunk is written. Requests need a chat id, and one
 	// chat serves one request at a time (409 otherwise).
@@ -200,8 +202,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeJSONError(w, http.StatusInternalServerError, fmt.Sprintf("loading chat %q: %v", req.ID, err))
 			return
 		}
-		if req.Trigger == "regenerate-message" {
+		switch {
+		case req.Trigger == "regenerate-message":
 			stored = ForRegenerate(stored, history)
+		case req.MessageID != "" && len(history) > 0 && history[len(history)-1].Role == agentloop.RoleUser && history[len(history)-1].ID == req.MessageID:
+			stored = ForEdit(stored, req.MessageID)
 		}
 		history, err = Reconcile(stored, history)
 		if err != nil {

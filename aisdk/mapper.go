@@ -25,8 +25,9 @@ import (
 //
 // Calls to client tools are announced with tool-input-available (without
 // providerExecuted and without dynamic) once the run pauses for them, so
-// that a call the loop rejects (arguments that fail the tool's schema) gets
-// a tool-input-error instead and the front end never runs it.
+// that a call the loop rejects (arguments that fail the tool's schema), or
+// one left behind by a failed run, gets a tool-input-error instead and the
+// front end never runs it.
 //
 // A Mapper is used by one goroutine for one response; the zero value is not
 // usable, call [NewMapper].
@@ -47,6 +48,7 @@ type Mapper struct {
 	deltaCalls map[int]string                // this turn: delta index → call id, for started inputs
 	announced  map[string]bool               // call ids whose tool-input-start was sent
 	deferred   map[string]agentloop.ToolCall // client calls not yet announced
+	order      []string                      // their ids, in call order
 }
 
 // NewMapper returns a Mapper for a response that builds the assistant
@@ -134,6 +136,7 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 		dst = m.closeBlocks(dst)
 		if it.Client && !it.NeedsApproval {
 			m.deferred[it.Call.ID] = it.Call
+			m.order = append(m.order, it.Call.ID)
 			break
 		}
 		dst = append(dst, ToolInputAvailableChunk{ToolCallID: it.Call.ID, ToolName: it.Call.Name, Input: inputJSON(it.Call.Args)})
@@ -217,6 +220,14 @@ func (m *Mapper) fail(dst []Chunk, err error) []Chunk {
 	}
 	if text == "" {
 		text = "error"
+	}
+	// Client calls the run never got to hand over will not run: say so,
+	// so the front end neither runs them nor shows them as pending.
+	for _, id := range m.order {
+		if call, ok := m.deferred[id]; ok {
+			delete(m.deferred, id)
+			dst = append(dst, ToolInputErrorChunk{ToolCallID: id, ToolName: call.Name, Input: inputJSON(call.Args), ErrorText: "not run: " + text})
+		}
 	}
 	m.done = true
 	return append(dst, ErrorChunk{ErrorText: text})

@@ -274,6 +274,21 @@ func TestMapper_SpecSequences(t *testing.T) {
 			},
 		},
 		{
+			name: "a failed run answers the client calls it never handed over",
+			id:   "m",
+			pairs: []pair{
+				{item: agentloop.TurnStart{Turn: 1}},
+				{item: agentloop.ToolCallReady{Call: call("c", "form", `{"x":1}`), Client: true}},
+				{err: errors.New("model failed")},
+			},
+			want: []string{
+				`{"type":"start","messageId":"m"}`,
+				`{"type":"start-step"}`,
+				`{"type":"tool-input-error","toolCallId":"c","toolName":"form","input":{"x":1},"errorText":"not run: model failed"}`,
+				`{"type":"error","errorText":"model failed"}`,
+			},
+		},
+		{
 			name:  "a run that ends without a final item ends with an error",
 			id:    "",
 			pairs: []pair{{item: agentloop.TurnStart{Turn: 1}}},

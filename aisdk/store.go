@@ -26,45 +26,69 @@ type ChatStore interface {
 	Save(ctx context.Context, chatID string, h agentloop.History) error
 }
 
-// MemoryStore is a [ChatStore] in memory. It stores deep copies (through
-// the history's JSON form), so callers may keep using what they pass and
-// get. It is safe for concurrent use; the zero value is not, use
-// [NewMemoryStore].
+// MemoryStore is a [ChatStore] in memory. It stores deep copies, so
+// callers may keep using what they pass and get. It is safe for concurrent
+// use; the zero value is not, use [NewMemoryStore].
 type MemoryStore struct {
 	mu    sync.Mutex
-	chats map[string][]byte
+	chats map[string]agentloop.History
 }
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{chats: make(map[string][]byte)}
+	return &MemoryStore{chats: make(map[string]agentloop.History)}
 }
 
 // Load returns a copy of the chat's history (nil for an unknown chat).
 func (s *MemoryStore) Load(ctx context.Context, chatID string) (agentloop.History, error) {
 	s.mu.Lock()
-	data, ok := s.chats[chatID]
-	s.mu.Unlock()
-	if !ok {
-		return nil, nil
-	}
-	var h agentloop.History
-	if err := json.Unmarshal(data, &h); err != nil {
-		return nil, fmt.Errorf("aisdk: memory store: chat %q: %w", chatID, err)
-	}
-	return h, nil
+	defer s.mu.Unlock()
+	return deepCopy(s.chats[chatID]), nil
 }
 
 // Save stores a copy of h as the chat's history.
 func (s *MemoryStore) Save(ctx context.Context, chatID string, h agentloop.History) error {
-	data, err := json.Marshal(h)
-	if err != nil {
-		return fmt.Errorf("aisdk: memory store: chat %q: %w", chatID, err)
-	}
+	c := deepCopy(h)
 	s.mu.Lock()
-	s.chats[chatID] = data
+	s.chats[chatID] = c
 	s.mu.Unlock()
 	return nil
+}
+
+// deepCopy copies h down to the bytes. (It does not go through the
+// history's JSON form, which fails on a tool call whose arguments the model
+// wrote as invalid JSON.)
+func deepCopy(h agentloop.History) agentloop.History {
+	if h == nil {
+		return nil
+	}
+	out := make(agentloop.History, len(h))
+	for i, m := range h {
+		m.Parts = append([]agentloop.Part(nil), m.Parts...)
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			if p.ToolCall != nil {
+				c := *p.ToolCall
+				c.Args = append(json.RawMessage(nil), c.Args...)
+				p.ToolCall = &c
+			}
+			if p.ToolResult != nil {
+				r := *p.ToolResult
+				p.ToolResult = &r
+			}
+			if p.Approval != nil {
+				a := *p.Approval
+				p.Approval = &a
+			}
+			if p.File != nil {
+				f := *p.File
+				f.Data = append([]byte(nil), f.Data...)
+				p.File = &f
+			}
+		}
+		out[i] = m
+	}
+	return out
 }
 
 // ErrConflict is wrapped by the error of [Reconcile] when a request does not
@@ -74,15 +98,17 @@ var ErrConflict = errors.New("the request does not match the stored chat")
 
 // Reconcile checks the messages a client posted against the stored history
 // of the chat and returns the history to run: stored, plus what the client
-// may add. The client may add a last user message, results for the client
-// tool calls that are pending at the end of stored, approval decisions for
-// the calls there that await approval, and error results for those (a
-// declined call). Everything else it sends must
-// agree with stored (tool outputs and arguments are compared as JSON
-// values); it may leave out stored content (results it never received, the
-// tail of a response it was cut off from, a shortened last text), which is
-// then taken from stored. Anything else is an error wrapping [ErrConflict]
-// that names the first difference.
+// may add. The client may add a last user message (with an id that no
+// stored user message has), results for the client tool calls that are
+// pending at the end of stored, approval decisions for the calls there that
+// await approval, and error results for those (a declined call).
+// Everything else it sends must be in stored, in the same order (tool
+// outputs and arguments are compared as JSON values). It may lack stored
+// content (results and calls it never received, the end of a text it was
+// cut off from, messages it dropped), which stays as stored: the stored
+// history is what runs. A request that holds anything else (an edited or
+// injected message, a forged result, changed arguments) gets an error
+// wrapping [ErrConflict] that names the first difference.
 //
 // posted must come from [ToHistory].
 func Reconcile(stored, posted agentloop.History) (agentloop.History, error) {
@@ -121,6 +147,14 @@ func Reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 		}
 	}
 
+	if newUser != nil && newUser.ID != "" {
+		for _, m := range stored {
+			if m.Role == agentloop.RoleUser && m.ID == newUser.ID {
+				return nil, fmt.Errorf("%w: user message %q is already in the stored chat (an edit must name it in \"messageId\")", ErrConflict, newUser.ID)
+			}
+		}
+	}
+
 	// Results and decisions for pending calls are additions.
 	var results []agentloop.ToolResult
 	var approvals []agentloop.Approval
@@ -144,36 +178,28 @@ func Reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 		}
 	}
 
+	// Everything else must be in the stored chat, in order. The client may
+	// lack stored content: results and calls it never received (a response
+	// cut off, or a call still streaming when the run failed), or the end
+	// of a text.
 	sf := messageFacts(ToHistoryOf(stored))
-	tail := len(sf)
-	for i := len(sf) - 1; i >= 0; i-- {
-		if sf[i].kind == factUser {
-			break
-		}
-		tail = i
-	}
 	i := 0
 	for _, f := range kept {
-		for {
-			if i >= len(sf) {
-				return nil, fmt.Errorf("%w: %s is not in the stored chat", ErrConflict, f.describe())
-			}
-			s := sf[i]
-			if s.kind == f.kind && s.id == f.id && (s.value == f.value || (i >= tail && f.kind == factText && strings.HasPrefix(s.value, f.value))) {
-				i++
-				break
-			}
-			if s.kind == factResult || s.kind == factApproval || i >= tail {
-				i++ // the client may lack these
-				continue
-			}
-			return nil, fmt.Errorf("%w: %s differs from the stored chat (stored: %s)", ErrConflict, f.describe(), s.describe())
+		start := i
+		for i < len(sf) && !sameFact(sf[i], f) {
+			i++
 		}
-	}
-	for ; i < len(sf); i++ {
-		if s := sf[i]; s.kind != factResult && s.kind != factApproval && i < tail {
-			return nil, fmt.Errorf("%w: the request leaves out %s of the stored chat", ErrConflict, s.describe())
+		if i == len(sf) {
+			if f.id != "" {
+				for _, s := range sf[start:] {
+					if s.kind == f.kind && s.id == f.id {
+						return nil, fmt.Errorf("%w: %s differs from the stored one", ErrConflict, f.describe())
+					}
+				}
+			}
+			return nil, fmt.Errorf("%w: %s is not in the stored chat (edited, forged or out of order)", ErrConflict, f.describe())
 		}
+		i++
 	}
 
 	out := stored.Clone()
@@ -192,6 +218,21 @@ func Reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 		out = append(out, *newUser)
 	}
 	return out, nil
+}
+
+// ForEdit returns the part of stored that an edit of the user message
+// messageID keeps: everything before that message. When stored has no
+// user message with that id, it is returned unchanged.
+func ForEdit(stored agentloop.History, messageID string) agentloop.History {
+	if messageID == "" {
+		return stored
+	}
+	for i, m := range stored {
+		if m.Role == agentloop.RoleUser && m.ID == messageID {
+			return stored[:i]
+		}
+	}
+	return stored
 }
 
 // ForRegenerate returns the part of stored that a regenerate request keeps:
@@ -225,6 +266,25 @@ func ToHistoryOf(h agentloop.History) agentloop.History {
 		return h
 	}
 	return out
+}
+
+// sameFact reports whether a posted fact p agrees with a stored fact s: the
+// same value, or a prefix of a stored text (a response the client was cut
+// off from), or an error result for a call the stored chat has an error
+// result for (the texts differ: the client shows its own reason).
+func sameFact(s, p fact) bool {
+	if s.kind != p.kind || s.id != p.id {
+		return false
+	}
+	switch {
+	case s.value == p.value:
+		return true
+	case p.kind == factText:
+		return strings.HasPrefix(s.value, p.value)
+	case p.kind == factResult:
+		return s.result.IsError && p.result.IsError
+	}
+	return false
 }
 
 func lastAssistant(h agentloop.History) int {

@@ -29,6 +29,16 @@ func TestMemoryStore_StoresCopies(t *testing.T) {
 	if err != nil || got[0].Text() != "hi" {
 		t.Fatalf("Load = %v, %v", got, err)
 	}
+	// A call whose arguments the model wrote as invalid JSON is kept too
+	// (the history's JSON form cannot hold it).
+	bad := agentloop.History{{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{tc("c1", "x", `{"a":`)}}}
+	if err := s.Save(ctx, "bad", bad); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.Load(ctx, "bad")
+	if string(got[0].ToolCalls()[0].Args) != `{"a":` {
+		t.Errorf("args came back as %s", got[0].ToolCalls()[0].Args)
+	}
 }
 
 // storeChat sets up a handler with a store, a server tool, a client tool
@@ -309,5 +319,27 @@ func TestStore_NewMessageMayDeclinePendingCalls(t *testing.T) {
 	}
 	if runs.Load() != 0 {
 		t.Errorf("the declined tool ran %d times", runs.Load())
+	}
+}
+
+func TestStore_EditDropsTheMessagesFromTheEditedOneOn(t *testing.T) {
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Answer one.")}},
+		simtest.Turn{Expect: simtest.Expect{User: "edited"}, Reply: []simtest.Step{simtest.Text("Answer two.")}},
+	)
+	h := newHandler(model)
+	h.Store = NewMemoryStore()
+	parseStream(t, postRaw(t, h, userBody("first")).Body.String())
+	// sendMessage({text, messageId: "u1"}) cuts the history at u1.
+	body := `{"id":"chat-1","messageId":"u1","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"edited"}]}]}`
+	if rec := postRaw(t, h, body); rec.Code != http.StatusOK {
+		t.Fatalf("edit: %d %s", rec.Code, rec.Body.String())
+	}
+	stored, _ := h.Store.Load(context.Background(), "chat-1")
+	if len(stored) != 2 || stored[0].Text() != "edited" || stored[1].Text() != "Answer two." {
+		t.Errorf("stored after the edit: %+v", stored)
+	}
+	if model.Requests()[1].Messages[0].Text() != "edited" || len(model.Requests()[1].Messages) != 1 {
+		t.Errorf("the model saw %+v", model.Requests()[1].Messages)
 	}
 }
