@@ -156,34 +156,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	msgs := req.Messages
-	if !h.AllowClientSystem || h.Store != nil {
-		msgs = withoutSystem(msgs)
-	}
-	history, err := ToHistory(msgs)
-	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, err.Error())
+	history, opts, herr := h.prepare(r, req)
+	if herr != nil {
+		writeJSONError(w, herr.Status, herr.Message)
 		return
 	}
-	opts, err := h.clientOptions(req)
-	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	if h.Prepare != nil {
-		more, err := h.Prepare(r, req)
-		if err != nil {
-			var he *HTTPError
-			if errors.As(err, &he) {
-				writeJSONError(w, he.Status, he.Message)
-			} else {
-				writeJSONError(w, http.StatusInternalServerError, err.Error())
-			}
-			return
-		}
-		opts = append(opts, more...)
-	}
-
 	release := func() {}
 	if h.Store != nil {
 		if req.ID == "" {
@@ -197,20 +174,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var once sync.Once
 		release = func() { once.Do(func() { h.release(req.ID) }) }
 		defer release()
-		stored, err := h.Store.Load(r.Context(), req.ID)
-		if err != nil {
-			writeJSONError(w, http.StatusInternalServerError, fmt.Sprintf("loading chat %q: %v", req.ID, err))
-			return
-		}
-		switch {
-		case req.Trigger == "regenerate-message":
-			stored = ForRegenerate(stored, history)
-		case req.MessageID != "" && len(history) > 0 && history[len(history)-1].Role == agentloop.RoleUser && history[len(history)-1].ID == req.MessageID:
-			stored = ForEdit(stored, req.MessageID)
-		}
-		history, err = Reconcile(stored, history)
-		if err != nil {
-			writeJSONError(w, http.StatusConflict, err.Error())
+		if history, herr = h.reconcile(r, req, history); herr != nil {
+			writeJSONError(w, herr.Status, herr.Message)
 			return
 		}
 	}
@@ -223,6 +188,59 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		messageID = h.newMessageID()
 	}
 	h.stream(w, r, req, history, opts, messageID, release)
+}
+
+// prepare rebuilds the posted history and collects the run's options: the
+// client's (tools, system prompt, settings) and Prepare's.
+func (h *Handler) prepare(r *http.Request, req *ChatRequest) (agentloop.History, []agentloop.Option, *HTTPError) {
+	msgs := req.Messages
+	if !h.AllowClientSystem || h.Store != nil {
+		msgs = withoutSystem(msgs)
+	}
+	history, err := ToHistory(msgs)
+	if err != nil {
+		return nil, nil, &HTTPError{Status: http.StatusBadRequest, Message: err.Error()}
+	}
+	opts, err := h.clientOptions(req)
+	if err != nil {
+		return nil, nil, &HTTPError{Status: http.StatusBadRequest, Message: err.Error()}
+	}
+	if h.Prepare != nil {
+		more, err := h.Prepare(r, req)
+		if err != nil {
+			var he *HTTPError
+			if errors.As(err, &he) {
+				return nil, nil, he
+			}
+			return nil, nil, &HTTPError{Status: http.StatusInternalServerError, Message: err.Error()}
+		}
+		opts = append(opts, more...)
+	}
+	return history, opts, nil
+}
+
+// reconcile returns the history to run in the store mode: the stored one
+// (cut for a regenerate or an edit) plus what the request may add.
+func (h *Handler) reconcile(r *http.Request, req *ChatRequest, posted agentloop.History) (agentloop.History, *HTTPError) {
+	stored, err := h.Store.Load(r.Context(), req.ID)
+	if err != nil {
+		return nil, &HTTPError{Status: http.StatusInternalServerError, Message: fmt.Sprintf("loading chat %q: %v", req.ID, err)}
+	}
+	last := agentloop.Message{}
+	if len(posted) > 0 {
+		last = posted[len(posted)-1]
+	}
+	switch {
+	case req.Trigger == "regenerate-message":
+		stored = ForRegenerate(stored, posted)
+	case req.MessageID != "" && last.Role == agentloop.RoleUser && last.ID == req.MessageID:
+		stored = ForEdit(stored, req.MessageID)
+	}
+	history, err := Reconcile(stored, posted)
+	if err != nil {
+		return nil, &HTTPError{Status: http.StatusConflict, Message: err.Error()}
+	}
+	return history, nil
 }
 
 // clientOptions turns the body's tools, system prompt and settings into run
