@@ -7,7 +7,9 @@
 //	go run ./examples/webchat -model llama3.2       # a real model (Ollama), when built in
 //	go run ./examples/webchat -store                # the server's history is authoritative
 //
-// It serves POST /api/chat (the useChat route) and a page at /. The agent
+// It serves POST /api/chat (the useChat route), GET /api/info (which model
+// runs: {"model": "…", "simulator": true|false, "store": true|false}) and a
+// page at /. The agent
 // has backend tools get_weather ({"city"} → a made-up, deterministic
 // forecast), add ({"a","b"} → {"sum"}) and delete_record ({"id"}, which
 // needs the user's approval); tools the page sends in the request body run
@@ -18,6 +20,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -131,7 +134,15 @@ func newServer(cfg config) (http.Handler, string, error) {
 	if cfg.store {
 		chat.Store = aisdk.NewMemoryStore()
 	}
+	info, err := json.Marshal(map[string]any{"model": describe, "simulator": cfg.model == "", "store": cfg.store})
+	if err != nil {
+		return nil, "", err
+	}
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/info", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(info)
+	})
 	mux.Handle("/api/chat", chat)
 	mux.Handle("/api/chat/", chat) // useChat's resume request: GET /api/chat/{id}/stream
 	mux.Handle("/", pageHandler())

@@ -220,6 +220,18 @@ func TestRun_ServesAScriptAndStopsWithTheContext(t *testing.T) {
 	if !strings.Contains(string(body), `"delta":"hello."`) {
 		t.Errorf("body %s", body)
 	}
+	info, err := http.Get("http://" + addr + "/api/info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Model     string
+		Simulator bool
+	}
+	if err := json.NewDecoder(info.Body).Decode(&got); err != nil || !got.Simulator || !strings.Contains(got.Model, "script.json") {
+		t.Errorf("info %+v, %v", got, err)
+	}
+	info.Body.Close()
 	page, err := http.Get("http://" + addr + "/")
 	if err != nil {
 		t.Fatal(err)
