@@ -1,0 +1,83 @@
+package ollama
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/agentloop/agentloop"
+	"github.com/ollama/ollama/api"
+	"github.com/stretchr/testify/require"
+)
+
+var benchFixtures = []string{
+	"rig-thinking-and-tool-call.ndjson",
+	"rig-same-tool-four-calls.ndjson",
+	"rig-text-done-reason-length.ndjson",
+}
+
+// BenchmarkStream parses a recorded stream from memory through the official
+// client (in-memory transport) and this package's mapping. ns/chunk and
+// allocs/chunk are per NDJSON line; the official client's fixed cost per
+// call (an 8 MB line buffer) is included in B/op.
+func BenchmarkStream(b *testing.B) {
+	for _, name := range benchFixtures {
+		body := readFixture(b, name)
+		chunks := bytes.Count(body, []byte("\n"))
+		b.Run(strings.TrimSuffix(name, ".ndjson"), func(b *testing.B) {
+			m := memoryModel(b, body)
+			req := userRequest("hi")
+			ctx := context.Background()
+			b.ReportAllocs()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			for range b.N {
+				for _, err := range m.Stream(ctx, req) {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			total := float64(b.N * chunks)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/total, "ns/chunk")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/total, "allocs/chunk")
+		})
+	}
+}
+
+// BenchmarkMapper measures this package's own share: mapping decoded chunks
+// to agentloop chunks.
+func BenchmarkMapper(b *testing.B) {
+	for _, name := range benchFixtures {
+		var resps []api.ChatResponse
+		for line := range bytes.Lines(readFixture(b, name)) {
+			var r api.ChatResponse
+			require.NoError(b, json.Unmarshal(line, &r))
+			resps = append(resps, r)
+		}
+		b.Run(strings.TrimSuffix(name, ".ndjson"), func(b *testing.B) {
+			emit := func(agentloop.Chunk) bool { return true }
+			b.ReportAllocs()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			for range b.N {
+				mp := mapper{turn: 0}
+				for i := range resps {
+					mp.add(&resps[i], emit)
+				}
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			total := float64(b.N * len(resps))
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/total, "ns/chunk")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/total, "allocs/chunk")
+		})
+	}
+}

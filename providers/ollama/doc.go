@@ -1,0 +1,56 @@
+// Package ollama is an [agentloop.Model] for Ollama's /api/chat endpoint,
+// built on the official client, github.com/ollama/ollama/api.
+//
+// # Server and client
+//
+// [New] needs only a model name. The server is Config.Host, else the
+// OLLAMA_HOST environment variable (read the way the official client reads
+// it), else [DefaultHost]. The client it builds retries 429 and 5xx answers
+// and failed connections before any of the body is read, with backoff and
+// Retry-After; give Config.Client to use your own *api.Client instead (it
+// is used as is).
+//
+// # What a model call yields
+//
+// The model's thinking (with Config.Think on) streams as
+// [agentloop.ReasoningDelta], closed by an empty [agentloop.ReasoningEnd]
+// when text or tool calls start or the stream ends; Ollama has no reasoning
+// signatures. Text streams as [agentloop.TextDelta]. Ollama sends each tool
+// call whole, possibly one per chunk, so each becomes one complete
+// [agentloop.ToolCall] (no deltas): the server's id when it sends one, else
+// "call_<n>_<i>" (n: assistant messages in the request, i: the call's ordinal
+// in the reply; the loop's own scheme), and the arguments as a JSON object
+// ({} when empty). The last chunk gives one [agentloop.Usage]
+// (prompt_eval_count, eval_count) and one [agentloop.Finish]: done_reason
+// "stop" is [agentloop.FinishToolCalls] when the reply made calls (Ollama
+// does not say so itself) and [agentloop.FinishStop] otherwise, "length" is
+// [agentloop.FinishLength], and anything else ("load", "unload") is
+// [agentloop.FinishOther].
+//
+// # What a request sends
+//
+// The system prompt and system messages as "system" messages; user text and
+// images (file parts with Data, or data: URLs; Ollama takes no other files
+// and cannot fetch URLs); assistant text, reasoning (in "thinking") and tool
+// calls with their ids, names and arguments; each tool result as a "tool"
+// message with tool_call_id and tool_name. Approval parts are not sent.
+// Tools are sent as Ollama function tools; their JSON Schema must describe an
+// object, and the keywords Ollama's tool type has no field for
+// (additionalProperties, minimum, format, …) are left out, as the Ollama
+// server would drop them anyway. Settings map to the options num_predict,
+// temperature, top_p, seed and stop, over Config.Options, Config.Temperature
+// and Config.NumCtx; Config.KeepAlive is sent as keep_alive.
+//
+// # Errors
+//
+// HTTP error answers are errors whose text names the status and the
+// server's message. (They were meant to be the shared providers.APIError,
+// checkable with errors.Is against providers.ErrNotFound and the like; that
+// package did not exist yet, so this package classifies them privately for
+// now.) A missing model tells the user to run `ollama pull NAME`. A server
+// that cannot be reached gives an error that wraps the network
+// error, and names the URL tried and OLLAMA_HOST. A stream that ends without
+// its final chunk wraps io.ErrUnexpectedEOF; a line that is not JSON is an
+// error that quotes it. A cancelled context gives an error wrapping
+// ctx.Err() and its cause.
+package ollama

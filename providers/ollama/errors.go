@@ -1,0 +1,116 @@
+package ollama
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/ollama/ollama/api"
+)
+
+// streamError turns what the official client's Chat returned into the
+// stream's error, or nil when the stream ended normally.
+//
+// The client stops reading at the first read error without reporting it,
+// so a stream that ends without its final chunk (done:true) is reported
+// here as a lost connection. It also reports a line that is not JSON by
+// returning the line itself as the error text; such text is recognised by
+// its leading brace or bracket.
+func (m *Model) streamError(ctx context.Context, err error, mp *mapper) error {
+	if err == nil && mp.done {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return cancelled(ctx)
+	}
+	if err == nil {
+		if mp.chunks == 0 {
+			return fmt.Errorf("ollama: the server ended its response without sending anything: %w", io.ErrUnexpectedEOF)
+		}
+		return fmt.Errorf("ollama: the stream ended after %d chunks without its final chunk (done:true); the connection was lost or the server stopped: %w", mp.chunks, io.ErrUnexpectedEOF)
+	}
+
+	var se api.StatusError
+	if errors.As(err, &se) {
+		return m.statusError(se)
+	}
+	var ae api.AuthorizationError
+	if errors.As(err, &ae) {
+		msg := ae.Status
+		if ae.SigninURL != "" {
+			msg = fmt.Sprintf("%s; sign in at %s", strings.TrimSpace(msg), ae.SigninURL)
+		}
+		return &apiError{StatusCode: ae.StatusCode, Message: msg}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		where := redactURL(ue.URL)
+		if isDialError(err) {
+			if !errors.Is(err, errUnreachable) {
+				err = fmt.Errorf("%w: %w", errUnreachable, err)
+			}
+			return fmt.Errorf("ollama: cannot reach the Ollama server at %s (set OLLAMA_HOST or Config.Host to its address; the default is %s, and `ollama serve` starts it): %w", where, DefaultHost, err)
+		}
+		return fmt.Errorf("ollama: request to %s failed: %w", where, err)
+	}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &syn) || errors.As(err, &typ) {
+		return fmt.Errorf("ollama: chunk %d of the stream does not fit Ollama's chat response format: %w", mp.chunks+1, err)
+	}
+	if text := strings.TrimSpace(err.Error()); strings.HasPrefix(text, "{") || strings.HasPrefix(text, "[") {
+		return fmt.Errorf("ollama: line %d of the stream is not valid JSON (malformed, or cut off by a lost connection): %.200q: %w", mp.chunks+1, text, errMalformed)
+	}
+	return fmt.Errorf("ollama: the server reported an error after %d chunks: %w", mp.chunks, err)
+}
+
+// errMalformed is wrapped by the error for a stream line that is not JSON.
+// The official client returns such a line as a plain error whose text is
+// the line, which is not worth keeping in the chain.
+var errMalformed = errors.New("malformed NDJSON line")
+
+// statusError maps an HTTP error answer. A missing model gets a message
+// that tells the user how to get it.
+func (m *Model) statusError(se api.StatusError) error {
+	msg := se.ErrorMessage
+	if msg == "" {
+		msg = se.Status
+	}
+	apiErr := &apiError{StatusCode: se.StatusCode, Message: msg}
+	if se.StatusCode == http.StatusNotFound && strings.Contains(strings.ToLower(msg), "not found") {
+		return fmt.Errorf("ollama: model %q is not on the server; run `ollama pull %s` to download it: %w", m.cfg.Model, m.cfg.Model, apiErr)
+	}
+	return apiErr
+}
+
+func isDialError(err error) bool {
+	if errors.Is(err, errUnreachable) {
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// redactURL drops the query (the signing timestamp) and any user info.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return s
+	}
+	u.RawQuery, u.User = "", nil
+	return u.String()
+}
+
+func cancelled(ctx context.Context) error {
+	err := ctx.Err()
+	if cause := context.Cause(ctx); cause != nil && cause != err {
+		return fmt.Errorf("ollama: request cancelled: %w: %w", err, cause)
+	}
+	return fmt.Errorf("ollama: request cancelled: %w", err)
+}

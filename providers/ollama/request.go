@@ -1,0 +1,239 @@
+package ollama
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"strings"
+
+	"github.com/agentloop/agentloop"
+	"github.com/ollama/ollama/api"
+)
+
+// chatRequest builds the /api/chat request for req. It does not modify req.
+func (m *Model) chatRequest(req *agentloop.Request) (*api.ChatRequest, error) {
+	msgs, err := messages(req.System, req.Messages)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := toolsFor(req.Tools)
+	if err != nil {
+		return nil, err
+	}
+	stream := true
+	cr := &api.ChatRequest{
+		Model:     m.cfg.Model,
+		Messages:  msgs,
+		Stream:    &stream,
+		Tools:     tools,
+		Options:   m.options(req.Settings),
+		Think:     m.think,
+		KeepAlive: m.keepAlive,
+	}
+	return cr, nil
+}
+
+// options merges, in increasing precedence: Config.Options, the Config
+// fields, and the request's settings. The result is a new map.
+func (m *Model) options(s agentloop.Settings) map[string]any {
+	opts := make(map[string]any, len(m.cfg.Options)+4)
+	maps.Copy(opts, m.cfg.Options)
+	if m.cfg.Temperature != nil {
+		opts["temperature"] = *m.cfg.Temperature
+	}
+	if m.cfg.NumCtx > 0 {
+		opts["num_ctx"] = m.cfg.NumCtx
+	}
+	if s.MaxTokens > 0 {
+		opts["num_predict"] = s.MaxTokens
+	}
+	if s.Temperature != nil {
+		opts["temperature"] = *s.Temperature
+	}
+	if s.TopP != nil {
+		opts["top_p"] = *s.TopP
+	}
+	if s.Seed != nil {
+		opts["seed"] = *s.Seed
+	}
+	if len(s.Stop) > 0 {
+		opts["stop"] = s.Stop
+	}
+	return opts
+}
+
+// messages maps the system prompt and the history to Ollama messages:
+// reasoning goes back in "thinking", tool calls with their ids, names and
+// arguments, each tool result as its own "tool" message with tool_call_id
+// and tool_name, file parts as images. Approval parts are not sent.
+func messages(system string, h agentloop.History) ([]api.Message, error) {
+	out := make([]api.Message, 0, len(h)+1)
+	if system != "" {
+		out = append(out, api.Message{Role: "system", Content: system})
+	}
+	for i, msg := range h {
+		switch msg.Role {
+		case agentloop.RoleSystem, agentloop.RoleUser:
+			am := api.Message{Role: string(msg.Role), Content: msg.Text()}
+			for _, p := range msg.Parts {
+				if p.Type != agentloop.PartFile || p.File == nil {
+					continue
+				}
+				img, err := imageData(p.File)
+				if err != nil {
+					return nil, fmt.Errorf("ollama: message %d (%s): %w", i, msg.Role, err)
+				}
+				am.Images = append(am.Images, img)
+			}
+			out = append(out, am)
+		case agentloop.RoleAssistant:
+			am := api.Message{Role: "assistant"}
+			var text, thinking strings.Builder
+			for _, p := range msg.Parts {
+				switch p.Type {
+				case agentloop.PartText:
+					text.WriteString(p.Text)
+				case agentloop.PartReasoning:
+					thinking.WriteString(p.Text)
+				case agentloop.PartToolCall:
+					if p.ToolCall == nil {
+						continue
+					}
+					am.ToolCalls = append(am.ToolCalls, api.ToolCall{
+						ID: p.ToolCall.ID,
+						Function: api.ToolCallFunction{
+							Index:     len(am.ToolCalls),
+							Name:      p.ToolCall.Name,
+							Arguments: arguments(p.ToolCall.Args),
+						},
+					})
+				}
+			}
+			am.Content, am.Thinking = text.String(), thinking.String()
+			out = append(out, am)
+		case agentloop.RoleTool:
+			for _, p := range msg.Parts {
+				if p.Type != agentloop.PartToolResult || p.ToolResult == nil {
+					continue
+				}
+				r := p.ToolResult
+				out = append(out, api.Message{Role: "tool", Content: r.Content, ToolName: r.Name, ToolCallID: r.CallID})
+			}
+		default:
+			return nil, fmt.Errorf("ollama: message %d has unknown role %q", i, msg.Role)
+		}
+	}
+	return out, nil
+}
+
+// arguments decodes a call's arguments for sending back. Arguments that are
+// not a JSON object (a call the loop refused, made by another provider) go
+// back as {}: Ollama's message format has no place for anything else, and the
+// call's error result already tells the model what was wrong.
+func arguments(raw json.RawMessage) api.ToolCallFunctionArguments {
+	args := api.NewToolCallFunctionArguments()
+	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		return args
+	}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return api.NewToolCallFunctionArguments()
+	}
+	return args
+}
+
+// imageData returns the bytes of an image part: its Data, or the content of
+// a data: URL. Ollama takes images only, as bytes.
+func imageData(f *agentloop.File) (api.ImageData, error) {
+	if f.MediaType != "" && !strings.HasPrefix(f.MediaType, "image/") {
+		return nil, fmt.Errorf("file %q has media type %q; Ollama accepts only images", f.Filename, f.MediaType)
+	}
+	if len(f.Data) > 0 {
+		return api.ImageData(f.Data), nil
+	}
+	if f.URL == "" {
+		return nil, fmt.Errorf("image %q has neither data nor a URL", f.Filename)
+	}
+	data, err := decodeDataURL(f.URL)
+	if err != nil {
+		return nil, fmt.Errorf("image %q: %w", f.Filename, err)
+	}
+	return data, nil
+}
+
+// decodeDataURL returns the content of a data: URL ("data:[type][;base64],…").
+func decodeDataURL(s string) ([]byte, error) {
+	rest, ok := strings.CutPrefix(s, "data:")
+	if !ok {
+		return nil, fmt.Errorf("URL %.64q is not a data: URL; Ollama cannot fetch images, give the bytes instead", s)
+	}
+	meta, payload, ok := strings.Cut(rest, ",")
+	if !ok {
+		return nil, errors.New("data: URL has no comma before its content")
+	}
+	if strings.HasSuffix(meta, ";base64") {
+		b, err := base64.StdEncoding.DecodeString(payload)
+		if err != nil {
+			// Some writers leave the padding out.
+			if b2, err2 := base64.RawStdEncoding.DecodeString(strings.TrimRight(payload, "=")); err2 == nil {
+				return b2, nil
+			}
+			return nil, fmt.Errorf("data: URL content is not valid base64: %w", err)
+		}
+		return b, nil
+	}
+	b, err := url.PathUnescape(payload)
+	if err != nil {
+		return nil, fmt.Errorf("data: URL content is not valid percent-encoding: %w", err)
+	}
+	return []byte(b), nil
+}
+
+// toolsFor maps tool definitions to Ollama's tool type. The schema must be
+// a JSON object schema; the JSON Schema keywords Ollama's type has no field
+// for (additionalProperties, minimum, format, …) are left out, as the
+// Ollama server would drop them too.
+func toolsFor(defs []agentloop.ToolDef) (api.Tools, error) {
+	if len(defs) == 0 {
+		return nil, nil
+	}
+	tools := make(api.Tools, 0, len(defs))
+	for _, d := range defs {
+		params, err := parameters(d.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("ollama: tool %q: %w", d.Name, err)
+		}
+		tools = append(tools, api.Tool{
+			Type: "function",
+			Function: api.ToolFunction{
+				Name:        d.Name,
+				Description: d.Description,
+				Parameters:  params,
+			},
+		})
+	}
+	return tools, nil
+}
+
+func parameters(schema json.RawMessage) (api.ToolFunctionParameters, error) {
+	var p api.ToolFunctionParameters
+	if len(bytes.TrimSpace(schema)) > 0 {
+		if err := json.Unmarshal(schema, &p); err != nil {
+			return p, fmt.Errorf("its schema does not fit Ollama's tool parameters: %w", err)
+		}
+	}
+	switch p.Type {
+	case "":
+		p.Type = "object"
+	case "object":
+	default:
+		return p, fmt.Errorf("its schema has type %q; tool arguments must be an object", p.Type)
+	}
+	if p.Properties == nil {
+		p.Properties = api.NewToolPropertiesMap()
+	}
+	return p, nil
+}
