@@ -4,7 +4,7 @@
 //	go run ./examples/webchat                       # built-in demo script on 127.0.0.1:8080
 //	go run ./examples/webchat -addr :9000           # another address
 //	go run ./examples/webchat -script turns.json    # a scripted model (simtest JSON format)
-//	go run ./examples/webchat -model llama3.2       # a real model (Ollama), when built in
+//	go run ./examples/webchat -model qwen3:4b       # a real model on Ollama (OLLAMA_HOST)
 //	go run ./examples/webchat -store                # the server's history is authoritative
 //
 // It serves POST /api/chat (the useChat route), GET /api/info (which model
@@ -61,7 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var cfg config
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&cfg.script, "script", "", "use a scripted model from this simtest JSON file")
-	fs.StringVar(&cfg.model, "model", "", "use this real model (Ollama)")
+	fs.StringVar(&cfg.model, "model", "", "use this Ollama model (the server is OLLAMA_HOST, or Ollama's default)")
 	fs.BoolVar(&cfg.store, "store", false, "keep each chat's history on the server (in memory) and refuse requests that edit it")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err

@@ -258,4 +258,8 @@ func TestFlags_RejectBadCombinations(t *testing.T) {
 	if _, _, err := newServer(config{script: "/does/not/exist.json"}); err == nil {
 		t.Error("a missing script was accepted")
 	}
+	// -model builds an Ollama model without contacting the server.
+	if _, describe, err := newServer(config{model: "qwen3:4b"}); err != nil || !strings.Contains(describe, `Ollama model "qwen3:4b"`) {
+		t.Errorf("-model: %q, %v", describe, err)
+	}
 }
