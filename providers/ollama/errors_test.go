@@ -139,6 +139,7 @@ func TestOllama_HTTPErrorsBecomeAPIErrors(t *testing.T) {
 		{http.StatusUnauthorized, `{"error":"unauthorized","signin_url":"https://ollama.com/connect?key=abc"}`, errAuth, "401 Unauthorized; sign in at https://ollama.com/connect?key=abc"},
 		{http.StatusForbidden, `{"error":"forbidden"}`, errAuth, "forbidden"},
 		{http.StatusInternalServerError, "Internal Server Error", errOverloaded, "Internal Server Error"},
+		{http.StatusTooManyRequests, `{"error":"too many requests"}`, errRateLimited, "too many requests"},
 	} {
 		srv := errorServer(t, tc.status, tc.body)
 		m := newTestModel(t, Config{Client: clientFor(t, srv.URL)})

@@ -1,0 +1,166 @@
+package ollama
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeSleep records the waits of a retryTransport without waiting.
+type fakeSleep struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (f *fakeSleep) sleep(ctx context.Context, d time.Duration) error {
+	f.mu.Lock()
+	f.waits = append(f.waits, d)
+	f.mu.Unlock()
+	return ctx.Err()
+}
+
+func (f *fakeSleep) Waits() []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Duration(nil), f.waits...)
+}
+
+// retryingModel is a model whose client retries like New's, with fake waits.
+func retryingModel(t *testing.T, host string) (*Model, *fakeSleep) {
+	t.Helper()
+	fs := &fakeSleep{}
+	m, err := newModel(Config{Model: "qwen3:4b", Host: host}, &retryTransport{base: http.DefaultTransport, attempts: retryAttempts, sleep: fs.sleep})
+	require.NoError(t, err)
+	return m, fs
+}
+
+// statusThenStream answers the first len(statuses) requests with those
+// statuses (and headers), then with body; it counts requests and checks
+// that every retry carries the whole request body.
+func statusThenStream(t *testing.T, header http.Header, body []byte, statuses ...int) (*ndjsonServer, *atomic.Int32) {
+	var n atomic.Int32
+	var first []byte
+	var mu sync.Mutex
+	s := &ndjsonServer{}
+	s.Server = handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		if first == nil {
+			first = raw
+		} else if string(first) != string(raw) {
+			t.Errorf("retry %d sent a different body", n.Load())
+		}
+		mu.Unlock()
+		i := int(n.Add(1)) - 1
+		if i < len(statuses) {
+			for k, v := range header {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(statuses[i])
+			_, _ = io.WriteString(w, `{"error":"busy"}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		writeLines(w, body)
+	})
+	return s, &n
+}
+
+func TestOllama_ServerErrorThenSuccessIsRetriedOnce(t *testing.T) {
+	srv, n := statusThenStream(t, nil, lines(lineHello, lineDone), http.StatusInternalServerError)
+	m, fs := retryingModel(t, srv.URL)
+	got := stream(m, userRequest("hi"))
+
+	require.NoError(t, got.Err)
+	assert.Equal(t, "Hello", got.Text)
+	assert.EqualValues(t, 2, n.Load(), "one retry")
+	require.Len(t, fs.Waits(), 1)
+	assert.GreaterOrEqual(t, fs.Waits()[0], retryBase/2)
+	assert.LessOrEqual(t, fs.Waits()[0], retryBase)
+}
+
+func TestOllama_RateLimitWaitsForRetryAfter(t *testing.T) {
+	srv, n := statusThenStream(t, http.Header{"Retry-After": {"7"}}, lines(lineHello, lineDone), http.StatusTooManyRequests)
+	m, fs := retryingModel(t, srv.URL)
+	got := stream(m, userRequest("hi"))
+
+	require.NoError(t, got.Err)
+	assert.EqualValues(t, 2, n.Load())
+	assert.Equal(t, []time.Duration{7 * time.Second}, fs.Waits())
+}
+
+func TestOllama_RetriesStopAfterThreeTriesWithTheLastError(t *testing.T) {
+	srv, n := statusThenStream(t, nil, lines(lineDone), 503, 503, 503, 503)
+	m, fs := retryingModel(t, srv.URL)
+	got := stream(m, userRequest("hi"))
+
+	assert.EqualValues(t, 3, n.Load(), "three tries in all")
+	assert.Len(t, fs.Waits(), 2)
+	assert.ErrorIs(t, got.Err, errOverloaded)
+	var apiErr *apiError
+	require.ErrorAs(t, got.Err, &apiErr)
+	assert.Equal(t, 503, apiErr.StatusCode)
+	assert.Equal(t, "busy", apiErr.Message)
+}
+
+func TestOllama_ClientErrorsAreNotRetried(t *testing.T) {
+	srv, n := statusThenStream(t, nil, lines(lineDone), http.StatusBadRequest)
+	m, fs := retryingModel(t, srv.URL)
+	got := stream(m, userRequest("hi"))
+	assert.EqualValues(t, 1, n.Load())
+	assert.Empty(t, fs.Waits())
+	assert.ErrorIs(t, got.Err, errBadRequest)
+}
+
+func TestOllama_UnreachableServerIsRetriedThenSaysWhereItLooked(t *testing.T) {
+	addr := closedAddr(t)
+	m, fs := retryingModel(t, "http://"+addr)
+	got := stream(m, userRequest("hi"))
+
+	assert.Len(t, fs.Waits(), 2, "dial failures are retried")
+	assert.ErrorIs(t, got.Err, errUnreachable)
+	assert.Contains(t, got.Err.Error(), "cannot reach the Ollama server at http://"+addr+"/api/chat")
+	assert.Contains(t, got.Err.Error(), "OLLAMA_HOST")
+}
+
+func TestOllama_CancellingDuringARetryWaitStops(t *testing.T) {
+	srv, n := statusThenStream(t, nil, lines(lineDone), 500, 500, 500)
+	ctx, cancel := context.WithCancel(context.Background())
+	m, err := newModel(Config{Model: "m", Host: srv.URL}, &retryTransport{base: http.DefaultTransport, attempts: 3,
+		sleep: func(ctx context.Context, d time.Duration) error {
+			cancel()
+			return sleepCtx(ctx, time.Hour)
+		}})
+	require.NoError(t, err)
+	got := collect(m.Stream(ctx, userRequest("hi")))
+	assert.ErrorIs(t, got.Err, context.Canceled)
+	assert.EqualValues(t, 1, n.Load())
+}
+
+func TestRetryAfter_ParsesSecondsAndDates(t *testing.T) {
+	assert.Equal(t, 3*time.Second, retryAfter("3"))
+	assert.Equal(t, time.Duration(0), retryAfter(""))
+	assert.Equal(t, time.Duration(0), retryAfter("-1"))
+	assert.Equal(t, time.Duration(0), retryAfter("soon"))
+	assert.Equal(t, time.Duration(0), retryAfter("Mon, 02 Jan 2006 15:04:05 GMT"), "a date in the past")
+	future := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
+	assert.InDelta(t, float64(time.Hour), float64(retryAfter(future)), float64(2*time.Second))
+}
+
+func TestBackoff_GrowsAndStaysWithinJitter(t *testing.T) {
+	for attempt := 1; attempt <= 3; attempt++ {
+		full := retryBase << (attempt - 1)
+		for range 50 {
+			d := backoff(attempt)
+			assert.GreaterOrEqual(t, d, full/2)
+			assert.LessOrEqual(t, d, full)
+		}
+	}
+}
