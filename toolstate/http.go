@@ -1,0 +1,217 @@
+package toolstate
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// HandlerOption configures [NewHandler].
+type HandlerOption func(*handler)
+
+// WithAuthorize sets a check run before every request, with the {id} of
+// the path: a non-nil error refuses the request with 403 and the error's
+// text as message. Use it to refuse other users' conversations. Without
+// it every request is allowed.
+func WithAuthorize(authorize func(r *http.Request, agentID string) error) HandlerOption {
+	return func(h *handler) { h.authorize = authorize }
+}
+
+// WithTools names tools that every conversation shows even before they
+// were seen (see [Names]); they appear available, or waiting.
+func WithTools(names ...string) HandlerOption {
+	return func(h *handler) { h.tools = slices.Clone(names) }
+}
+
+// WithClock sets the clock; the default is time.Now.
+func WithClock(now func() time.Time) HandlerOption {
+	return func(h *handler) { h.now = now }
+}
+
+// WithConfig sets the config in force, as [Tracker.Config] does: it
+// replaces the stored config when a state is shown or reset.
+func WithConfig(cfg Config) HandlerOption {
+	return func(h *handler) { c := cfg.clone(); h.config = &c }
+}
+
+type handler struct {
+	store     Store
+	authorize func(*http.Request, string) error
+	tools     []string
+	now       func() time.Time
+	config    *Config
+	mux       *http.ServeMux
+}
+
+// NewHandler returns an http.Handler for
+//
+//	GET  /agents/{id}/tool-states        the states of conversation {id}
+//	POST /agents/{id}/tool-states/reset  reset one tool ({"toolName": "…"}) or all (no body, or {})
+//
+// where {id} is the conversation id (one path segment). Mount it at the
+// root of the path, e.g. mux.Handle("/agents/", h). Both answer JSON:
+//
+//	{"success": true, "data": {"agentId": id, "toolStates": {name: {"status", "reason", "lastUpdated"}}, "timestamp"}}
+//
+// (a reset's data also has "reset": the names reset), or
+// {"success": false, "error": message} with 400 for a bad body, 403 when
+// the authorize check refuses, 404 for an unknown tool, 500 for a store
+// failure. A corrupt stored state is shown, and reset, as a fresh one.
+// The handler is safe for concurrent use.
+func NewHandler(store Store, opts ...HandlerOption) http.Handler {
+	h := &handler{store: store, now: time.Now}
+	for _, o := range opts {
+		if o != nil {
+			o(h)
+		}
+	}
+	h.mux = http.NewServeMux()
+	h.mux.HandleFunc("GET /agents/{id}/tool-states", h.get)
+	h.mux.HandleFunc("POST /agents/{id}/tool-states/reset", h.reset)
+	return h
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// view is a tool state as the API shows it.
+type view struct {
+	Status      Status    `json:"status"`
+	Reason      string    `json:"reason"`
+	LastUpdated time.Time `json:"lastUpdated"`
+}
+
+type data struct {
+	AgentID    string          `json:"agentId"`
+	ToolStates map[string]view `json:"toolStates"`
+	Reset      []string        `json:"reset,omitempty"`
+	Timestamp  time.Time       `json:"timestamp"`
+}
+
+func (h *handler) allowed(w http.ResponseWriter, r *http.Request) (string, bool) {
+	id := r.PathValue("id")
+	if id == "" {
+		writeError(w, http.StatusBadRequest, "the conversation id is empty")
+		return "", false
+	}
+	if h.authorize != nil {
+		if err := h.authorize(r, id); err != nil {
+			writeError(w, http.StatusForbidden, err.Error())
+			return "", false
+		}
+	}
+	return id, true
+}
+
+func (h *handler) get(w http.ResponseWriter, r *http.Request) {
+	id, ok := h.allowed(w, r)
+	if !ok {
+		return
+	}
+	s, err := h.store.Load(r.Context(), id)
+	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrVersion) {
+		s, err = NewState(Config{}), nil
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	h.writeState(w, id, s, nil)
+}
+
+func (h *handler) reset(w http.ResponseWriter, r *http.Request) {
+	id, ok := h.allowed(w, r)
+	if !ok {
+		return
+	}
+	var body struct {
+		ToolName *string `json:"toolName"`
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "reading the body: "+err.Error())
+		return
+	}
+	if strings.TrimSpace(string(raw)) != "" {
+		if err := json.Unmarshal(raw, &body); err != nil {
+			writeError(w, http.StatusBadRequest, "the body is not a JSON object {\"toolName\": \"…\"}: "+err.Error())
+			return
+		}
+		if body.ToolName != nil && *body.ToolName == "" {
+			writeError(w, http.StatusBadRequest, "toolName is empty; leave it out to reset all tools")
+			return
+		}
+	}
+	var (
+		result *State
+		names  []string
+	)
+	update := func(s *State) error {
+		h.prepare(s)
+		now := h.now()
+		if body.ToolName == nil {
+			names = s.ResetAll(now)
+		} else {
+			if err := s.Reset(*body.ToolName, now); err != nil {
+				return err
+			}
+			names = []string{*body.ToolName}
+		}
+		result = s.Clone()
+		return nil
+	}
+	err = h.store.Update(r.Context(), id, update)
+	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrVersion) {
+		// Resetting a corrupt state starts it fresh.
+		if err = h.store.Delete(r.Context(), id); err == nil {
+			err = h.store.Update(r.Context(), id, update)
+		}
+	}
+	switch {
+	case errors.Is(err, ErrUnknownTool):
+		writeError(w, http.StatusNotFound, "conversation "+id+" has no tool named "+*body.ToolName)
+		return
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	h.writeState(w, id, result, names)
+}
+
+// prepare applies the handler's config and tool names to s.
+func (h *handler) prepare(s *State) {
+	if h.config != nil {
+		s.Config = h.config.clone()
+	}
+	s.Sync(h.now(), h.tools...)
+}
+
+func (h *handler) writeState(w http.ResponseWriter, id string, s *State, reset []string) {
+	h.prepare(s)
+	now := h.now()
+	d := data{AgentID: id, ToolStates: make(map[string]view, len(s.Tools)), Reset: reset, Timestamp: now}
+	for _, name := range slices.Sorted(maps.Keys(s.Tools)) {
+		ts := s.Tools[name]
+		d.ToolStates[name] = view{Status: ts.Status, Reason: ts.Reason, LastUpdated: ts.LastUpdated}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "data": d})
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"success": false, "error": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"success":false,"error":"encoding the response failed"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}

@@ -1,0 +1,187 @@
+package toolstate_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/toolstate"
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestScenario_DependentToolOfferedOnceItsDependencySucceeded(t *testing.T) {
+	clk := newClock()
+	store := toolstate.NewMemoryStore()
+	tr := &toolstate.Tracker{
+		Store:  store,
+		Config: &toolstate.Config{Dependencies: map[string][]string{"dependent_tool": {"base_tool"}}},
+		Now:    clk.Now,
+	}
+	model := simtest.NewModel(
+		// Run 1.
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"base_tool"}}, Reply: []simtest.Step{simtest.Call("c1", "base_tool", nil)}},
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"base_tool", "dependent_tool"}, ToolResults: map[string]string{"c1": "base_tool ok"}},
+			Reply: []simtest.Step{simtest.Text("both ready")}},
+		// Run 2 of the same conversation.
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"base_tool", "dependent_tool"}}, Reply: []simtest.Step{simtest.Text("still both")}},
+		// Run 1 of another conversation: its base_tool has not succeeded.
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"base_tool"}}, Reply: []simtest.Step{simtest.Text("other")}},
+	)
+	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{okTool(t, "base_tool"), okTool(t, "dependent_tool")}}
+
+	assert.Equal(t, "both ready", runOnce(t, agent, tr, "chat-1", "go"))
+	assert.Equal(t, "still both", runOnce(t, agent, tr, "chat-1", "again"))
+	assert.Equal(t, "other", runOnce(t, agent, tr, "chat-2", "hi"))
+	assert.Zero(t, model.Remaining())
+
+	s, err := store.Load(context.Background(), "chat-2")
+	require.NoError(t, err)
+	assert.Equal(t, toolstate.StatusWaiting, s.Tools["dependent_tool"].Status)
+	assert.Equal(t, "waits for base_tool to succeed", s.Tools["dependent_tool"].Reason)
+}
+
+func TestScenario_FailingToolHiddenAfterThreeConsecutiveErrorsUntilResetOverHTTP(t *testing.T) {
+	clk := newClock()
+	store := toolstate.NewMemoryStore()
+	tr := &toolstate.Tracker{Store: store, Now: clk.Now}
+	both := []string{"failing_tool", "other_tool"}
+	call := func(id string, ok bool) simtest.Turn {
+		args := map[string]bool{}
+		if ok {
+			args["ok"] = true
+		}
+		return simtest.Turn{Expect: simtest.Expect{Tools: both}, Reply: []simtest.Step{simtest.Call(id, "failing_tool", args)}}
+	}
+	model := simtest.NewModel(
+		// Run 1: fail, fail, success (resets the count), fail, fail, fail.
+		call("c1", false), call("c2", false), call("c3", true), call("c4", false), call("c5", false), call("c6", false),
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"other_tool"}, ToolResults: map[string]string{"c6": "backend unreachable"}},
+			Reply: []simtest.Step{simtest.Text("gave up")}},
+		// Run 2: still failed.
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"other_tool"}}, Reply: []simtest.Step{simtest.Text("still hidden")}},
+		// Run 3, after the reset.
+		simtest.Turn{Expect: simtest.Expect{Tools: both}, Reply: []simtest.Step{simtest.Text("back")}},
+	)
+	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{failingTool(t, "failing_tool"), okTool(t, "other_tool")}}
+
+	assert.Equal(t, "gave up", runOnce(t, agent, tr, "chat-1", "try"))
+	s, err := store.Load(context.Background(), "chat-1")
+	require.NoError(t, err)
+	ft := s.Tools["failing_tool"]
+	assert.Equal(t, toolstate.StatusFailed, ft.Status)
+	assert.Equal(t, 3, ft.ConsecutiveFailures, "the success after two failures reset the count")
+	assert.Equal(t, 5, ft.Failures)
+	assert.Equal(t, 1, ft.Successes)
+	assert.Contains(t, ft.Reason, "3 consecutive failures")
+	assert.Contains(t, ft.Reason, "backend unreachable")
+
+	assert.Equal(t, "still hidden", runOnce(t, agent, tr, "chat-1", "again"))
+
+	srv := httptest.NewServer(toolstate.NewHandler(store, toolstate.WithClock(clk.Now)))
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/agents/chat-1/tool-states/reset", "application/json", strings.NewReader(`{"toolName":"failing_tool"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	assert.Equal(t, "back", runOnce(t, agent, tr, "chat-1", "once more"))
+	assert.Zero(t, model.Remaining())
+}
+
+func TestScenario_FileStoreStatesLoadIntactInANewStore(t *testing.T) {
+	dir := t.TempDir()
+	clk := newClock()
+	store1, err := toolstate.NewFileStore(dir)
+	require.NoError(t, err)
+	cfg := &toolstate.Config{FailureThreshold: 2, Dependencies: map[string][]string{"dependent_tool": {"base_tool"}}}
+	tr := &toolstate.Tracker{Store: store1, Config: cfg, Now: clk.Now}
+	model := simtest.NewModel(
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"base_tool", "failing_tool"}}, Reply: []simtest.Step{
+			simtest.Call("c1", "base_tool", nil), simtest.Call("c2", "failing_tool", nil)}},
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"base_tool", "dependent_tool", "failing_tool"}}, Reply: []simtest.Step{
+			simtest.Call("c3", "failing_tool", nil)}},
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"base_tool", "dependent_tool"}}, Reply: []simtest.Step{simtest.Text("done")}},
+		// After the restart.
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"base_tool", "dependent_tool"}}, Reply: []simtest.Step{simtest.Text("same")}},
+	)
+	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{okTool(t, "base_tool"), okTool(t, "dependent_tool"), failingTool(t, "failing_tool")}}
+	id := "user 7/chat ../../etc" // any id is a safe file name
+	assert.Equal(t, "done", runOnce(t, agent, tr, id, "go"))
+	before, err := store1.Load(context.Background(), id)
+	require.NoError(t, err)
+
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "one file per conversation, no temporary files left")
+
+	// A new process: a new store on the same folder, and a new tracker.
+	store2, err := toolstate.NewFileStore(dir)
+	require.NoError(t, err)
+	after, err := store2.Load(context.Background(), id)
+	require.NoError(t, err)
+	assert.Empty(t, cmp.Diff(before, after))
+	assert.Equal(t, *cfg, after.Config)
+	assert.Equal(t, toolstate.StatusFailed, after.Tools["failing_tool"].Status)
+	assert.Equal(t, 1, after.Tools["base_tool"].Successes)
+
+	tr2 := &toolstate.Tracker{Store: store2, Now: clk.Now} // the stored config applies
+	assert.Equal(t, "same", runOnce(t, agent, tr2, id, "again"))
+	assert.Zero(t, model.Remaining())
+}
+
+func TestScenario_CorruptFileReportedAndConversationStartsFresh(t *testing.T) {
+	ctx := context.Background()
+	store, err := toolstate.NewFileStore(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(store.Path("chat-1"), []byte(`{"version":1,"states":{"x":{"status":"sideways"`), 0o600))
+
+	_, err = store.Load(ctx, "chat-1")
+	require.ErrorIs(t, err, toolstate.ErrCorrupt)
+	assert.Contains(t, err.Error(), store.Path("chat-1"))
+
+	fresh, err := toolstate.LoadOrFresh(ctx, store, "chat-1", toolstate.Config{FailureThreshold: 5})
+	require.ErrorIs(t, err, toolstate.ErrCorrupt)
+	require.NotNil(t, fresh)
+	assert.Empty(t, fresh.Tools)
+	assert.Equal(t, 5, fresh.Config.FailureThreshold)
+
+	// A run of the conversation reports the corruption, offers every tool
+	// and leaves a valid state behind.
+	var reported []error
+	tr := &toolstate.Tracker{Store: store, Now: newClock().Now, OnError: func(id string, err error) {
+		assert.Equal(t, "chat-1", id)
+		reported = append(reported, err)
+	}}
+	model := simtest.NewModel(
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"base_tool"}}, Reply: []simtest.Step{simtest.Call("c1", "base_tool", nil)}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("fine")}},
+	)
+	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{okTool(t, "base_tool")}}
+	assert.Equal(t, "fine", runOnce(t, agent, tr, "chat-1", "go"))
+	require.Len(t, reported, 1)
+	assert.ErrorIs(t, reported[0], toolstate.ErrCorrupt)
+
+	s, err := store.Load(ctx, "chat-1")
+	require.NoError(t, err)
+	assert.Equal(t, 1, s.Tools["base_tool"].Successes)
+}
+
+func TestTracker_CorruptStateCancelsRunWithoutOnError(t *testing.T) {
+	store, err := toolstate.NewFileStore(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(store.Path("c"), []byte(`{"version":99,"states":{}}`), 0o600))
+	tr := &toolstate.Tracker{Store: store}
+	agent := &agentloop.Agent{Model: simtest.NewModel(), Tools: []*agentloop.Tool{okTool(t, "base_tool")}}
+	_, err = agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks("c"))))
+	var ce *agentloop.CancelledError
+	require.ErrorAs(t, err, &ce)
+	assert.ErrorIs(t, err, toolstate.ErrVersion)
+	assert.Contains(t, err.Error(), "version 99")
+}

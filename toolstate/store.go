@@ -1,0 +1,320 @@
+package toolstate
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// ErrEmptyID is wrapped by the error of a store call with an empty
+// conversation id.
+var ErrEmptyID = errors.New("toolstate: empty conversation id")
+
+// Store keeps one [State] per conversation id. Implementations must be
+// safe for concurrent use.
+type Store interface {
+	// Load returns a copy of the conversation's state; the caller owns it,
+	// and changing it changes nothing stored. A conversation with no state
+	// yet gets a fresh one (NewState(Config{})). A stored state that cannot
+	// be decoded is an error wrapping [ErrCorrupt] or [ErrVersion].
+	Load(ctx context.Context, id string) (*State, error)
+
+	// Update is an atomic read-modify-write of the conversation's state:
+	// it loads the state as Load does, calls fn with it, and stores the
+	// result unless fn returns an error (which Update returns). Updates of
+	// one conversation are serialized, so concurrent updates lose nothing;
+	// fn must not call the store. Updates of different conversations may
+	// run in parallel.
+	Update(ctx context.Context, id string, fn func(*State) error) error
+
+	// Delete removes the conversation's state; the next Load is fresh.
+	// Deleting a missing id is not an error.
+	Delete(ctx context.Context, id string) error
+}
+
+// LoadOrFresh loads the conversation's state from store. If the stored
+// state is corrupt or of an unknown version, it returns a fresh state with
+// cfg together with the error, so the caller can report it and go on; any
+// other error (an I/O failure, a done ctx) returns a nil state.
+func LoadOrFresh(ctx context.Context, store Store, id string, cfg Config) (*State, error) {
+	s, err := store.Load(ctx, id)
+	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrVersion) {
+		return NewState(cfg), err
+	}
+	return s, err
+}
+
+// keyLocks hands out one mutex per key, dropping it when nobody holds or
+// waits for it.
+type keyLocks struct {
+	mu    sync.Mutex
+	locks map[string]*keyLock
+}
+
+type keyLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func (k *keyLocks) lock(key string) func() {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = make(map[string]*keyLock)
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyLock{}
+		k.locks[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		k.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+}
+
+// MemoryStore is a [Store] in memory, for tests and single-process apps
+// that need no persistence. The zero value is ready to use; it must not be
+// copied after first use. It is safe for concurrent use.
+type MemoryStore struct {
+	locks keyLocks
+	mu    sync.Mutex
+	data  map[string]*State
+}
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
+
+// Load implements [Store].
+func (m *MemoryStore) Load(ctx context.Context, id string) (*State, error) {
+	if id == "" {
+		return nil, ErrEmptyID
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.data[id]; ok {
+		return s.Clone(), nil
+	}
+	return NewState(Config{}), nil
+}
+
+// Update implements [Store].
+func (m *MemoryStore) Update(ctx context.Context, id string, fn func(*State) error) error {
+	if id == "" {
+		return ErrEmptyID
+	}
+	unlock := m.locks.lock(id)
+	defer unlock()
+	s, err := m.Load(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := fn(s); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.data == nil {
+		m.data = make(map[string]*State)
+	}
+	m.data[id] = s
+	return nil
+}
+
+// Delete implements [Store].
+func (m *MemoryStore) Delete(ctx context.Context, id string) error {
+	if id == "" {
+		return ErrEmptyID
+	}
+	unlock := m.locks.lock(id)
+	defer unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.data, id)
+	return nil
+}
+
+// FileStore is a [Store] that keeps each conversation's state in its own
+// JSON file ([Marshal]) in one directory, the embedded default. It is safe
+// for concurrent use within one process: updates of one conversation are
+// serialized by a mutex per id. Separate processes (or separate FileStores)
+// writing the same directory are not coordinated: each file is always
+// whole (it is replaced atomically), but one writer's update may overwrite
+// another's. Give each directory one FileStore.
+//
+// File names are derived from the id so that any id is safe: "c-" plus the
+// unpadded base64url encoding of the id, or, for ids too long for a file
+// name, "h-" plus the hex SHA-256 of the id; then ".json". An id can never
+// name a path outside the directory.
+type FileStore struct {
+	dir   string
+	locks keyLocks
+}
+
+// NewFileStore returns a FileStore over dir, creating dir (mode 0700) if
+// needed.
+func NewFileStore(dir string) (*FileStore, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("toolstate: file store: %w", err)
+	}
+	return &FileStore{dir: dir}, nil
+}
+
+// Dir returns the store's directory.
+func (f *FileStore) Dir() string { return f.dir }
+
+// Path returns the file that holds the conversation's state.
+func (f *FileStore) Path(id string) string {
+	return filepath.Join(f.dir, fileName(id))
+}
+
+// fileName maps an id to a safe file name (see FileStore).
+func fileName(id string) string {
+	enc := base64.RawURLEncoding.EncodeToString([]byte(id))
+	if len(enc) <= 200 {
+		return "c-" + enc + ".json"
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "h-" + hex.EncodeToString(sum[:]) + ".json"
+}
+
+// Load implements [Store]. The error of a corrupt file names the file.
+func (f *FileStore) Load(ctx context.Context, id string) (*State, error) {
+	s, _, err := f.load(ctx, id)
+	return s, err
+}
+
+func (f *FileStore) load(ctx context.Context, id string) (*State, []byte, error) {
+	if id == "" {
+		return nil, nil, ErrEmptyID
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	path := f.Path(id)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return NewState(Config{}), nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("toolstate: conversation %q: %w", id, err)
+	}
+	s, err := Unmarshal(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("conversation %q, file %s: %w", id, path, err)
+	}
+	return s, data, nil
+}
+
+// Update implements [Store]. The new state is written to a temporary file
+// in the same directory, synced, and renamed over the old one, so a crash
+// leaves either the old or the new state. When fn leaves the state as it
+// was, nothing is written.
+func (f *FileStore) Update(ctx context.Context, id string, fn func(*State) error) error {
+	if id == "" {
+		return ErrEmptyID
+	}
+	unlock := f.locks.lock(id)
+	defer unlock()
+	s, old, err := f.load(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := fn(s); err != nil {
+		return err
+	}
+	data, err := Marshal(s)
+	if err != nil {
+		return fmt.Errorf("toolstate: conversation %q: %w", id, err)
+	}
+	if bytes.Equal(data, old) {
+		return nil
+	}
+	return f.write(id, data)
+}
+
+// Save replaces the conversation's state with s, whatever is stored (for
+// instance after [LoadOrFresh] fell back to a fresh state).
+func (f *FileStore) Save(ctx context.Context, id string, s *State) error {
+	if id == "" {
+		return ErrEmptyID
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := Marshal(s)
+	if err != nil {
+		return fmt.Errorf("toolstate: conversation %q: %w", id, err)
+	}
+	unlock := f.locks.lock(id)
+	defer unlock()
+	return f.write(id, data)
+}
+
+func (f *FileStore) write(id string, data []byte) (err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("toolstate: saving conversation %q: %w", id, err)
+		}
+	}()
+	tmp, err := os.CreateTemp(f.dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), f.Path(id)); err != nil {
+		return err
+	}
+	// Sync the directory so the rename itself survives a crash.
+	if d, derr := os.Open(f.dir); derr == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// Delete implements [Store].
+func (f *FileStore) Delete(ctx context.Context, id string) error {
+	if id == "" {
+		return ErrEmptyID
+	}
+	unlock := f.locks.lock(id)
+	defer unlock()
+	err := os.Remove(f.Path(id))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("toolstate: deleting conversation %q: %w", id, err)
+	}
+	return nil
+}
