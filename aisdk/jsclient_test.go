@@ -1,0 +1,358 @@
+package aisdk_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/simtest"
+	"github.com/google/go-cmp/cmp"
+)
+
+// jsClientDir holds the Node harness that drives the real AI SDK client
+// (package.json pins ai@7.0.173; install with `npm ci --prefix
+// aisdk/testdata/jsclient`).
+const jsClientDir = "testdata/jsclient"
+
+// jsResult is what harness.mjs prints.
+type jsResult struct {
+	Status        string            `json:"status"`
+	Error         string            `json:"error"`
+	OnError       []string          `json:"onError"`
+	Messages      []jsMessage       `json:"messages"`
+	Requests      []json.RawMessage `json:"requests"`
+	Chunks        []string          `json:"chunks"`
+	InvalidChunks []struct {
+		Data  string `json:"data"`
+		Error string `json:"error"`
+	} `json:"invalidChunks"`
+}
+
+type jsMessage struct {
+	ID    string           `json:"id"`
+	Role  string           `json:"role"`
+	Parts []map[string]any `json:"parts"`
+}
+
+// jsRequest is the part of a posted body the tests look at.
+type jsRequest struct {
+	ID        string          `json:"id"`
+	Trigger   string          `json:"trigger"`
+	MessageID *string         `json:"messageId"`
+	Messages  []jsMessage     `json:"messages"`
+	Tools     map[string]any  `json:"tools"`
+	System    *string         `json:"system"`
+	Metadata  json.RawMessage `json:"metadata"`
+}
+
+// requireNodeHarness skips the test when Node or the installed harness is
+// missing, except under CI=true, where that is a failure.
+func requireNodeHarness(t *testing.T) string {
+	t.Helper()
+	miss := func(why string) {
+		msg := "JavaScript client test: " + why + "; install Node and run `npm ci --prefix aisdk/testdata/jsclient`"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg + " (CI=true, so this fails instead of skipping)")
+		}
+		t.Skip(msg)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		miss("no node on PATH")
+	}
+	if _, err := os.Stat(filepath.Join(jsClientDir, "node_modules", "ai", "package.json")); err != nil {
+		miss(jsClientDir + "/node_modules is not installed")
+	}
+	return node
+}
+
+// runJSClient serves h, runs the harness scenario against it and returns
+// the harness result. It fails the test if any chunk failed the client's
+// own validation.
+func runJSClient(t *testing.T, node string, h http.Handler, scenario string) jsResult {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "harness.mjs", scenario, srv.URL+"/api/chat")
+	cmd.Dir = jsClientDir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node harness.mjs %s: %v\nstderr:\n%s", scenario, err, stderr.String())
+	}
+	var res jsResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("harness output: %v\n%s", err, stdout.String())
+	}
+	for _, bad := range res.InvalidChunks {
+		t.Errorf("the client's schema rejected chunk %s: %s", bad.Data, bad.Error)
+	}
+	if t.Failed() {
+		t.Logf("chunks:\n%s", strings.Join(res.Chunks, "\n"))
+	}
+	return res
+}
+
+func (r jsResult) requests(t *testing.T) []jsRequest {
+	t.Helper()
+	out := make([]jsRequest, len(r.Requests))
+	for i, raw := range r.Requests {
+		if err := json.Unmarshal(raw, &out[i]); err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+	}
+	return out
+}
+
+// partSummary is a compact view of a UI part: its type, plus state, text
+// and output where present.
+func partSummary(p map[string]any) string {
+	s, _ := p["type"].(string)
+	if st, ok := p["state"].(string); ok {
+		s += "(" + st + ")"
+	}
+	if txt, ok := p["text"].(string); ok {
+		s += " " + txt
+	}
+	if out, ok := p["output"]; ok {
+		b, _ := json.Marshal(out)
+		s += " -> " + string(b)
+	}
+	return s
+}
+
+func summaries(m jsMessage) []string {
+	out := make([]string, len(m.Parts))
+	for i, p := range m.Parts {
+		out[i] = partSummary(p)
+	}
+	return out
+}
+
+// assertChat checks a ready chat of one user message and one assistant
+// message with the given parts.
+func assertChat(t *testing.T, res jsResult, wantParts []string) jsMessage {
+	t.Helper()
+	if res.Status != "ready" || res.Error != "" || len(res.OnError) > 0 {
+		t.Fatalf("chat status %q, error %q, onError %q; want ready without error\nchunks:\n%s", res.Status, res.Error, res.OnError, strings.Join(res.Chunks, "\n"))
+	}
+	if len(res.Messages) != 2 || res.Messages[0].Role != "user" || res.Messages[1].Role != "assistant" {
+		t.Fatalf("messages %+v, want one user and one assistant message", res.Messages)
+	}
+	asst := res.Messages[1]
+	if diff := cmp.Diff(wantParts, summaries(asst)); diff != "" {
+		t.Errorf("assistant parts (-want +got):\n%s", diff)
+	}
+	return asst
+}
+
+func jsHandler(model agentloop.Model, tools ...*agentloop.Tool) *aisdk.Handler {
+	return &aisdk.Handler{
+		Agent:        &agentloop.Agent{Model: model, Tools: tools},
+		NewMessageID: func() string { return "msg-js-1" },
+	}
+}
+
+type weatherIn struct {
+	City string `json:"city"`
+}
+
+func jsWeatherTool(t *testing.T) *agentloop.Tool {
+	tool, err := agentloop.NewTool("get_weather", "Forecast for a city.", func(ctx context.Context, a weatherIn) (map[string]any, error) {
+		return map[string]any{"city": a.City, "forecast": "sunny"}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool
+}
+
+var locationSchema = json.RawMessage(`{"type":"object","properties":{"precision":{"type":"string","enum":["city","country"]}},"required":["precision"]}`)
+
+func TestJSClient_PlainText(t *testing.T) {
+	node := requireNodeHarness(t)
+	model := simtest.NewModel(simtest.Turn{Expect: simtest.Expect{User: "Hello"}, Reply: []simtest.Step{simtest.Text("Hi there, friend!")}})
+	res := runJSClient(t, node, jsHandler(model), "text")
+	asst := assertChat(t, res, []string{"step-start", "text(done) Hi there, friend!"})
+	if asst.ID != "msg-js-1" {
+		t.Errorf("assistant id %q, want the server's msg-js-1", asst.ID)
+	}
+	if len(res.Requests) != 1 {
+		t.Errorf("%d requests, want 1 (no automatic re-send after a plain answer)", len(res.Requests))
+	}
+}
+
+func TestJSClient_Reasoning(t *testing.T) {
+	node := requireNodeHarness(t)
+	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Reasoning("The user wants thought."), simtest.Text("Thought done.")}})
+	res := runJSClient(t, node, jsHandler(model), "reasoning")
+	assertChat(t, res, []string{"step-start", "reasoning(done) The user wants thought.", "text(done) Thought done."})
+}
+
+func TestJSClient_ServerToolDoesNotTriggerResend(t *testing.T) {
+	node := requireNodeHarness(t)
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("call-w", "get_weather", map[string]string{"city": "Oslo"})}},
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"call-w": "sunny"}}, Reply: []simtest.Step{simtest.Text("Sunny in Oslo.")}},
+	)
+	res := runJSClient(t, node, jsHandler(model, jsWeatherTool(t)), "server-tool")
+	assertChat(t, res, []string{
+		"step-start", `tool-get_weather(output-available) -> {"city":"Oslo","forecast":"sunny"}`,
+		"step-start", "text(done) Sunny in Oslo.",
+	})
+	if len(res.Requests) != 1 {
+		t.Errorf("%d requests, want 1: a server tool must not make the client re-post", len(res.Requests))
+	}
+}
+
+// clientToolScript calls the client tool getLocation, then answers with its
+// result; offered, when non-nil, is the exact tool set the first turn must
+// be offered.
+func clientToolScript(offered []string) *simtest.Model {
+	return simtest.NewModel(
+		simtest.Turn{Expect: simtest.Expect{Tools: offered}, Reply: []simtest.Step{
+			simtest.Text("Let me check."),
+			simtest.Call("call-loc", "getLocation", map[string]string{"precision": "city"}),
+		}},
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"call-loc": "Berlin"}}, Reply: []simtest.Step{simtest.Text("You are in Berlin.")}},
+	)
+}
+
+var clientToolParts = []string{
+	"step-start", "text(done) Let me check.", `tool-getLocation(output-available) -> {"city":"Berlin","precision":"city"}`,
+	"step-start", "text(done) You are in Berlin.",
+}
+
+// assertContinuation checks that the second POST continued the assistant
+// message: trigger submit-message, messageId the assistant id, and the
+// tool's answer in the posted assistant message.
+func assertContinuation(t *testing.T, reqs []jsRequest, assistantID, toolState string) {
+	t.Helper()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2 (the automatic re-send after the client's answer)", len(reqs))
+	}
+	if reqs[0].MessageID != nil {
+		t.Errorf("POST 1 messageId %q, want absent", *reqs[0].MessageID)
+	}
+	second := reqs[1]
+	if second.Trigger != "submit-message" || second.MessageID == nil || *second.MessageID != assistantID {
+		t.Errorf("POST 2 trigger %q messageId %v, want submit-message and %q", second.Trigger, second.MessageID, assistantID)
+	}
+	if len(second.Messages) != 2 || second.Messages[1].ID != assistantID {
+		t.Fatalf("POST 2 messages %+v, want the user message and assistant %q", second.Messages, assistantID)
+	}
+	last := second.Messages[1].Parts[len(second.Messages[1].Parts)-1]
+	if last["state"] != toolState {
+		t.Errorf("POST 2 tool part %v, want state %s", last, toolState)
+	}
+}
+
+func TestJSClient_FrontendToolRoundTrip(t *testing.T) {
+	node := requireNodeHarness(t)
+	loc, err := agentloop.NewClientTool("getLocation", "The user's location.", locationSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runJSClient(t, node, jsHandler(clientToolScript([]string{"getLocation"}), loc), "client-tool")
+	asst := assertChat(t, res, clientToolParts)
+	assertContinuation(t, res.requests(t), asst.ID, "output-available")
+}
+
+func TestJSClient_AssistantUIBodyToolsBecomeClientTools(t *testing.T) {
+	node := requireNodeHarness(t)
+	// The server knows no getLocation: it comes from the body's tools.
+	res := runJSClient(t, node, jsHandler(clientToolScript([]string{"getLocation"})), "assistant-ui")
+	asst := assertChat(t, res, clientToolParts)
+	reqs := res.requests(t)
+	assertContinuation(t, reqs, asst.ID, "output-available")
+	for i, r := range reqs {
+		if r.Tools["getLocation"] == nil || r.System == nil || string(r.Metadata) != "{}" {
+			t.Errorf("POST %d lacks assistant-ui's tools/system/metadata: %s", i+1, res.Requests[i])
+		}
+	}
+}
+
+type deleteIn struct {
+	ID int `json:"id"`
+}
+
+func TestJSClient_Approval(t *testing.T) {
+	node := requireNodeHarness(t)
+	for _, tc := range []struct {
+		scenario string
+		approved bool
+		want     []string
+	}{
+		{"approval-approved", true, []string{"step-start", `tool-delete_record(output-available) -> {"deleted":7}`, "step-start", "text(done) Done."}},
+		{"approval-denied", false, []string{"step-start", "tool-delete_record(output-denied)", "step-start", "text(done) Done."}},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			var runs atomic.Int32
+			del, err := agentloop.NewTool("delete_record", "Delete a record.", func(ctx context.Context, a deleteIn) (map[string]any, error) {
+				runs.Add(1)
+				return map[string]any{"deleted": a.ID}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			del.NeedsApproval = true
+			model := simtest.NewModel(
+				simtest.Turn{Reply: []simtest.Step{simtest.Call("call-del", "delete_record", map[string]int{"id": 7})}},
+				simtest.Turn{Reply: []simtest.Step{simtest.Text("Done.")}},
+			)
+			res := runJSClient(t, node, jsHandler(model, del), tc.scenario)
+			asst := assertChat(t, res, tc.want)
+			assertContinuation(t, res.requests(t), asst.ID, "approval-responded")
+			wantRuns := int32(0)
+			if tc.approved {
+				wantRuns = 1
+			}
+			if got := runs.Load(); got != wantRuns {
+				t.Errorf("the tool ran %d times, want %d", got, wantRuns)
+			}
+		})
+	}
+}
+
+func TestJSClient_ErrorMidStreamShownByClient(t *testing.T) {
+	node := requireNodeHarness(t)
+	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Partial answer"), simtest.Fail("model exploded")}})
+	h := jsHandler(model)
+	h.ErrorText = func(err error) string {
+		if strings.Contains(err.Error(), "model exploded") {
+			return "The model failed: model exploded"
+		}
+		return err.Error()
+	}
+	res := runJSClient(t, node, h, "error")
+	if res.Status != "error" || res.Error != "The model failed: model exploded" {
+		t.Fatalf("status %q error %q, want error with the server's error text\nchunks:\n%s", res.Status, res.Error, strings.Join(res.Chunks, "\n"))
+	}
+	if len(res.OnError) != 1 || res.OnError[0] != res.Error {
+		t.Errorf("onError calls %q, want one with %q", res.OnError, res.Error)
+	}
+	if len(res.Requests) != 1 {
+		t.Errorf("%d requests, want 1 (no re-send after an error)", len(res.Requests))
+	}
+	if len(res.Messages) != 2 {
+		t.Fatalf("messages %+v, want the user message and the partial answer", res.Messages)
+	}
+	got := strings.Join(summaries(res.Messages[1]), "|")
+	if !strings.Contains(got, "Partial answer") {
+		t.Errorf("assistant parts %s, want the partial text kept", got)
+	}
+}

@@ -1,0 +1,231 @@
+// harness.mjs drives the real AI SDK client (AbstractChat from "ai", the class
+// useChat wraps, with DefaultChatTransport) against a chat server.
+//
+//   node harness.mjs <scenario> <url>
+//
+// It prints one JSON object on stdout:
+//   {scenario, status, error, messages, requests, chunks, invalidChunks, toolCalls}
+// where requests are the posted bodies, chunks the data of every SSE event
+// the client received, and invalidChunks the events that failed the client's
+// own chunk schema (uiMessageChunkSchema, checked with the same
+// safeParseJSON the transport uses). The Go test aisdk/jsclient_test.go
+// asserts on it. Exit status 0 means the harness itself worked, whatever the
+// chat's status; 2 means bad usage or a harness failure.
+import {
+  AbstractChat,
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  lastAssistantMessageIsCompleteWithToolCalls,
+  uiMessageChunkSchema,
+} from 'ai';
+import { safeParseJSON } from '@ai-sdk/provider-utils';
+
+// Scenarios: what the user says, which client tools the page knows, how it
+// answers approvals, and whether it posts assistant-ui's body shape.
+const scenarios = {
+  text: { say: 'Hello' },
+  reasoning: { say: 'Think first' },
+  'server-tool': { say: 'Weather in Oslo?' },
+  'client-tool': {
+    say: 'Where am I?',
+    clientTools: { getLocation: input => ({ city: 'Berlin', precision: input.precision }) },
+  },
+  'assistant-ui': {
+    say: 'Where am I?',
+    assistantUI: true,
+    clientTools: { getLocation: input => ({ city: 'Berlin', precision: input.precision }) },
+  },
+  'approval-approved': { say: 'Delete record 7', approve: { approved: true } },
+  'approval-denied': { say: 'Delete record 7', approve: { approved: false, reason: 'not now' } },
+  error: { say: 'Fail please' },
+};
+
+// The tool definitions assistant-ui's AssistantChatTransport puts in the
+// body (toToolsJSONSchema: name -> {description, parameters}).
+const assistantUITools = {
+  getLocation: {
+    description: "The user's location.",
+    parameters: {
+      type: 'object',
+      properties: { precision: { type: 'string', enum: ['city', 'country'] } },
+      required: ['precision'],
+    },
+  },
+};
+
+class MemoryState {
+  status = 'ready';
+  error = undefined;
+  messages = [];
+  pushMessage = m => {
+    this.messages = this.messages.concat(m);
+  };
+  popMessage = () => {
+    this.messages = this.messages.slice(0, -1);
+  };
+  replaceMessage = (i, m) => {
+    this.messages = [...this.messages.slice(0, i), m, ...this.messages.slice(i + 1)];
+  };
+  snapshot = v => structuredClone(v);
+}
+
+class NodeChat extends AbstractChat {
+  constructor(init) {
+    const state = new MemoryState();
+    super({ ...init, state });
+    this.memory = state;
+  }
+}
+
+// sseData returns the data of every complete event in text (the rest is
+// kept for the next call), joining multi-line data the way
+// eventsource-parser does. It is a plain reader for the record; the chat
+// parses the other branch of the tee with the real parser.
+function sseData(buffer) {
+  const events = [];
+  const blocks = buffer.replace(/\r\n?/g, '\n').split('\n\n');
+  const rest = blocks.pop();
+  for (const block of blocks) {
+    const data = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+    }
+    if (data.length > 0) events.push(data.join('\n'));
+  }
+  return { events, rest };
+}
+
+async function main() {
+  const [name, url] = process.argv.slice(2);
+  const sc = scenarios[name];
+  if (!sc || !url) {
+    process.stderr.write(`usage: node harness.mjs <${Object.keys(scenarios).join('|')}> <url>\n`);
+    process.exit(2);
+  }
+
+  const requests = [];
+  const chunks = [];
+  const invalidChunks = [];
+  const toolCalls = [];
+  const pending = new Set(); // recorder promises of responses still streaming
+
+  async function record(body) {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      const { events, rest } = sseData(buffer);
+      buffer = rest;
+      for (const data of events) {
+        if (data === '[DONE]') continue;
+        chunks.push(data);
+        const res = await safeParseJSON({ text: data, schema: uiMessageChunkSchema });
+        if (!res.success) invalidChunks.push({ data, error: String(res.error?.message ?? res.error) });
+      }
+    }
+  }
+
+  const recordingFetch = async (input, init) => {
+    requests.push(JSON.parse(init.body));
+    const res = await fetch(input, init);
+    if (!res.ok || !res.body) return res;
+    const [mine, theirs] = res.body.tee();
+    const p = record(mine).catch(err => invalidChunks.push({ data: '', error: 'reading the body: ' + err }));
+    pending.add(p);
+    p.finally(() => pending.delete(p));
+    return new Response(theirs, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+
+  const transport = new DefaultChatTransport({
+    api: url,
+    fetch: recordingFetch,
+    // assistant-ui's AssistantChatTransport body (spec §3.2): tools, system,
+    // callSettings and config from the model context, then the chat fields,
+    // then metadata (the run config).
+    prepareSendMessagesRequest: sc.assistantUI
+      ? ({ id, messages, trigger, messageId }) => ({
+          body: {
+            system: 'You are a test assistant.',
+            tools: assistantUITools,
+            id,
+            messages,
+            trigger,
+            messageId,
+            metadata: {},
+          },
+        })
+      : undefined,
+  });
+
+  const errors = [];
+  const chat = new NodeChat({
+    id: 'chat-' + name,
+    transport,
+    sendAutomaticallyWhen: async ({ messages }) =>
+      (await lastAssistantMessageIsCompleteWithToolCalls({ messages })) ||
+      (await lastAssistantMessageIsCompleteWithApprovalResponses({ messages })),
+    onError: err => errors.push(String(err?.message ?? err)),
+    onToolCall: ({ toolCall }) => {
+      toolCalls.push(toolCall);
+      if (toolCall.dynamic) return;
+      const fn = sc.clientTools?.[toolCall.toolName];
+      if (!fn) return; // a server tool, or one awaiting approval
+      let output;
+      try {
+        output = fn(toolCall.input);
+      } catch (err) {
+        chat.addToolOutput({ state: 'output-error', tool: toolCall.toolName, toolCallId: toolCall.toolCallId, errorText: String(err) });
+        return;
+      }
+      // No await, as the docs say: awaiting inside onToolCall deadlocks.
+      chat.addToolOutput({ tool: toolCall.toolName, toolCallId: toolCall.toolCallId, output });
+    },
+  });
+
+  await chat.sendMessage({ text: sc.say });
+  await settle(chat, pending);
+
+  if (sc.approve) {
+    const parts = chat.messages.at(-1)?.parts ?? [];
+    const asked = parts.filter(p => p.state === 'approval-requested');
+    for (const p of asked) {
+      await chat.addToolApprovalResponse({ id: p.approval.id, ...sc.approve });
+    }
+    await settle(chat, pending);
+  }
+
+  const out = {
+    scenario: name,
+    status: chat.status,
+    error: chat.error ? String(chat.error.message) : '',
+    onError: errors,
+    messages: chat.messages,
+    requests,
+    chunks,
+    invalidChunks,
+    toolCalls,
+  };
+  process.stdout.write(JSON.stringify(out) + '\n');
+}
+
+// settle waits until the chat is neither submitted nor streaming, no
+// response is still being recorded, and that stays so for a few ticks (an
+// automatic re-send is started without being awaited after
+// addToolApprovalResponse). It gives up after 20s.
+async function settle(chat, pending) {
+  const deadline = Date.now() + 20000;
+  let quiet = 0;
+  while (quiet < 5) {
+    if (Date.now() > deadline) throw new Error(`chat did not settle: status ${chat.status}`);
+    await new Promise(r => setTimeout(r, 20));
+    const busy = chat.status === 'submitted' || chat.status === 'streaming' || pending.size > 0;
+    quiet = busy ? 0 : quiet + 1;
+  }
+}
+
+main().catch(err => {
+  process.stderr.write('harness: ' + (err?.stack ?? err) + '\n');
+  process.exit(2);
+});
