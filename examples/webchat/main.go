@@ -6,10 +6,14 @@
 //	go run ./examples/webchat -script turns.json    # a scripted model (simtest JSON format)
 //	go run ./examples/webchat -model qwen3:4b       # a real model on Ollama (OLLAMA_HOST)
 //	go run ./examples/webchat -store                # the server's history is authoritative
+//	go run ./examples/webchat -data ./states        # where the per-chat tool states are kept
 //
 // It serves POST /api/chat (the useChat route), GET /api/info (which model
-// runs: {"model": "…", "simulator": true|false, "store": true|false}) and a
-// page at /. The agent
+// runs: {"model": "…", "simulator": true|false, "store": true|false}), the
+// tool states of each chat (toolstate: GET /agents/{chat id}/tool-states and
+// POST /agents/{chat id}/tool-states/reset; a backend tool that fails three
+// times in a row is no longer offered in that chat until reset; the states
+// are files under -data) and a page at /. The agent
 // has backend tools get_weather ({"city"} → a made-up, deterministic
 // forecast), add ({"a","b"} → {"sum"}) and delete_record ({"id"}, which
 // needs the user's approval); tools the page sends in the request body run
@@ -29,6 +33,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -53,6 +58,7 @@ type config struct {
 	script string
 	model  string
 	store  bool
+	data   string // tool state folder; "" keeps them in memory
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -62,6 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&cfg.script, "script", "", "use a scripted model from this simtest JSON file")
 	fs.StringVar(&cfg.model, "model", "", "use this Ollama model (the server is OLLAMA_HOST, or Ollama's default)")
+	fs.StringVar(&cfg.data, "data", filepath.Join(os.TempDir(), "agentloop-webchat", "tool-states"), "folder for the per-chat tool states (\"\" keeps them in memory)")
 	fs.BoolVar(&cfg.store, "store", false, "keep each chat's history on the server (in memory) and refuse requests that edit it")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -82,7 +89,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	if err != nil {
 		return err
 	}
-	handler, describe, err := newServer(cfg)
+	handler, describe, err := newServer(cfg, stderr)
 	if err != nil {
 		return err
 	}
@@ -114,7 +121,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 }
 
 // newServer builds the HTTP handler for cfg and says which model it uses.
-func newServer(cfg config) (http.Handler, string, error) {
+// Problems that do not stop the server (tool state store errors) are
+// logged to logw.
+func newServer(cfg config, logw io.Writer) (http.Handler, string, error) {
 	model, describe, err := chooseModel(cfg)
 	if err != nil {
 		return nil, "", err
@@ -130,7 +139,11 @@ func newServer(cfg config) (http.Handler, string, error) {
 		Tools:    tools,
 		MaxTurns: 8,
 	}
-	chat := &aisdk.Handler{Agent: agent}
+	states, err := newToolStates(cfg.data, tools, logw)
+	if err != nil {
+		return nil, "", err
+	}
+	chat := &aisdk.Handler{Agent: agent, Prepare: states.prepare}
 	if cfg.store {
 		chat.Store = aisdk.NewMemoryStore()
 	}
@@ -144,7 +157,8 @@ func newServer(cfg config) (http.Handler, string, error) {
 		_, _ = w.Write(info)
 	})
 	mux.Handle("/api/chat", chat)
-	mux.Handle("/api/chat/", chat) // useChat's resume request: GET /api/chat/{id}/stream
+	mux.Handle("/api/chat/", chat)     // useChat's resume request: GET /api/chat/{id}/stream
+	mux.Handle("/agents/", states.api) // GET /agents/{chat id}/tool-states, POST …/tool-states/reset
 	mux.Handle("/", pageHandler())
 	return mux, describe, nil
 }

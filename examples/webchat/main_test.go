@@ -122,7 +122,7 @@ func TestDemo_GoesThroughBackendToolFormApprovalAndAnswer(t *testing.T) {
 	for _, tc := range []struct{ approve, store bool }{{true, false}, {false, false}, {true, true}} {
 		approve := tc.approve
 		t.Run(fmt.Sprintf("approve=%v,store=%v", tc.approve, tc.store), func(t *testing.T) {
-			h, _, err := newServer(config{store: tc.store})
+			h, _, err := newServer(config{store: tc.store}, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,7 +171,7 @@ func TestDemo_GoesThroughBackendToolFormApprovalAndAnswer(t *testing.T) {
 }
 
 func TestDemo_WithoutThePageToolSkipsTheForm(t *testing.T) {
-	h, _, err := newServer(config{})
+	h, _, err := newServer(config{}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,9 @@ func TestRun_ServesAScriptAndStopsWithTheContext(t *testing.T) {
 	ready := make(chan string, 1)
 	errc := make(chan error, 1)
 	var logs bytes.Buffer
-	go func() { errc <- run(ctx, []string{"-addr", "127.0.0.1:0", "-script", script}, &logs, ready) }()
+	go func() {
+		errc <- run(ctx, []string{"-addr", "127.0.0.1:0", "-script", script, "-data", t.TempDir()}, &logs, ready)
+	}()
 	var addr string
 	select {
 	case addr = <-ready:
@@ -255,11 +257,63 @@ func TestFlags_RejectBadCombinations(t *testing.T) {
 			t.Errorf("%v accepted", args)
 		}
 	}
-	if _, _, err := newServer(config{script: "/does/not/exist.json"}); err == nil {
+	if _, _, err := newServer(config{script: "/does/not/exist.json"}, io.Discard); err == nil {
 		t.Error("a missing script was accepted")
 	}
 	// -model builds an Ollama model without contacting the server.
-	if _, describe, err := newServer(config{model: "qwen3:4b"}); err != nil || !strings.Contains(describe, `Ollama model "qwen3:4b"`) {
+	if _, describe, err := newServer(config{model: "qwen3:4b"}, io.Discard); err != nil || !strings.Contains(describe, `Ollama model "qwen3:4b"`) {
 		t.Errorf("-model: %q, %v", describe, err)
+	}
+}
+
+func TestToolStates_AFailingToolIsHiddenShownAndReset(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "failing.json")
+	call := `{"reply":[{"tool_call":{"name":"get_weather","args":{"city":""}}}]}`
+	doc := `{"turns":[` + call + `,` + call + `,` + call + `,{"expect":{"tools":["add","delete_record"]},"reply":[{"text":"The weather tool is broken."}]}]}`
+	if err := os.WriteFile(script, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	h, _, err := newServer(config{script: script, data: dir}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	b := &browser{t: t, url: srv.URL}
+	b.msgs = []aisdk.UIMessage{{ID: "u1", Role: "user", Parts: []aisdk.UIPart{{Type: "text", Text: "weather?"}}}}
+	if finish, _ := b.post(); finish != "stop" {
+		t.Fatalf("finish %q (the fourth turn's expectation on the offered tools failed?)", finish)
+	}
+	status := func() string {
+		resp, err := http.Get(srv.URL + "/agents/chat-1/tool-states")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body struct {
+			Success bool
+			Data    struct {
+				ToolStates map[string]struct{ Status string }
+			}
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || !body.Success {
+			t.Fatalf("tool states: %v %+v", err, body)
+		}
+		return body.Data.ToolStates["get_weather"].Status
+	}
+	if got := status(); got != "failed" {
+		t.Errorf("get_weather is %q after three failures", got)
+	}
+	resp, err := http.Post(srv.URL+"/agents/chat-1/tool-states/reset", "application/json", strings.NewReader(`{"toolName":"get_weather"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := status(); got != "available" {
+		t.Errorf("get_weather is %q after the reset", got)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(files) != 1 {
+		t.Errorf("state files %v, want one for the chat", files)
 	}
 }
