@@ -1,30 +1,39 @@
 package main
 
-import "net/http"
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+)
 
-// pageHandler serves the web page at /. This is a placeholder: the React
-// page replaces this file with one that serves its embedded build.
+// webDist is the built React page (web/dist, made by `npm ci && npm run
+// build` in web/). It is committed, so the server builds with only Go.
+//
+//go:embed web/dist
+var webDist embed.FS
+
+// pageHandler serves the embedded page: index.html at / and its assets
+// under /assets/. Other paths are 404.
 func pageHandler() http.Handler {
+	dist, err := fs.Sub(webDist, "web/dist")
+	if err != nil {
+		// Sub fails only for an invalid path, which "web/dist" is not.
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "page not built: "+err.Error(), http.StatusInternalServerError)
+		})
+	}
+	files := http.FileServerFS(dist)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
-			http.NotFound(w, r)
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(placeholderPage))
+		if r.URL.Path == "/index.html" {
+			// FileServer redirects this to /; say so directly.
+			http.Redirect(w, r, "/", http.StatusMovedPermanently)
+			return
+		}
+		files.ServeHTTP(w, r)
 	})
 }
-
-const placeholderPage = `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><title>agentloop webchat</title></head>
-<body style="font-family: system-ui, sans-serif; max-width: 42rem; margin: 2rem auto">
-<h1>agentloop webchat</h1>
-<p>The chat API is at <code>POST /api/chat</code>; it speaks the Vercel AI SDK 7 UI message stream,
-so <code>useChat</code> and assistant-ui front ends work against it. The web page is not built yet.</p>
-<p>Try it from a terminal:</p>
-<pre>curl -N localhost:8080/api/chat -H 'content-type: application/json' \
-  -d '{"id":"c1","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"Weather in Paris?"}]}]}'</pre>
-</body>
-</html>
-`
