@@ -13,11 +13,13 @@
 // tool states of each chat (toolstate: GET /agents/{chat id}/tool-states and
 // POST /agents/{chat id}/tool-states/reset; a backend tool that fails three
 // times in a row is no longer offered in that chat until reset; the states
-// are files under -data) and a page at /. The agent
-// has backend tools get_weather ({"city"} → a made-up, deterministic
-// forecast), add ({"a","b"} → {"sum"}) and delete_record ({"id"}, which
-// needs the user's approval); tools the page sends in the request body run
-// in the browser. Without -script and -model, a built-in demo script goes
+// are files under -data) and a page at /.
+//
+// The agent has backend tools get_weather ({"city"} → a made-up,
+// deterministic forecast; an empty city is an error result, handy for
+// making it fail), add ({"a","b"} → {"sum"}) and delete_record ({"id"},
+// which needs the user's approval); tools the page sends in the request
+// body run in the browser. Without -script and -model, a built-in demo script goes
 // through a backend tool, the page's create_record form tool, an approval
 // and a final answer.
 package main
