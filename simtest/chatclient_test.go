@@ -1,0 +1,448 @@
+package simtest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/simtest"
+	"github.com/google/go-cmp/cmp"
+)
+
+// replay is a handler that answers the n-th POST with bodies[n] (an SSE
+// body; each entry is one chunk line or comment, "\n\n"-terminated when it
+// does not end in a newline) and records the posted bodies.
+type replay struct {
+	bodies   []string
+	requests []map[string]json.RawMessage
+}
+
+func (r *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	var body map[string]json.RawMessage
+	if err := json.NewDecoder(req.Body).Decode(&body); err != nil {
+		http.Error(w, "bad body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.requests = append(r.requests, body)
+	n := len(r.requests) - 1
+	if n >= len(r.bodies) {
+		http.Error(w, fmt.Sprintf("no response scripted for POST %d", n+1), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	_, _ = w.Write([]byte(r.bodies[n]))
+}
+
+// sse frames chunk lines as "data: <line>\n\n" and ends with [DONE].
+func sse(lines ...string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("data: " + l + "\n\n")
+	}
+	b.WriteString("data: [DONE]\n\n")
+	return b.String()
+}
+
+// summary is a compact view of a part for comparisons.
+func summary(msgs []simtest.UIMessage) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.Role+" "+m.ID)
+		for _, p := range m.Parts {
+			s := "  " + p.Type
+			if p.State != "" {
+				s += "(" + p.State + ")"
+			}
+			if p.Text != "" {
+				s += " " + p.Text
+			}
+			if p.Output != nil {
+				s += " -> " + string(p.Output)
+			}
+			if p.ErrorText != "" {
+				s += " ! " + p.ErrorText
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func TestChatClient_PlainAnswerFromSpec(t *testing.T) {
+	h := &replay{bodies: []string{sse(
+		`{"type":"start"}`, `{"type":"start-step"}`,
+		`{"type":"reasoning-start","id":"r1"}`, `{"type":"reasoning-delta","id":"r1","delta":"Think."}`, `{"type":"reasoning-end","id":"r1"}`,
+		`{"type":"text-start","id":"t1"}`, `{"type":"text-delta","id":"t1","delta":"Hel"}`, `{"type":"text-delta","id":"t1","delta":"lo"}`, `{"type":"text-end","id":"t1"}`,
+		`{"type":"finish-step"}`, `{"type":"finish","finishReason":"stop"}`,
+	)}}
+	c := &simtest.ChatClient{Handler: h, ChatID: "chat-plain"}
+	msgs, err := c.Send(context.Background(), "Hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"user user-1", "  text Hi", "assistant client-msg-2", "  step-start", "  reasoning(done) Think.", "  text(done) Hello"}
+	if diff := cmp.Diff(want, summary(msgs)); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	tr := c.Transcript()
+	if len(tr) != 1 || len(tr[0].Chunks) != 11 || !tr[0].Done || tr[0].Status != 200 {
+		t.Fatalf("transcript %+v", tr)
+	}
+	if got := string(tr[0].Request); got != `{"id":"chat-plain","messages":[{"id":"user-1","role":"user","parts":[{"type":"text","text":"Hi"}]}],"trigger":"submit-message"}` {
+		t.Errorf("request body %s", got)
+	}
+}
+
+// The spec's §5 frontend-tool round trip: a server tool and a client tool in
+// one step, the client answers, re-posts with messageId, and the server
+// continues the same message.
+func TestChatClient_FrontendToolRoundTripFromSpec(t *testing.T) {
+	h := &replay{bodies: []string{
+		sse(`{"type":"start","messageId":"msg-tool-1"}`, `{"type":"start-step"}`,
+			`{"type":"text-start","id":"t1"}`, `{"type":"text-delta","id":"t1","delta":"Let me check the time and your location."}`, `{"type":"text-end","id":"t1"}`,
+			`{"type":"tool-input-start","toolCallId":"call-time","toolName":"getTime"}`,
+			`{"type":"tool-input-delta","toolCallId":"call-time","inputTextDelta":"{\"tz\":\"UTC\"}"}`,
+			`{"type":"tool-input-available","toolCallId":"call-time","toolName":"getTime","input":{"tz":"UTC"}}`,
+			`{"type":"tool-output-available","toolCallId":"call-time","output":{"iso":"2026-01-01T00:00:00Z"}}`,
+			`{"type":"tool-input-start","toolCallId":"call-loc","toolName":"getLocation"}`,
+			`{"type":"tool-input-delta","toolCallId":"call-loc","inputTextDelta":"{\"precision\":"}`,
+			`{"type":"tool-input-delta","toolCallId":"call-loc","inputTextDelta":"\"city\"}"}`,
+			`{"type":"tool-input-available","toolCallId":"call-loc","toolName":"getLocation","input":{"precision":"city"}}`,
+			`{"type":"finish-step"}`, `{"type":"finish","finishReason":"tool-calls"}`),
+		sse(`{"type":"start","messageId":"msg-tool-1"}`, `{"type":"start-step"}`,
+			`{"type":"text-start","id":"t2"}`, `{"type":"text-delta","id":"t2","delta":"You are in Berlin."}`, `{"type":"text-end","id":"t2"}`,
+			`{"type":"finish-step"}`, `{"type":"finish","finishReason":"stop"}`),
+	}}
+	var gotInput string
+	c := &simtest.ChatClient{Handler: h, ChatID: "chat-tool", Tools: map[string]simtest.ClientToolFunc{
+		"getLocation": func(input json.RawMessage) (any, error) {
+			gotInput = string(input)
+			return map[string]string{"city": "Berlin", "country": "DE"}, nil
+		},
+	}}
+	msgs, err := c.Send(context.Background(), "Where am I and what time is it?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotInput != `{"precision":"city"}` {
+		t.Errorf("client tool input %s", gotInput)
+	}
+	want := []string{"user user-1", "  text Where am I and what time is it?", "assistant msg-tool-1",
+		"  step-start", "  text(done) Let me check the time and your location.",
+		`  tool-getTime(output-available) -> {"iso":"2026-01-01T00:00:00Z"}`,
+		`  tool-getLocation(output-available) -> {"city":"Berlin","country":"DE"}`,
+		"  step-start", "  text(done) You are in Berlin."}
+	if diff := cmp.Diff(want, summary(msgs)); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	if len(h.requests) != 2 {
+		t.Fatalf("%d POSTs, want 2", len(h.requests))
+	}
+	second := h.requests[1]
+	if string(second["messageId"]) != `"msg-tool-1"` || string(second["trigger"]) != `"submit-message"` {
+		t.Errorf("POST 2 messageId %s trigger %s", second["messageId"], second["trigger"])
+	}
+	wantMsgs := `[{"id":"user-1","role":"user","parts":[{"type":"text","text":"Where am I and what time is it?"}]},` +
+		`{"id":"msg-tool-1","role":"assistant","parts":[{"type":"step-start"},` +
+		`{"type":"text","state":"done","text":"Let me check the time and your location."},` +
+		`{"type":"tool-getTime","state":"output-available","toolCallId":"call-time","input":{"tz":"UTC"},"output":{"iso":"2026-01-01T00:00:00Z"}},` +
+		`{"type":"tool-getLocation","state":"output-available","toolCallId":"call-loc","input":{"precision":"city"},"output":{"city":"Berlin","country":"DE"}}]}]`
+	if string(second["messages"]) != wantMsgs {
+		t.Errorf("POST 2 messages\n got %s\nwant %s", second["messages"], wantMsgs)
+	}
+}
+
+// The spec's §5.1 approval, denied.
+func TestChatClient_ApprovalDeniedFromSpec(t *testing.T) {
+	h := &replay{bodies: []string{
+		sse(`{"type":"start","messageId":"msg-appr-1"}`, `{"type":"start-step"}`,
+			`{"type":"tool-input-available","toolCallId":"call-del","toolName":"deleteFile","input":{"path":"old-notes.txt"}}`,
+			`{"type":"tool-approval-request","approvalId":"appr-1","toolCallId":"call-del"}`,
+			`{"type":"finish-step"}`, `{"type":"finish","finishReason":"tool-calls"}`),
+		sse(`{"type":"start","messageId":"msg-appr-1"}`, `{"type":"tool-output-denied","toolCallId":"call-del"}`,
+			`{"type":"start-step"}`, `{"type":"text-start","id":"t1"}`, `{"type":"text-delta","id":"t1","delta":"Kept it."}`, `{"type":"text-end","id":"t1"}`,
+			`{"type":"finish-step"}`, `{"type":"finish","finishReason":"stop"}`),
+	}}
+	var asked []string
+	c := &simtest.ChatClient{Handler: h, Approve: func(name string, input json.RawMessage) (bool, string) {
+		asked = append(asked, name+" "+string(input))
+		return false, "user said no"
+	}}
+	msgs, err := c.Send(context.Background(), "Delete old notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{`deleteFile {"path":"old-notes.txt"}`}, asked); diff != "" {
+		t.Errorf("approvals asked (-want +got):\n%s", diff)
+	}
+	want := []string{"user user-1", "  text Delete old notes", "assistant msg-appr-1", "  step-start", "  tool-deleteFile(output-denied)", "  step-start", "  text(done) Kept it."}
+	if diff := cmp.Diff(want, summary(msgs)); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	if len(h.requests) != 2 || !strings.Contains(string(h.requests[1]["messages"]),
+		`{"type":"tool-deleteFile","state":"approval-responded","toolCallId":"call-del","input":{"path":"old-notes.txt"},"approval":{"id":"appr-1","approved":false,"reason":"user said no"}}`) {
+		t.Errorf("POST 2 does not carry the approval response: %v", h.requests)
+	}
+}
+
+func TestChatClient_AcceptsSSEFramingVariants(t *testing.T) {
+	body := ": stream-open\r\n\r\n" +
+		"data:{\"type\":\"start\"}\r\n\r\n" +
+		"event: ignored\nid: 7\ndata: {\"type\":\"text-start\",\n" + "data: \"id\":\"t1\"}\n\n" +
+		": keep-alive\n\n" +
+		"data: {\"type\":\"text-delta\",\"id\":\"t1\",\"delta\":\"ok\",\"extra\":{\"kept\":true}}\r\r" +
+		"data: {\"type\":\"text-end\",\"id\":\"t1\",\"providerMetadata\":{\"p\":{\"k\":null}}}\n\n" +
+		"data: {\"type\":\"data-weather\",\"id\":\"w\",\"data\":null}\n\n" +
+		"data: {\"type\":\"data-weather\",\"id\":\"w\",\"data\":{\"t\":1}}\n\n" +
+		"data: {\"type\":\"data-note\",\"transient\":true,\"data\":1}\n\n" +
+		"data: {\"type\":\"start\",\"messageMetadata\":null}\n\n" // no finish, no [DONE]
+	c := &simtest.ChatClient{Handler: &replay{bodies: []string{body}}}
+	msgs, err := c.Send(context.Background(), "Hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"user user-1", "  text Hi", "assistant client-msg-2", "  text(done) ok", "  data-weather"}
+	if diff := cmp.Diff(want, summary(msgs)); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	if got := string(msgs[1].Parts[1].Data); got != `{"t":1}` {
+		t.Errorf("data part %s, want the second chunk's data replacing the first", got)
+	}
+	if c.Transcript()[0].Done {
+		t.Error("Done without [DONE]")
+	}
+}
+
+func TestChatClient_RejectsInvalidChunksNamingThem(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		bodies []string
+		want   []string // substrings of the error
+	}{
+		{"text-delta without start", []string{sse(`{"type":"start"}`, `{"type":"text-delta","id":"t1","delta":"x"}`)},
+			[]string{"chunk 2", `"text-delta"`, `no active text part with id "t1"`}},
+		{"text-end without start", []string{sse(`{"type":"reasoning-end","id":"r9"}`)}, []string{"reasoning part", `"r9"`}},
+		{"null messageId", []string{sse(`{"type":"start","messageId":null}`)}, []string{`"messageId"`, "null is not allowed"}},
+		{"null providerExecuted", []string{sse(`{"type":"tool-input-available","toolCallId":"c","toolName":"x","input":{},"providerExecuted":null}`)}, []string{`"providerExecuted"`, "null"}},
+		{"unknown chunk type", []string{sse(`{"type":"text","text":"v4 style"}`)}, []string{`unknown chunk type "text"`}},
+		{"no type", []string{sse(`{"id":"x"}`)}, []string{`"type" is missing`}},
+		{"not JSON", []string{sse(`{oops`)}, []string{"chunk 1 {oops", "not a JSON object"}},
+		{"finishReason unknown", []string{sse(`{"type":"finish","finishReason":"unknown"}`)}, []string{`"unknown" is not one of stop`}},
+		{"flat providerMetadata", []string{sse(`{"type":"text-start","id":"t","providerMetadata":{"x":1}}`)}, []string{"providerMetadata", "{provider: {key: value}}"}},
+		{"tool input missing", []string{sse(`{"type":"tool-input-available","toolCallId":"c","toolName":"x"}`)}, []string{`required field "input" is missing`}},
+		{"data chunk without data", []string{sse(`{"type":"data-x","id":"a"}`)}, []string{`required field "data"`}},
+		{"tool output for unknown call", []string{sse(`{"type":"tool-output-available","toolCallId":"ghost","output":1}`)}, []string{`no tool part for tool call "ghost"`}},
+		{"approval for unknown call", []string{sse(`{"type":"tool-approval-request","approvalId":"a","toolCallId":"ghost"}`)}, []string{`"ghost"`}},
+		{"tool-input-delta without start", []string{sse(`{"type":"tool-input-delta","toolCallId":"c","inputTextDelta":"{"}`)}, []string{"no tool-input-start"}},
+		{"duplicate tool call id", []string{sse(
+			`{"type":"tool-input-available","toolCallId":"c","toolName":"x","input":{}}`,
+			`{"type":"tool-input-available","toolCallId":"c","toolName":"x","input":{}}`)}, []string{"chunk 2", "unique"}},
+		{"unclosed text", []string{sse(`{"type":"text-start","id":"t1"}`, `{"type":"finish","finishReason":"stop"}`)}, []string{`text part "t1" never closed`}},
+		{"continuation with another messageId", []string{
+			sse(`{"type":"start","messageId":"m1"}`, `{"type":"start-step"}`, `{"type":"tool-input-available","toolCallId":"c","toolName":"loc","input":{}}`, `{"type":"finish","finishReason":"tool-calls"}`),
+			sse(`{"type":"start","messageId":"m2"}`)}, []string{"response 2, chunk 1", `"m2" differs from the continued assistant message "m1"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &simtest.ChatClient{Handler: &replay{bodies: tc.bodies}, Tools: map[string]simtest.ClientToolFunc{
+				"loc": func(json.RawMessage) (any, error) { return "here", nil },
+			}}
+			_, err := c.Send(context.Background(), "Hi")
+			if !errors.Is(err, simtest.ErrProtocol) {
+				t.Fatalf("error %v, want a protocol error", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// A server that ends every response on a server tool's result makes the
+// client re-post forever; the client stops at its bound.
+func TestChatClient_ReportsTheRePostLoop(t *testing.T) {
+	loop := sse(`{"type":"start","messageId":"m1"}`, `{"type":"start-step"}`,
+		`{"type":"tool-input-available","toolCallId":"c%d","toolName":"get_weather","input":{}}`,
+		`{"type":"tool-output-available","toolCallId":"c%d","output":"sunny"}`,
+		`{"type":"finish-step"}`, `{"type":"finish","finishReason":"stop"}`)
+	h := &replay{}
+	for i := range 5 {
+		h.bodies = append(h.bodies, fmt.Sprintf(loop, i, i))
+	}
+	c := &simtest.ChatClient{Handler: h, MaxRoundTrips: 3}
+	_, err := c.Send(context.Background(), "Weather?")
+	if !errors.Is(err, simtest.ErrTooManyRoundTrips) {
+		t.Fatalf("error %v, want ErrTooManyRoundTrips", err)
+	}
+	if len(h.requests) != 3 {
+		t.Errorf("%d POSTs, want the bound 3", len(h.requests))
+	}
+}
+
+func TestChatClient_ErrorChunkEndsWithStreamError(t *testing.T) {
+	h := &replay{bodies: []string{sse(`{"type":"start","messageId":"m1"}`, `{"type":"text-start","id":"t1"}`,
+		`{"type":"text-delta","id":"t1","delta":"Partial"}`, `{"type":"error","errorText":"model exploded"}`,
+		`{"type":"text-delta","id":"nope","delta":"ignored after the error"}`)}}
+	c := &simtest.ChatClient{Handler: h}
+	msgs, err := c.Send(context.Background(), "Hi")
+	var se *simtest.StreamError
+	if !errors.As(err, &se) || se.ErrorText != "model exploded" {
+		t.Fatalf("error %v, want a StreamError with the error text", err)
+	}
+	want := []string{"user user-1", "  text Hi", "assistant m1", "  text(streaming) Partial"}
+	if diff := cmp.Diff(want, summary(msgs)); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+}
+
+func TestChatClient_HTTPErrorCarriesTheBody(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":"messages: empty"}`, http.StatusBadRequest)
+	})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	c := &simtest.ChatClient{URL: srv.URL, HTTPClient: srv.Client()}
+	_, err := c.Send(context.Background(), "Hi")
+	var he *simtest.HTTPStatusError
+	if !errors.As(err, &he) || he.Status != 400 || !strings.Contains(he.Body, "messages: empty") {
+		t.Fatalf("error %v, want HTTP 400 with the body", err)
+	}
+}
+
+func TestCompleteWithToolCalls_FollowsTheAISDKRules(t *testing.T) {
+	yes, no := true, false
+	asst := func(parts ...simtest.UIPart) []simtest.UIMessage {
+		return []simtest.UIMessage{{ID: "u", Role: "user"}, {ID: "a", Role: "assistant", Parts: parts}}
+	}
+	step := simtest.UIPart{Type: "step-start"}
+	done := simtest.UIPart{Type: "tool-x", State: "output-available", Output: json.RawMessage(`1`)}
+	for _, tc := range []struct {
+		name string
+		msgs []simtest.UIMessage
+		want bool
+	}{
+		{"answered client tool", asst(step, done), true},
+		{"errored client tool", asst(step, simtest.UIPart{Type: "tool-x", State: "output-error"}), true},
+		{"pending call", asst(step, done, simtest.UIPart{Type: "tool-y", State: "input-available"}), false},
+		{"preliminary output", asst(step, simtest.UIPart{Type: "tool-x", State: "output-available", Preliminary: &yes}), false},
+		{"provider-executed only", asst(step, simtest.UIPart{Type: "tool-x", State: "output-available", ProviderExecuted: &yes}), false},
+		{"providerExecuted false counts", asst(step, simtest.UIPart{Type: "tool-x", State: "output-available", ProviderExecuted: &no}), true},
+		{"final text step", asst(step, done, step, simtest.UIPart{Type: "text", State: "done"}), false},
+		{"streaming text after the call", asst(step, done, simtest.UIPart{Type: "text", State: "streaming"}), false},
+		{"last message from the user", []simtest.UIMessage{{Role: "user"}}, false},
+	} {
+		if got := simtest.CompleteWithToolCalls(tc.msgs); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !simtest.CompleteWithApprovalResponses(asst(step, done, simtest.UIPart{Type: "tool-d", State: "approval-responded"})) {
+		t.Error("approval-responded with answered tools: want complete")
+	}
+	if simtest.CompleteWithApprovalResponses(asst(step, simtest.UIPart{Type: "tool-d", State: "approval-responded"}, simtest.UIPart{Type: "tool-e", State: "approval-requested"})) {
+		t.Error("an unanswered approval: want incomplete")
+	}
+}
+
+// The client against the real aisdk.Handler, driven by simtest scripts.
+
+func TestChatClient_AISDKHandlerClientToolRoundTrip(t *testing.T) {
+	loc, err := agentloop.NewClientTool("getLocation", "The user's location.", json.RawMessage(`{"type":"object","properties":{"precision":{"type":"string"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	weather, err := agentloop.NewTool("get_weather", "Forecast.", func(ctx context.Context, a struct {
+		City string `json:"city"`
+	}) (string, error) {
+		return "sunny in " + a.City, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Checking."),
+			simtest.Call("call-w", "get_weather", map[string]string{"city": "Oslo"}),
+			simtest.Call("call-loc", "getLocation", map[string]string{"precision": "city"})}},
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"call-loc": "Berlin", "call-w": "sunny"}},
+			Reply: []simtest.Step{simtest.Text("Berlin, and sunny in Oslo.")}},
+	)
+	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{weather, loc}}, NewMessageID: func() string { return "msg-1" }}
+	c := &simtest.ChatClient{Handler: h, Tools: map[string]simtest.ClientToolFunc{
+		"getLocation": func(json.RawMessage) (any, error) { return map[string]string{"city": "Berlin"}, nil },
+	}}
+	msgs, err := c.Send(context.Background(), "Where am I?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"user user-1", "  text Where am I?", "assistant msg-1", "  step-start", "  text(done) Checking.",
+		`  tool-get_weather(output-available) -> "sunny in Oslo"`, `  tool-getLocation(output-available) -> {"city":"Berlin"}`,
+		"  step-start", "  text(done) Berlin, and sunny in Oslo."}
+	if diff := cmp.Diff(want, summary(msgs)); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	if n := len(c.Transcript()); n != 2 {
+		t.Errorf("%d POSTs, want 2", n)
+	}
+}
+
+func TestChatClient_AISDKHandlerApprovals(t *testing.T) {
+	for _, approved := range []bool{true, false} {
+		t.Run(fmt.Sprint("approved=", approved), func(t *testing.T) {
+			var runs atomic.Int32
+			del, err := agentloop.NewTool("delete_record", "Delete.", func(ctx context.Context, a struct {
+				ID int `json:"id"`
+			}) (string, error) {
+				runs.Add(1)
+				return fmt.Sprint("deleted ", a.ID), nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			del.NeedsApproval = true
+			model := simtest.NewModel(
+				simtest.Turn{Reply: []simtest.Step{simtest.Call("call-del", "delete_record", map[string]int{"id": 7})}},
+				simtest.Turn{Reply: []simtest.Step{simtest.Text("Finished.")}},
+			)
+			h := &aisdk.Handler{Agent: &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{del}}}
+			c := &simtest.ChatClient{Handler: h, Approve: func(name string, input json.RawMessage) (bool, string) {
+				if name != "delete_record" || string(input) != `{"id":7}` {
+					t.Errorf("approval asked for %s %s", name, input)
+				}
+				return approved, "decided by the test"
+			}}
+			msgs, err := c.Send(context.Background(), "Delete record 7")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tool := msgs[1].Parts[1]
+			wantState, wantRuns := "output-denied", int32(0)
+			if approved {
+				wantState, wantRuns = "output-available", 1
+			}
+			if tool.State != wantState || runs.Load() != wantRuns {
+				t.Errorf("tool part %+v after %d runs, want %s after %d", tool, runs.Load(), wantState, wantRuns)
+			}
+			if got := msgs[1].Parts[len(msgs[1].Parts)-1]; got.Text != "Finished." {
+				t.Errorf("last part %+v, want the final text", got)
+			}
+		})
+	}
+}
+
+func TestChatClient_AISDKHandlerErrorMidStream(t *testing.T) {
+	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Partial"), simtest.Fail("boom")}})
+	c := &simtest.ChatClient{Handler: &aisdk.Handler{Agent: &agentloop.Agent{Model: model}}}
+	_, err := c.Send(context.Background(), "Hi")
+	var se *simtest.StreamError
+	if !errors.As(err, &se) || !strings.Contains(se.ErrorText, "boom") {
+		t.Fatalf("error %v, want a StreamError naming boom", err)
+	}
+}
