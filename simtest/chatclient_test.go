@@ -446,3 +446,67 @@ func TestChatClient_AISDKHandlerErrorMidStream(t *testing.T) {
 		t.Fatalf("error %v, want a StreamError naming boom", err)
 	}
 }
+
+// TestValidateChunk_AgreesWithTheJSClientSchema checks ValidateChunk against
+// the verdicts of the real client's schema (uiMessageChunkSchema from
+// ai@7.0.173, parsed with @ai-sdk/provider-utils safeParseJSON in Node) on
+// the same chunks.
+func TestValidateChunk_AgreesWithTheJSClientSchema(t *testing.T) {
+	for _, tc := range []struct {
+		valid bool
+		chunk string
+	}{
+		{false, `{"type":"start","messageId":null}`},
+		{true, `{"type":"start","messageMetadata":null}`},
+		{true, `{"type":"start"}`},
+		{false, `{"type":"start","messageId":5}`},
+		{false, `{"type":"text-start"}`},
+		{false, `{"type":"text-start","id":"a","providerMetadata":{"x":1}}`},
+		{true, `{"type":"text-start","id":"a","providerMetadata":{"x":{"y":null}}}`},
+		{false, `{"type":"text-start","id":"a","providerMetadata":{"x":null}}`},
+		{false, `{"type":"text-end","id":"a","citations":null}`},
+		{true, `{"type":"text-end","id":"a","citations":[]}`},
+		{false, `{"type":"text-end","id":"a","citations":[{"bogus":1}]}`},
+		{false, `{"type":"tool-input-available","toolCallId":"c","toolName":"x"}`},
+		{true, `{"type":"tool-input-available","toolCallId":"c","toolName":"x","input":null}`},
+		{false, `{"type":"tool-input-available","toolCallId":"c","toolName":"x","input":null,"providerExecuted":null}`},
+		{false, `{"type":"tool-input-start","toolCallId":"c","toolName":"x","inputEncoding":"xml"}`},
+		{true, `{"type":"tool-input-start","toolCallId":"c","toolName":"x","toolMetadata":{"a":1}}`},
+		{false, `{"type":"tool-input-start","toolCallId":"c","toolName":"x","toolMetadata":5}`},
+		{false, `{"type":"tool-output-available","toolCallId":"c"}`},
+		{true, `{"type":"tool-output-available","toolCallId":"c","output":null}`},
+		{false, `{"type":"tool-approval-response","approvalId":"a"}`},
+		{false, `{"type":"finish","finishReason":"unknown"}`},
+		{true, `{"type":"finish","finishReason":"interrupted"}`},
+		{false, `{"type":"finish","finishReason":null}`},
+		{false, `{"type":"data-"}`},
+		{true, `{"type":"data-","data":1}`},
+		{false, `{"type":"data-x","data":1,"transient":null}`},
+		{true, `{"type":"custom","kind":"nodot"}`},
+		{false, `{"type":"text","text":"x"}`},
+		{true, `{"type":"steering-message","id":"s","parts":[]}`},
+		{false, `{"type":"steering-message","id":"s","parts":[{"type":"bogus"}]}`},
+		{false, `{"type":"message-metadata"}`},
+		{false, `{"type":"abort","reason":null}`},
+		{false, `{"type":"source-document","sourceId":"s","mediaType":"m"}`},
+		{true, `{"type":"file","url":"not a url","mediaType":"m"}`},
+		{false, `{"type":"error","errorText":null}`},
+		{true, `{"type":"text-end","id":"a","citations":[{"source":{"type":"source","sourceType":"url","id":"s1","url":"https://x"},"startIndex":0,"endIndex":3,"citedText":"abc"}]}`},
+		{true, `{"type":"text-end","id":"a","citations":[{"source":{"type":"source","sourceType":"document","id":"s1","mediaType":"text/plain","title":"T"}}]}`},
+		{false, `{"type":"text-end","id":"a","citations":[{"source":{"type":"source","sourceType":"document","id":"s1","mediaType":"text/plain"}}]}`},
+		{false, `{"type":"text-end","id":"a","citations":[{"source":{"type":"source","sourceType":"url","id":"s1","url":"https://x"},"startIndex":-1}]}`},
+		{false, `{"type":"text-end","id":"a","citations":[{"source":{"type":"src","sourceType":"url","id":"s1","url":"https://x"}}]}`},
+		{true, `{"type":"steering-message","id":"s","parts":[{"type":"text","text":"hi"},{"type":"file","mediaType":"image/png","url":"data:x","providerReference":{"a":"b"}}]}`},
+		{false, `{"type":"steering-message","id":"s","parts":[{"type":"file","mediaType":"image/png","url":"data:x","providerReference":{"a":1}}]}`},
+		{true, `{"type":"tool-approval-request","approvalId":"a","toolCallId":"c","approvalDescriptor":null,"isAutomatic":true}`},
+		{true, `{"type":"reasoning-file","url":"u","mediaType":"m","providerMetadata":{}}`},
+	} {
+		err := simtest.ValidateChunk([]byte(tc.chunk))
+		if (err == nil) != tc.valid {
+			t.Errorf("ValidateChunk(%s) = %v, the JS client says valid=%v", tc.chunk, err, tc.valid)
+		}
+		if err != nil && !errors.Is(err, simtest.ErrProtocol) {
+			t.Errorf("error %v does not wrap ErrProtocol", err)
+		}
+	}
+}
