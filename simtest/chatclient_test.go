@@ -510,3 +510,35 @@ func TestValidateChunk_AgreesWithTheJSClientSchema(t *testing.T) {
 		}
 	}
 }
+
+// FuzzChatClient_ResponseBody feeds arbitrary response bodies to the
+// client: it must never panic, and whatever it accepts holds only valid
+// chunks.
+func FuzzChatClient_ResponseBody(f *testing.F) {
+	f.Add(sse(`{"type":"start"}`, `{"type":"text-start","id":"t"}`, `{"type":"text-delta","id":"t","delta":"x"}`, `{"type":"text-end","id":"t"}`))
+	f.Add(sse(`{"type":"tool-input-start","toolCallId":"c","toolName":"loc"}`, `{"type":"tool-input-delta","toolCallId":"c","inputTextDelta":"{"}`,
+		`{"type":"tool-input-available","toolCallId":"c","toolName":"loc","input":{}}`, `{"type":"tool-approval-request","approvalId":"a","toolCallId":"c"}`))
+	f.Add("data:{\"type\":\"reset-step\"}\r\r: c\n\ndata: {\"type\":\"data-x\",\n" + "data: \"data\":1}\n\n")
+	f.Add(sse(`{"type":"error","errorText":"x"}`, `{oops`))
+	f.Add("data: {\"type\":\"text-end\",\"id\":\"a\",\"citations\":[{\"source\":{\"type\":\"source\",\"sourceType\":\"url\",\"id\":\"s\",\"url\":\"u\"}}]}\n\n")
+	f.Fuzz(func(t *testing.T, body string) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(body)) })
+		c := &simtest.ChatClient{Handler: h, MaxRoundTrips: 2,
+			Tools:   map[string]simtest.ClientToolFunc{"loc": func(json.RawMessage) (any, error) { return 1, nil }},
+			Approve: func(string, json.RawMessage) (bool, string) { return true, "" }}
+		_, err := c.Send(context.Background(), "hi")
+		if err != nil {
+			return
+		}
+		for _, ex := range c.Transcript() {
+			for _, ch := range ex.Chunks {
+				if verr := simtest.ValidateChunk(ch); verr != nil {
+					t.Fatalf("accepted an invalid chunk %s: %v", ch, verr)
+				}
+			}
+		}
+		if _, err := json.Marshal(c.Messages()); err != nil {
+			t.Fatalf("the built messages do not marshal: %v", err)
+		}
+	})
+}
