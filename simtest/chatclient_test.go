@@ -542,3 +542,30 @@ func FuzzChatClient_ResponseBody(f *testing.F) {
 		}
 	})
 }
+
+// Over a real loopback connection, a client tool that fails is posted back
+// as output-error and the model sees the error text.
+func TestChatClient_URLClientToolErrorReachesTheModel(t *testing.T) {
+	form, err := agentloop.NewClientTool("form", "Ask the user.", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("call-f", "form", map[string]string{})}},
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"call-f": "user closed the form"}}, Reply: []simtest.Step{simtest.Text("Never mind.")}},
+	)
+	srv := httptest.NewServer(&aisdk.Handler{Agent: &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{form}}})
+	defer srv.Close()
+	c := &simtest.ChatClient{URL: srv.URL + "/api/chat", HTTPClient: srv.Client(), Tools: map[string]simtest.ClientToolFunc{
+		"form": func(json.RawMessage) (any, error) { return nil, errors.New("user closed the form") },
+	}}
+	msgs, err := c.Send(context.Background(), "Fill the form")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := summary(msgs)
+	want := []string{"  step-start", "  tool-form(output-error) ! user closed the form", "  step-start", "  text(done) Never mind."}
+	if diff := cmp.Diff(want, got[3:]); diff != "" {
+		t.Errorf("assistant parts (-want +got):\n%s", diff)
+	}
+}
