@@ -122,7 +122,7 @@ async function main() {
         if (data === '[DONE]') continue;
         chunks.push(data);
         const res = await safeParseJSON({ text: data, schema: uiMessageChunkSchema });
-        if (!res.success) invalidChunks.push({ data, error: String(res.error?.message ?? res.error) });
+        if (!res.success) invalidChunks.push({ data, error: String(res.error?.message ?? res.error).slice(0, 600) });
       }
     }
   }
