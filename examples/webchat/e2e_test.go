@@ -83,7 +83,7 @@ func startServer(t *testing.T, args ...string) string {
 // script (streamed text, backend tool UIs, the create_record form edited
 // and submitted, approve and deny) and e2e/toolstates.json (three failures
 // mark get_weather failed in the tool-state panel, Reset clears it, Stop
-// cancels a hanging run). Screenshots go to a temporary folder, or to
+// cancels a hanging run, a model error shows in the thread). Screenshots go to a temporary folder, or to
 // E2E_SCREENSHOTS when set (e.g. e2e/screenshots to refresh the committed
 // ones). It skips when node, e2e/node_modules or Chromium is missing,
 // except under CI=true, where it fails.

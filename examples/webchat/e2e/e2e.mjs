@@ -147,6 +147,11 @@ async function toolStates(page) {
   await stop.click();
   await page.locator(".composer .send").waitFor();
   await shot(page, "08-stopped", "after Stop: the run is cancelled and the composer is ready again");
+
+  // The next turn fails in the model: the error shows in the thread.
+  await send(page, "And now fail.");
+  await expectText(page.getByTestId("error"), "simulated model failure", "error in the thread");
+  await shot(page, "09-error", "a model error (simulated model failure) shown in the thread");
 }
 
 async function step(name, fn, url = base) {
