@@ -122,7 +122,7 @@ func TestBrowser_DemoFormApprovalsToolStatesAndStop(t *testing.T) {
 		}
 		t.Fatalf("running node e2e.mjs: %v", err)
 	}
-	for _, want := range []string{"PASS form-and-approve", "PASS form-and-deny", "PASS tool-states-and-stop", "all passed"} {
+	for _, want := range []string{"PASS form-and-approve", "PASS form-and-deny", "PASS form-cancel", "PASS tool-states-and-stop", "all passed"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("e2e.mjs output lacks %q", want)
 		}

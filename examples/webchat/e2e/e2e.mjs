@@ -118,6 +118,22 @@ async function formAndApproval(page, { approve, newName, tag }) {
   await shot(page, `04-final-${tag}`, `the final answer after ${approve ? "approving" : "denying"} delete_record, naming ${newName}`);
 }
 
+// formCancel: Cancel on the form returns a "cancelled by the user" result
+// and the run goes on.
+async function formCancel(page) {
+  await send(page, "Weather in Oslo?");
+  const form = page.getByTestId("create-record-form");
+  await form.waitFor();
+  await form.getByRole("button", { name: "Cancel" }).click();
+  const approval = page.getByTestId("approval");
+  await approval.waitFor();
+  await approval.getByRole("button", { name: "Deny" }).click();
+  await expectText(page.locator(".msg.assistant"), "That is the whole demo.", "final answer");
+  const answer = await lastAssistant(page).innerText();
+  if (!answer.includes("cancelled by the user")) throw new Error(`final answer does not report the cancelled form: ${answer}`);
+  await shot(page, "04-final-cancel", "the final answer after the user cancelled the form (\"cancelled by the user\") and denied the deletion");
+}
+
 async function toolStates(page) {
   // Against the server running toolstates.json: three failing get_weather
   // calls make the tool failed in the panel; Reset makes it available again.
@@ -175,6 +191,7 @@ try {
   });
   await step("form-and-approve", (page) => formAndApproval(page, { approve: true, newName: "Grace Hopper", tag: "approve" }));
   await step("form-and-deny", (page) => formAndApproval(page, { approve: false, newName: "Alan Turing", tag: "deny" }));
+  await step("form-cancel", formCancel);
   if (failBase) await step("tool-states-and-stop", toolStates, failBase);
   else log("SKIP tool-states-and-stop: WEBCHAT_FAIL_URL is not set");
 } finally {
