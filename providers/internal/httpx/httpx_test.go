@@ -193,7 +193,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 func TestAPIError_ParsesBodies(t *testing.T) {
 	cases := []struct {
-		body                string
+		body               string
 		typ, code, message string
 	}{
 		{`{"error":{"message":"The model does not exist","type":"invalid_request_error","code":"model_not_found"}}`, "invalid_request_error", "model_not_found", "The model does not exist"},
