@@ -1,0 +1,221 @@
+package toolstate_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/toolstate"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func stores(t testing.TB) map[string]toolstate.Store {
+	fs, err := toolstate.NewFileStore(t.TempDir())
+	require.NoError(t, err)
+	return map[string]toolstate.Store{"memory": toolstate.NewMemoryStore(), "file": fs}
+}
+
+func TestStore_ConcurrentUpdatesOfOneConversationLoseNothing(t *testing.T) {
+	const goroutines, perGoroutine = 8, 40
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			clk := newClock()
+			tr := &toolstate.Tracker{Store: store, Now: clk.Now}
+			hooks := tr.Hooks("chat")
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			errs := make(chan error, 2*goroutines*perGoroutine) // two sends per iteration
+			for g := range goroutines {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					for i := range perGoroutine {
+						// Each goroutine records on its own tool and on a shared one.
+						own := fmt.Sprintf("tool_%d", g)
+						res := &agentloop.ToolResult{Content: "x", IsError: i%2 == 0}
+						errs <- hooks.AfterToolCall(context.Background(), agentloop.ToolCall{Name: own}, res)
+						errs <- store.Update(context.Background(), "chat", func(s *toolstate.State) error {
+							s.RecordSuccess("shared", clk.Now())
+							return nil
+						})
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			s, err := store.Load(context.Background(), "chat")
+			require.NoError(t, err)
+			assert.Equal(t, goroutines*perGoroutine, s.Tools["shared"].Successes)
+			for g := range goroutines {
+				ts := s.Tools[fmt.Sprintf("tool_%d", g)]
+				assert.Equal(t, perGoroutine/2, ts.Successes, "tool_%d", g)
+				assert.Equal(t, perGoroutine/2, ts.Failures, "tool_%d", g)
+			}
+		})
+	}
+}
+
+func TestStore_MissingConversationIsFresh(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			s, err := store.Load(context.Background(), "never-seen")
+			require.NoError(t, err)
+			assert.Empty(t, s.Tools)
+			assert.Equal(t, toolstate.Config{}, s.Config)
+		})
+	}
+}
+
+func TestStore_LoadReturnsACopy(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			require.NoError(t, store.Update(ctx, "c", func(s *toolstate.State) error {
+				s.RecordSuccess("a", newClock().Now())
+				return nil
+			}))
+			s, err := store.Load(ctx, "c")
+			require.NoError(t, err)
+			s.RecordSuccess("a", newClock().Now())
+			again, err := store.Load(ctx, "c")
+			require.NoError(t, err)
+			assert.Equal(t, 1, again.Tools["a"].Successes)
+		})
+	}
+}
+
+func TestStore_UpdateErrorKeepsTheOldState(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			boom := fmt.Errorf("boom")
+			err := store.Update(ctx, "c", func(s *toolstate.State) error {
+				s.RecordSuccess("a", newClock().Now())
+				return boom
+			})
+			require.ErrorIs(t, err, boom)
+			s, err := store.Load(ctx, "c")
+			require.NoError(t, err)
+			assert.Empty(t, s.Tools)
+		})
+	}
+}
+
+func TestStore_EmptyIDIsRefused(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			_, err := store.Load(context.Background(), "")
+			assert.ErrorIs(t, err, toolstate.ErrEmptyID)
+			assert.ErrorIs(t, store.Update(context.Background(), "", func(*toolstate.State) error { return nil }), toolstate.ErrEmptyID)
+			assert.ErrorIs(t, store.Delete(context.Background(), ""), toolstate.ErrEmptyID)
+		})
+	}
+}
+
+func TestStore_DeleteMakesTheConversationFresh(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			require.NoError(t, store.Update(ctx, "c", func(s *toolstate.State) error {
+				s.RecordSuccess("a", newClock().Now())
+				return nil
+			}))
+			require.NoError(t, store.Delete(ctx, "c"))
+			require.NoError(t, store.Delete(ctx, "c"), "deleting a missing id is fine")
+			s, err := store.Load(ctx, "c")
+			require.NoError(t, err)
+			assert.Empty(t, s.Tools)
+		})
+	}
+}
+
+func TestFileStore_AnyIDIsASafeFileNameInTheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	store, err := toolstate.NewFileStore(dir)
+	require.NoError(t, err)
+	ids := []string{"../../etc/passwd", "/abs", "a/b", ".", "..", "con", "x\x00y", "ünï cödé", strings.Repeat("long", 300), "A", "a"}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		p := store.Path(id)
+		assert.Equal(t, dir, filepath.Dir(p), "id %q", id)
+		assert.LessOrEqual(t, len(filepath.Base(p)), 255)
+		assert.False(t, seen[p], "two ids share %s", p)
+		seen[p] = true
+		require.NoError(t, store.Update(context.Background(), id, func(s *toolstate.State) error {
+			s.RecordSuccess(id, newClock().Now())
+			return nil
+		}), "id %q", id)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, len(ids))
+	for _, id := range ids {
+		s, err := store.Load(context.Background(), id)
+		require.NoError(t, err)
+		assert.Equal(t, 1, s.Tools[id].Successes, "id %q", id)
+	}
+}
+
+func TestFileStore_UnchangedStateIsNotRewritten(t *testing.T) {
+	store, err := toolstate.NewFileStore(t.TempDir())
+	require.NoError(t, err)
+	ctx := context.Background()
+	clk := newClock()
+	require.NoError(t, store.Update(ctx, "c", func(s *toolstate.State) error { s.Sync(clk.Now(), "a"); return nil }))
+	info1, err := os.Stat(store.Path("c"))
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(store.Path("c"), 0o400)) // a rewrite would replace the file and its mode
+	require.NoError(t, store.Update(ctx, "c", func(s *toolstate.State) error { s.Sync(clk.Now(), "a"); return nil }))
+	info2, err := os.Stat(store.Path("c"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o400), info2.Mode().Perm())
+	assert.Equal(t, info1.Size(), info2.Size())
+}
+
+func TestFileStore_SaveReplacesACorruptFile(t *testing.T) {
+	ctx := context.Background()
+	store, err := toolstate.NewFileStore(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(store.Path("c"), []byte("garbage"), 0o600))
+	s, err := toolstate.LoadOrFresh(ctx, store, "c", toolstate.Config{})
+	require.ErrorIs(t, err, toolstate.ErrCorrupt)
+	require.NoError(t, store.Save(ctx, "c", s))
+	_, err = store.Load(ctx, "c")
+	require.NoError(t, err)
+}
+
+func BenchmarkRecordAndSave(b *testing.B) {
+	for _, name := range []string{"memory", "file"} {
+		b.Run(name, func(b *testing.B) {
+			store := stores(b)[name]
+			clk := newClock()
+			tr := &toolstate.Tracker{Store: store, Now: clk.Now}
+			hooks := tr.Hooks("chat")
+			// A conversation with a few tools, as in a real agent.
+			for i := range 8 {
+				_ = hooks.AfterToolCall(context.Background(), agentloop.ToolCall{Name: fmt.Sprintf("tool_%d", i)}, &agentloop.ToolResult{})
+			}
+			call := agentloop.ToolCall{Name: "tool_0"}
+			res := &agentloop.ToolResult{Content: "ok"}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				clk.Advance(1)
+				if err := hooks.AfterToolCall(context.Background(), call, res); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
