@@ -1,0 +1,80 @@
+package toolstate_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/toolstate"
+)
+
+// A tracker hides a tool that keeps failing, and the HTTP API resets it.
+func Example() {
+	flaky, _ := agentloop.NewTool("flaky", "Fails.", func(ctx context.Context, _ struct{}) (string, error) {
+		return "", errors.New("service down")
+	})
+	store := toolstate.NewMemoryStore()
+	tracker := &toolstate.Tracker{Store: store, Config: &toolstate.Config{FailureThreshold: 2}}
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "flaky", nil)}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("c2", "flaky", nil)}},
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{}}, Reply: []simtest.Step{simtest.Text("The service is down.")}},
+	)
+	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{flaky}}
+
+	// Each run of conversation "chat-1" gets the conversation's hooks.
+	history := agentloop.History{agentloop.UserMessage("Try it.")}
+	text, err := agentloop.Text(agent.Stream(context.Background(), history, agentloop.WithHooks(tracker.Hooks("chat-1"))))
+	fmt.Println(text, err)
+	summary, _ := tracker.Summary(context.Background(), "chat-1", toolstate.Names(agent.Tools)...)
+	fmt.Println(summary)
+
+	// An operator resets the tool.
+	api := toolstate.NewHandler(store)
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/agents/chat-1/tool-states/reset", strings.NewReader(`{"toolName":"flaky"}`)))
+	fmt.Println(rec.Code)
+	summary, _ = tracker.Summary(context.Background(), "chat-1")
+	fmt.Println(summary)
+	// Output:
+	// The service is down. <nil>
+	// 1 tools: 0 available, 1 failed (flaky), 0 waiting, 0 disabled
+	// 200
+	// 1 tools: 1 available (flaky), 0 failed, 0 waiting, 0 disabled
+}
+
+// A corrupt file is reported, and the conversation starts fresh.
+func ExampleLoadOrFresh() {
+	dir, _ := os.MkdirTemp("", "toolstate")
+	defer os.RemoveAll(dir)
+	store, _ := toolstate.NewFileStore(dir)
+	_ = os.WriteFile(store.Path("chat-1"), []byte(`{"version":1,"states":`), 0o600)
+
+	s, err := toolstate.LoadOrFresh(context.Background(), store, "chat-1", toolstate.Config{})
+	if errors.Is(err, toolstate.ErrCorrupt) {
+		fmt.Println("corrupt tool state; starting fresh")
+	}
+	fmt.Println(len(s.Tools), "tools known")
+	// Output:
+	// corrupt tool state; starting fresh
+	// 0 tools known
+}
+
+// A tool that depends on another is offered once that one has succeeded.
+func ExampleState_Offered() {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := toolstate.NewState(toolstate.Config{Dependencies: map[string][]string{"deploy": {"build"}}})
+	fmt.Println(s.Offered(now, "build", "deploy"))
+	s.RecordSuccess("build", now)
+	fmt.Println(s.Offered(now, "build", "deploy"))
+	// Output:
+	// [build]
+	// [build deploy]
+}
