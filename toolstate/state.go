@@ -23,9 +23,19 @@
 //     conversation; not offered.
 //   - available: offered.
 //
+// Wiring: give each run the hooks of its conversation,
+//
+//	tracker := &toolstate.Tracker{Store: store}
+//	agent.Stream(ctx, history, agentloop.WithHooks(tracker.Hooks(chatID)))
+//
+// (with the aisdk handler, return that option from its Prepare func), and
+// mount NewHandler(store) at "/agents/". See the webChat example.
+//
 // Concurrency: a State is a plain value and is not safe for concurrent use.
 // Stores serialize read-modify-write cycles per conversation id with
-// [Store.Update], so concurrent runs of one conversation lose no update.
+// [Store.Update] (a mutex per id, held from the read to the write), so
+// concurrent runs of one conversation lose no update. [FileStore]
+// coordinates the writers of one process only.
 package toolstate
 
 import (
