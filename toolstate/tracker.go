@@ -73,10 +73,11 @@ func (t *Tracker) fail(id string, err error) error {
 	return nil
 }
 
-// Hooks returns the hooks for runs of one conversation; pass them with
-// agentloop.WithHooks for each run (or compose them into Agent.Hooks for
-// an agent that serves one conversation). They are safe for concurrent
-// runs of the conversation and may be reused across runs.
+// Hooks returns the hooks for one run of a conversation; pass them with
+// agentloop.WithHooks. Get new hooks for each run (it is cheap): they
+// remember the tools offered on their run's latest model call. Any number
+// of runs of one conversation may go on at once, each with its own hooks;
+// their updates are serialized by the store.
 //
 // BeforeModelCall adds the offered tools the state does not know yet, then
 // removes from req.Tools every tool that is not available. AfterToolCall
