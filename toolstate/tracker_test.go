@@ -1,0 +1,79 @@
+package toolstate_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/toolstate"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// brokenStore fails every call, like a full disk.
+type brokenStore struct{ err error }
+
+func (b brokenStore) Load(context.Context, string) (*toolstate.State, error) { return nil, b.err }
+func (b brokenStore) Update(context.Context, string, func(*toolstate.State) error) error {
+	return b.err
+}
+func (b brokenStore) Delete(context.Context, string) error { return b.err }
+
+func TestTracker_StoreFailureWithOnErrorOffersEveryToolAndReports(t *testing.T) {
+	diskFull := errors.New("disk full")
+	var reported []error
+	tr := &toolstate.Tracker{Store: brokenStore{diskFull}, OnError: func(id string, err error) { reported = append(reported, err) }}
+	model := simtest.NewModel(
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"a", "b"}}, Reply: []simtest.Step{simtest.Call("c1", "a", nil)}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
+	)
+	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{okTool(t, "a"), okTool(t, "b")}}
+	assert.Equal(t, "ok", runOnce(t, agent, tr, "c", "go"))
+	require.Len(t, reported, 3, "two model calls and one result")
+	for _, err := range reported {
+		assert.ErrorIs(t, err, diskFull)
+	}
+}
+
+func TestTracker_StoreFailureWithoutOnErrorCancelsTheRun(t *testing.T) {
+	diskFull := errors.New("disk full")
+	tr := &toolstate.Tracker{Store: brokenStore{diskFull}}
+	agent := &agentloop.Agent{Model: simtest.NewModel(), Tools: []*agentloop.Tool{okTool(t, "a")}}
+	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks("c"))))
+	assert.ErrorIs(t, err, diskFull)
+}
+
+func TestTracker_ResultsOfHiddenToolsAreNotRecorded(t *testing.T) {
+	clk := newClock()
+	store := toolstate.NewMemoryStore()
+	require.NoError(t, store.Update(context.Background(), "c", func(s *toolstate.State) error {
+		s.Disable("a", "off", clk.Now())
+		return nil
+	}))
+	tr := &toolstate.Tracker{Store: store, Now: clk.Now}
+	model := simtest.NewModel(
+		// The model calls the hidden tool anyway; the loop answers it with an error.
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"b"}}, Reply: []simtest.Step{simtest.Call("c1", "a", nil), simtest.Call("c2", "made_up", nil)}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
+	)
+	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{okTool(t, "a"), okTool(t, "b")}}
+	assert.Equal(t, "ok", runOnce(t, agent, tr, "c", "go"))
+	s, err := store.Load(context.Background(), "c")
+	require.NoError(t, err)
+	assert.Zero(t, s.Tools["a"].Failures)
+	assert.NotContains(t, s.Tools, "made_up")
+}
+
+func TestState_LongFailureDetailIsCutOnARuneBoundary(t *testing.T) {
+	clk := newClock()
+	s := toolstate.NewState(toolstate.Config{FailureThreshold: 1})
+	s.RecordFailure("t", strings.Repeat("é", 300), clk.Now())
+	r := s.Tools["t"].Reason
+	assert.True(t, utf8.ValidString(r))
+	assert.Less(t, len(r), 260)
+	assert.True(t, strings.HasSuffix(r, "…"))
+}
