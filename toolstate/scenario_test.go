@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -117,9 +118,12 @@ func TestScenario_FileStoreStatesLoadIntactInANewStore(t *testing.T) {
 	before, err := store1.Load(context.Background(), id)
 	require.NoError(t, err)
 
-	entries, err := os.ReadDir(dir)
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	require.NoError(t, err)
-	require.Len(t, entries, 1, "one file per conversation, no temporary files left")
+	require.Equal(t, []string{store1.Path(id)}, files, "one file per conversation")
+	tmps, err := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	require.NoError(t, err)
+	require.Empty(t, tmps, "no temporary files left")
 
 	// A new process: a new store on the same folder, and a new tracker.
 	store2, err := toolstate.NewFileStore(dir)

@@ -154,11 +154,13 @@ func (m *MemoryStore) Delete(ctx context.Context, id string) error {
 
 // FileStore is a [Store] that keeps each conversation's state in its own
 // JSON file ([Marshal]) in one directory, the embedded default. It is safe
-// for concurrent use within one process: updates of one conversation are
-// serialized by a mutex per id. Separate processes (or separate FileStores)
-// writing the same directory are not coordinated: each file is always
-// whole (it is replaced atomically), but one writer's update may overwrite
-// another's. Give each directory one FileStore.
+// for concurrent use. Updates of one conversation are serialized by a mutex
+// per id within the process and, on Unix, by an exclusive flock(2) on the
+// conversation's lock file (its file name plus ".lock", kept beside it), so
+// separate processes or FileStores sharing the directory lose no update
+// either (not on network file systems without flock). Elsewhere only the
+// writers of one FileStore are coordinated. Each file is always whole: it
+// is replaced atomically.
 //
 // File names are derived from the id so that any id is safe: "c-" plus the
 // unpadded base64url encoding of the id, or, for ids too long for a file
@@ -184,6 +186,20 @@ func (f *FileStore) Dir() string { return f.dir }
 // Path returns the file that holds the conversation's state.
 func (f *FileStore) Path(id string) string {
 	return filepath.Join(f.dir, fileName(id))
+}
+
+// lock takes the conversation's in-process mutex, then its lock file.
+func (f *FileStore) lock(id string) (func(), error) {
+	unlock := f.locks.lock(id)
+	unlockFile, err := lockFile(f.Path(id) + ".lock")
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return func() {
+		unlockFile()
+		unlock()
+	}, nil
 }
 
 // fileName maps an id to a safe file name (see FileStore).
@@ -232,7 +248,10 @@ func (f *FileStore) Update(ctx context.Context, id string, fn func(*State) error
 	if id == "" {
 		return ErrEmptyID
 	}
-	unlock := f.locks.lock(id)
+	unlock, err := f.lock(id)
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	s, old, err := f.load(ctx, id)
 	if err != nil {
@@ -264,7 +283,10 @@ func (f *FileStore) Save(ctx context.Context, id string, s *State) error {
 	if err != nil {
 		return fmt.Errorf("toolstate: conversation %q: %w", id, err)
 	}
-	unlock := f.locks.lock(id)
+	unlock, err := f.lock(id)
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	return f.write(id, data)
 }
@@ -310,9 +332,12 @@ func (f *FileStore) Delete(ctx context.Context, id string) error {
 	if id == "" {
 		return ErrEmptyID
 	}
-	unlock := f.locks.lock(id)
+	unlock, err := f.lock(id)
+	if err != nil {
+		return err
+	}
 	defer unlock()
-	err := os.Remove(f.Path(id))
+	err = os.Remove(f.Path(id))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("toolstate: deleting conversation %q: %w", id, err)
 	}

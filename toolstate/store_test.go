@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -157,9 +160,9 @@ func TestFileStore_AnyIDIsASafeFileNameInTheDirectory(t *testing.T) {
 			return nil
 		}), "id %q", id)
 	}
-	entries, err := os.ReadDir(dir)
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	require.NoError(t, err)
-	assert.Len(t, entries, len(ids))
+	assert.Len(t, files, len(ids))
 	for _, id := range ids {
 		s, err := store.Load(context.Background(), id)
 		require.NoError(t, err)
@@ -193,6 +196,50 @@ func TestFileStore_SaveReplacesACorruptFile(t *testing.T) {
 	require.NoError(t, store.Save(ctx, "c", s))
 	_, err = store.Load(ctx, "c")
 	require.NoError(t, err)
+}
+
+// TestFileStore_ConcurrentProcessesLoseNothing runs several copies of the
+// test binary that update one conversation in one directory at once.
+func TestFileStore_ConcurrentProcessesLoseNothing(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		t.Skip("FileStore coordinates processes with flock(2), which this system lacks")
+	}
+	const procs, perProc = 4, 25
+	dir := t.TempDir()
+	cmds := make([]*exec.Cmd, procs)
+	for i := range cmds {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestFileStoreHelperProcess$")
+		cmd.Env = append(os.Environ(), "TOOLSTATE_HELPER_DIR="+dir, fmt.Sprintf("TOOLSTATE_HELPER_N=%d", perProc))
+		require.NoError(t, cmd.Start())
+		cmds[i] = cmd
+	}
+	for _, cmd := range cmds {
+		require.NoError(t, cmd.Wait())
+	}
+	store, err := toolstate.NewFileStore(dir)
+	require.NoError(t, err)
+	s, err := store.Load(context.Background(), "shared chat")
+	require.NoError(t, err)
+	assert.Equal(t, procs*perProc, s.Tools["t"].Successes)
+}
+
+// TestFileStoreHelperProcess is the child of
+// TestFileStore_ConcurrentProcessesLoseNothing; it does nothing otherwise.
+func TestFileStoreHelperProcess(t *testing.T) {
+	dir := os.Getenv("TOOLSTATE_HELPER_DIR")
+	if dir == "" {
+		t.Skip("run by TestFileStore_ConcurrentProcessesLoseNothing")
+	}
+	n, err := strconv.Atoi(os.Getenv("TOOLSTATE_HELPER_N"))
+	require.NoError(t, err)
+	store, err := toolstate.NewFileStore(dir)
+	require.NoError(t, err)
+	for range n {
+		require.NoError(t, store.Update(context.Background(), "shared chat", func(s *toolstate.State) error {
+			s.RecordSuccess("t", newClock().Now())
+			return nil
+		}))
+	}
 }
 
 func BenchmarkRecordAndSave(b *testing.B) {
