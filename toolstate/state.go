@@ -34,8 +34,9 @@
 // Concurrency: a State is a plain value and is not safe for concurrent use.
 // Stores serialize read-modify-write cycles per conversation id with
 // [Store.Update] (a mutex per id, held from the read to the write), so
-// concurrent runs of one conversation lose no update. [FileStore]
-// coordinates the writers of one process only.
+// concurrent runs of one conversation lose no update. [FileStore] adds a
+// flock(2) on a per-conversation lock file on Unix, so separate processes
+// sharing its directory lose none either.
 package toolstate
 
 import (
