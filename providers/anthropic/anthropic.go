@@ -1,0 +1,180 @@
+// Package anthropic is an [agentloop.Model] for the Anthropic Messages API,
+// streaming over Server-Sent Events.
+//
+// It streams text, tool_use blocks (input_json_delta fragments as
+// ToolCallDelta, the whole call as ToolCall at content_block_stop; an empty
+// input is {}), thinking (thinking_delta as ReasoningDelta, then
+// ReasoningEnd with the block's signature), redacted_thinking (a
+// ReasoningEnd with Redacted and no deltas), usage and the stop reason
+// (end_turn and stop_sequence → stop, tool_use → tool_calls, max_tokens →
+// length, refusal → content_filter, anything else → other). ping events are
+// ignored; error events and non-2xx answers become *providers.APIError.
+//
+// Reasoning parts of the history are sent back unchanged, as thinking or
+// redacted_thinking blocks before the message's text and tool_use blocks, as
+// the API requires when thinking is on. All tool results that follow an
+// assistant message go back in one user message. Requests are retried on
+// 429, 5xx and 529 before the body starts streaming, honouring Retry-After.
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/httpx"
+)
+
+// Defaults.
+const (
+	// DefaultBaseURL is the API root used when Config.BaseURL is empty;
+	// "/v1/messages" is appended.
+	DefaultBaseURL = "https://api.anthropic.com"
+	// DefaultMaxTokens is sent as max_tokens (which the API requires) when
+	// neither Settings.MaxTokens nor Config.MaxTokens is set.
+	DefaultMaxTokens = 4096
+	// APIVersion is the anthropic-version header sent.
+	APIVersion = "2023-06-01"
+)
+
+// Config configures a [Model]. Only Model is required.
+type Config struct {
+	// Model is the model name, e.g. "claude-sonnet-4-5". Required.
+	Model string
+	// BaseURL is the API root; "" means DefaultBaseURL.
+	BaseURL string
+	// APIKey is sent as x-api-key; "" sends none (a proxy may add it).
+	APIKey string
+	// HTTPClient sends the requests; nil means a client with no timeout over
+	// http.DefaultTransport. Its Transport is wrapped with the retrying
+	// transport; the client itself is not modified.
+	HTTPClient *http.Client
+	// Header holds extra headers sent with every request (for example
+	// anthropic-beta).
+	Header http.Header
+	// MaxAttempts bounds the tries of one request; 0 means 3, 1 disables
+	// retries.
+	MaxAttempts int
+	// MaxTokens is max_tokens when Settings.MaxTokens is 0; 0 means
+	// DefaultMaxTokens.
+	MaxTokens int
+	// ThinkingBudget, when > 0, turns on extended thinking with this many
+	// budget_tokens (the API wants at least 1024 and less than max_tokens).
+	ThinkingBudget int
+}
+
+// ConfigFromEnv returns a Config for model with APIKey from
+// ANTHROPIC_API_KEY and BaseURL from ANTHROPIC_BASE_URL (empty when unset,
+// so the default).
+func ConfigFromEnv(model string) Config {
+	return Config{Model: model, APIKey: os.Getenv("ANTHROPIC_API_KEY"), BaseURL: os.Getenv("ANTHROPIC_BASE_URL")}
+}
+
+// Model is an agentloop.Model that calls the Messages API. It is safe for
+// concurrent use; its configuration cannot change after New.
+type Model struct {
+	cfg      Config
+	endpoint string
+	client   *http.Client
+	retry    *httpx.RetryTransport
+}
+
+var _ agentloop.Model = (*Model)(nil)
+
+// New checks cfg and returns a Model. The error names the field at fault.
+func New(cfg Config) (*Model, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("anthropic: Config.Model is required")
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("anthropic: Config.BaseURL %q is not an http(s) URL", cfg.BaseURL)
+	}
+	if cfg.MaxAttempts < 0 {
+		return nil, fmt.Errorf("anthropic: Config.MaxAttempts %d is negative", cfg.MaxAttempts)
+	}
+	if cfg.MaxTokens < 0 {
+		return nil, fmt.Errorf("anthropic: Config.MaxTokens %d is negative", cfg.MaxTokens)
+	}
+	if cfg.ThinkingBudget < 0 {
+		return nil, fmt.Errorf("anthropic: Config.ThinkingBudget %d is negative", cfg.ThinkingBudget)
+	}
+	client := &http.Client{}
+	if cfg.HTTPClient != nil {
+		c := *cfg.HTTPClient
+		client = &c
+	}
+	retry := &httpx.RetryTransport{Base: client.Transport, MaxAttempts: cfg.MaxAttempts}
+	client.Transport = retry
+	cfg.Header = cfg.Header.Clone()
+	endpoint := strings.TrimRight(base, "/")
+	if !strings.HasSuffix(endpoint, "/v1") {
+		endpoint += "/v1"
+	}
+	return &Model{cfg: cfg, endpoint: endpoint + "/messages", client: client, retry: retry}, nil
+}
+
+// Stream sends req and yields the reply as it streams. See the package doc
+// for what is mapped; a failure is yielded once, last, as an error that
+// starts with "anthropic:" or is a *providers.APIError.
+func (m *Model) Stream(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+	return func(yield func(agentloop.Chunk, error) bool) {
+		body, err := m.requestBody(req)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
+		if err != nil {
+			yield(nil, fmt.Errorf("anthropic: %w", err))
+			return
+		}
+		for k, vs := range m.cfg.Header {
+			hreq.Header[k] = vs
+		}
+		hreq.Header.Set("Content-Type", "application/json")
+		hreq.Header.Set("Accept", "text/event-stream")
+		hreq.Header.Set("anthropic-version", APIVersion)
+		if m.cfg.APIKey != "" {
+			hreq.Header.Set("x-api-key", m.cfg.APIKey)
+		}
+		resp, err := m.client.Do(hreq)
+		if err != nil {
+			yield(nil, fmt.Errorf("anthropic: %w", err))
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			yield(nil, httpx.APIError("anthropic", resp))
+			return
+		}
+		dec := &decoder{assistants: countAssistant(req.Messages)}
+		if err := dec.run(resp.Body, yield); err != nil {
+			if ctx.Err() != nil {
+				err = fmt.Errorf("anthropic: %w (%w)", ctx.Err(), err)
+			}
+			yield(nil, err)
+		}
+	}
+}
+
+func countAssistant(h agentloop.History) int {
+	n := 0
+	for _, m := range h {
+		if m.Role == agentloop.RoleAssistant {
+			n++
+		}
+	}
+	return n
+}

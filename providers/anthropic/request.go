@@ -1,0 +1,238 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentloop/agentloop"
+)
+
+type messagesRequest struct {
+	Model         string         `json:"model"`
+	MaxTokens     int            `json:"max_tokens"`
+	System        string         `json:"system,omitempty"`
+	Messages      []apiMessage   `json:"messages"`
+	Tools         []apiTool      `json:"tools,omitempty"`
+	Stream        bool           `json:"stream"`
+	Temperature   *float64       `json:"temperature,omitempty"`
+	TopP          *float64       `json:"top_p,omitempty"`
+	StopSequences []string       `json:"stop_sequences,omitempty"`
+	Thinking      *thinkingParam `json:"thinking,omitempty"`
+}
+
+type thinkingParam struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+type apiMessage struct {
+	Role    string `json:"role"`
+	Content []any  `json:"content"`
+}
+
+type textBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type thinkingBlock struct {
+	Type      string `json:"type"`
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
+}
+
+type redactedBlock struct {
+	Type string `json:"type"`
+	Data string `json:"data"`
+}
+
+type toolUseBlock struct {
+	Type  string          `json:"type"`
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+type toolResultBlock struct {
+	Type      string `json:"type"`
+	ToolUseID string `json:"tool_use_id"`
+	Content   string `json:"content"`
+	IsError   bool   `json:"is_error,omitempty"`
+}
+
+type mediaBlock struct {
+	Type   string      `json:"type"` // image or document
+	Source mediaSource `json:"source"`
+}
+
+type mediaSource struct {
+	Type      string `json:"type"` // base64 or url
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
+}
+
+type apiTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+func (m *Model) requestBody(req *agentloop.Request) ([]byte, error) {
+	out := messagesRequest{
+		Model:         m.cfg.Model,
+		MaxTokens:     req.Settings.MaxTokens,
+		Stream:        true,
+		Temperature:   req.Settings.Temperature,
+		TopP:          req.Settings.TopP,
+		StopSequences: req.Settings.Stop,
+	}
+	if out.MaxTokens <= 0 {
+		out.MaxTokens = m.cfg.MaxTokens
+	}
+	if out.MaxTokens <= 0 {
+		out.MaxTokens = DefaultMaxTokens
+	}
+	if b := m.cfg.ThinkingBudget; b > 0 {
+		out.Thinking = &thinkingParam{Type: "enabled", BudgetTokens: b}
+		if out.MaxTokens <= b {
+			out.MaxTokens = b + DefaultMaxTokens // the API wants max_tokens > budget
+		}
+	}
+	var system []string
+	if req.System != "" {
+		system = append(system, req.System)
+	}
+	for i, msg := range req.Messages {
+		switch msg.Role {
+		case agentloop.RoleSystem:
+			if t := msg.Text(); t != "" {
+				system = append(system, t)
+			}
+		case agentloop.RoleUser:
+			blocks, err := userBlocks(msg)
+			if err != nil {
+				return nil, fmt.Errorf("anthropic: message %d: %w", i, err)
+			}
+			out.Messages = appendMessage(out.Messages, "user", blocks)
+		case agentloop.RoleAssistant:
+			out.Messages = appendMessage(out.Messages, "assistant", assistantBlocks(msg))
+		case agentloop.RoleTool:
+			var blocks []any
+			for _, p := range msg.Parts {
+				if p.Type != agentloop.PartToolResult || p.ToolResult == nil {
+					continue // approvals are not sent to the model
+				}
+				r := p.ToolResult
+				blocks = append(blocks, toolResultBlock{Type: "tool_result", ToolUseID: r.CallID, Content: r.Content, IsError: r.IsError})
+			}
+			out.Messages = appendMessage(out.Messages, "user", blocks)
+		default:
+			return nil, fmt.Errorf("anthropic: message %d has unknown role %q", i, msg.Role)
+		}
+	}
+	out.System = strings.Join(system, "\n\n")
+	for _, t := range req.Tools {
+		schema := t.Schema
+		if len(schema) == 0 {
+			schema = emptyObjectSchema
+		}
+		out.Tools = append(out.Tools, apiTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// appendMessage adds blocks as a message of role, merged into the previous
+// message when it has the same role (the API wants turns to alternate, and
+// all tool results in the one user message after the tool calls).
+func appendMessage(msgs []apiMessage, role string, blocks []any) []apiMessage {
+	if len(blocks) == 0 {
+		return msgs
+	}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == role {
+		msgs[n-1].Content = append(msgs[n-1].Content, blocks...)
+		return msgs
+	}
+	return append(msgs, apiMessage{Role: role, Content: blocks})
+}
+
+// assistantBlocks puts reasoning first (unchanged, with its signature), then
+// text and tool_use in order. Reasoning with neither signature nor redacted
+// data (from another provider, or cut off) is left out: the API rejects it.
+func assistantBlocks(msg agentloop.Message) []any {
+	var reasoning, rest []any
+	for _, p := range msg.Parts {
+		switch p.Type {
+		case agentloop.PartReasoning:
+			switch {
+			case p.Redacted != "":
+				reasoning = append(reasoning, redactedBlock{Type: "redacted_thinking", Data: p.Redacted})
+			case p.Signature != "":
+				reasoning = append(reasoning, thinkingBlock{Type: "thinking", Thinking: p.Text, Signature: p.Signature})
+			}
+		case agentloop.PartText:
+			if p.Text != "" {
+				rest = append(rest, textBlock{Type: "text", Text: p.Text})
+			}
+		case agentloop.PartToolCall:
+			if p.ToolCall == nil {
+				continue
+			}
+			input := bytes.TrimSpace(p.ToolCall.Args)
+			if len(input) == 0 || string(input) == "null" || !json.Valid(input) {
+				input = []byte("{}") // a cut-off call still needs an object
+			}
+			rest = append(rest, toolUseBlock{Type: "tool_use", ID: p.ToolCall.ID, Name: p.ToolCall.Name, Input: input})
+		}
+	}
+	return append(reasoning, rest...)
+}
+
+func userBlocks(msg agentloop.Message) ([]any, error) {
+	var blocks []any
+	for _, p := range msg.Parts {
+		switch p.Type {
+		case agentloop.PartText:
+			if p.Text != "" {
+				blocks = append(blocks, textBlock{Type: "text", Text: p.Text})
+			}
+		case agentloop.PartFile:
+			if p.File == nil {
+				return nil, fmt.Errorf("file part without a file")
+			}
+			b, err := fileBlock(p.File)
+			if err != nil {
+				return nil, err
+			}
+			blocks = append(blocks, b)
+		}
+	}
+	return blocks, nil
+}
+
+func fileBlock(f *agentloop.File) (any, error) {
+	var kind string
+	switch {
+	case strings.HasPrefix(f.MediaType, "image/"):
+		kind = "image"
+	case f.MediaType == "application/pdf":
+		kind = "document"
+	default:
+		return nil, fmt.Errorf("file %q of media type %q cannot be sent to Anthropic (images and PDFs can)", f.Filename, f.MediaType)
+	}
+	if f.URL != "" {
+		return mediaBlock{Type: kind, Source: mediaSource{Type: "url", URL: f.URL}}, nil
+	}
+	return mediaBlock{Type: kind, Source: mediaSource{Type: "base64", MediaType: f.MediaType, Data: base64.StdEncoding.EncodeToString(f.Data)}}, nil
+}
