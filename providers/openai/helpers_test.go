@@ -98,14 +98,14 @@ func collect(m agentloop.Model, req *agentloop.Request) ([]agentloop.Chunk, erro
 
 // summary is what a stream amounts to.
 type summary struct {
-	Text, Reasoning     string
-	TextDeltas          int
-	ReasoningDeltas     int
-	Calls               []agentloop.ToolCall
-	ArgFragments        map[int]int // non-empty fragments per call index
-	Usage               []agentloop.Usage
-	Finish              []agentloop.FinishReason
-	LastIsFinish        bool
+	Text, Reasoning string
+	TextDeltas      int
+	ReasoningDeltas int
+	Calls           []agentloop.ToolCall
+	ArgFragments    map[int]int // non-empty fragments per call index
+	Usage           []agentloop.Usage
+	Finish          []agentloop.FinishReason
+	LastIsFinish    bool
 }
 
 func summarize(chunks []agentloop.Chunk) summary {
