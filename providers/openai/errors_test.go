@@ -3,7 +3,6 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -200,5 +199,5 @@ func TestOpenAI_LengthWhileACallIsHalfFormedStillYieldsTheCallThenFinishLength(t
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{tool}}
 	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}))
 	assert.False(t, ran)
-	assert.True(t, err == nil || errors.Is(err, agentloop.ErrTruncated), "err %v", err)
+	assert.ErrorIs(t, err, agentloop.ErrTruncated)
 }
