@@ -1,0 +1,104 @@
+package anthropic_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/anthropic"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAnthropic_RequestPutsReasoningFirstAndMergesToolResultsIntoOneUserMessage(t *testing.T) {
+	srv := newServer(t, []byte(textBody))
+	m, err := anthropic.New(anthropic.Config{Model: "claude-test", BaseURL: srv.URL, ThinkingBudget: 2048})
+	require.NoError(t, err)
+	temp := 0.5
+	req := &agentloop.Request{
+		System: "Be brief.",
+		Messages: agentloop.History{
+			agentloop.SystemMessage("Use metric units."),
+			agentloop.UserMessage("Weather?"),
+			{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{
+				agentloop.TextPart("Checking."),
+				{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "t1", Name: "weather", Args: json.RawMessage(`{"city":"Oslo"}`)}},
+				{Type: agentloop.PartReasoning, Text: "think", Signature: "sig"},
+				{Type: agentloop.PartReasoning, Redacted: "opaque"},
+				{Type: agentloop.PartReasoning, Text: "unsigned, from elsewhere"},
+				{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "t2", Name: "ask_user"}},
+				{Type: agentloop.PartApprovalRequest, Approval: &agentloop.Approval{CallID: "t1"}},
+			}},
+			{Role: agentloop.RoleTool, Parts: []agentloop.Part{
+				{Type: agentloop.PartApprovalResponse, Approval: &agentloop.Approval{CallID: "t1", Approved: true}},
+				{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "t1", Name: "weather", Content: "12C"}},
+			}},
+			{Role: agentloop.RoleTool, Parts: []agentloop.Part{
+				{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "t2", Name: "ask_user", Content: "no", IsError: true}},
+			}},
+		},
+		Tools:    []agentloop.ToolDef{{Name: "weather", Description: "Weather of a city.", Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}, {Name: "ask_user"}},
+		Settings: agentloop.Settings{Temperature: &temp, Stop: []string{"END"}, MaxTokens: 1000},
+	}
+	_, err = collect(m, req)
+	require.NoError(t, err)
+	want := `{
+	 "model": "claude-test",
+	 "max_tokens": 6144,
+	 "system": "Be brief.\n\nUse metric units.",
+	 "messages": [
+	  {"role": "user", "content": [{"type": "text", "text": "Weather?"}]},
+	  {"role": "assistant", "content": [
+	    {"type": "thinking", "thinking": "think", "signature": "sig"},
+	    {"type": "redacted_thinking", "data": "opaque"},
+	    {"type": "text", "text": "Checking."},
+	    {"type": "tool_use", "id": "t1", "name": "weather", "input": {"city": "Oslo"}},
+	    {"type": "tool_use", "id": "t2", "name": "ask_user", "input": {}}
+	  ]},
+	  {"role": "user", "content": [
+	    {"type": "tool_result", "tool_use_id": "t1", "content": "12C"},
+	    {"type": "tool_result", "tool_use_id": "t2", "content": "no", "is_error": true}
+	  ]}
+	 ],
+	 "tools": [
+	  {"name": "weather", "description": "Weather of a city.", "input_schema": {"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},
+	  {"name": "ask_user", "input_schema": {"type":"object","properties":{}}}
+	 ],
+	 "stream": true,
+	 "temperature": 0.5,
+	 "stop_sequences": ["END"],
+	 "thinking": {"type": "enabled", "budget_tokens": 2048}
+	}`
+	assert.JSONEq(t, want, string(srv.request(0)))
+}
+
+func TestAnthropic_MissingToolUseIDIsMadeUpDeterministically(t *testing.T) {
+	body := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"name\":\"f\",\"input\":{}}}\n\n" +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":5}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	srv := newServer(t, []byte(body))
+	req := &agentloop.Request{Messages: agentloop.History{
+		agentloop.UserMessage("a"), {Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("b")}}, agentloop.UserMessage("c"),
+	}}
+	chunks, err := collect(newModel(t, srv.URL), req)
+	require.NoError(t, err)
+	s := summarize(chunks)
+	require.Len(t, s.Calls, 1)
+	assert.Equal(t, agentloop.ToolCall{ID: "call_1_0", Name: "f", Args: json.RawMessage(`{}`)}, s.Calls[0])
+}
+
+func TestAnthropic_StopReasonsMapOntoFinishReasons(t *testing.T) {
+	for stop, want := range map[string]agentloop.FinishReason{
+		"end_turn": agentloop.FinishStop, "stop_sequence": agentloop.FinishStop, "tool_use": agentloop.FinishToolCalls,
+		"max_tokens": agentloop.FinishLength, "refusal": agentloop.FinishContentFilter, "pause_turn": agentloop.FinishOther,
+	} {
+		body := "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"" + stop + "\"}}\n\n" +
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+		srv := newServer(t, []byte(body))
+		chunks, err := collect(newModel(t, srv.URL), userReq())
+		require.NoError(t, err)
+		assert.Equal(t, []agentloop.FinishReason{want}, summarize(chunks).Finish, stop)
+	}
+}
