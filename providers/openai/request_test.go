@@ -1,0 +1,122 @@
+package openai_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/openai"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOpenAI_RequestMapsHistoryToolsAndSettings(t *testing.T) {
+	srv := newServer(t, []byte(textBody))
+	m, err := openai.New(openai.Config{Model: "local-model", BaseURL: srv.URL + "/v1/"})
+	require.NoError(t, err)
+	temp, seed := 0.2, 7
+	req := &agentloop.Request{
+		System: "Be brief.",
+		Messages: agentloop.History{
+			agentloop.UserMessage("Weather?"),
+			{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{
+				{Type: agentloop.PartReasoning, Text: "think", Signature: "sig"},
+				agentloop.TextPart("Checking."),
+				{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c1", Name: "weather", Args: json.RawMessage(`{"city":"Oslo"}`)}},
+				{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c2", Name: "now"}},
+			}},
+			{Role: agentloop.RoleTool, Parts: []agentloop.Part{
+				{Type: agentloop.PartApprovalResponse, Approval: &agentloop.Approval{CallID: "c1", Approved: true}},
+				{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "c1", Content: "12C"}},
+			}},
+			{Role: agentloop.RoleTool, Parts: []agentloop.Part{
+				{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "c2", Content: "noon"}},
+			}},
+			{Role: agentloop.RoleUser, Parts: []agentloop.Part{
+				agentloop.TextPart("And this?"),
+				{Type: agentloop.PartFile, File: &agentloop.File{MediaType: "image/png", Data: []byte{1, 2, 3}}},
+			}},
+		},
+		Tools:    []agentloop.ToolDef{{Name: "weather", Description: "Weather.", Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}, {Name: "now"}},
+		Settings: agentloop.Settings{MaxTokens: 100, Temperature: &temp, Seed: &seed, Stop: []string{"END"}},
+	}
+	_, err = collect(m, req)
+	require.NoError(t, err)
+	want := `{
+	 "model": "local-model",
+	 "messages": [
+	  {"role": "system", "content": "Be brief."},
+	  {"role": "user", "content": "Weather?"},
+	  {"role": "assistant", "content": "Checking.", "tool_calls": [
+	    {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Oslo\"}"}},
+	    {"id": "c2", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+	  ]},
+	  {"role": "tool", "content": "12C", "tool_call_id": "c1"},
+	  {"role": "tool", "content": "noon", "tool_call_id": "c2"},
+	  {"role": "user", "content": [
+	    {"type": "text", "text": "And this?"},
+	    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AQID"}}
+	  ]}
+	 ],
+	 "tools": [
+	  {"type": "function", "function": {"name": "weather", "description": "Weather.", "parameters": {"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}},
+	  {"type": "function", "function": {"name": "now", "parameters": {"type":"object","properties":{}}}}
+	 ],
+	 "stream": true,
+	 "stream_options": {"include_usage": true},
+	 "max_tokens": 100,
+	 "temperature": 0.2,
+	 "seed": 7,
+	 "stop": ["END"]
+	}`
+	assert.JSONEq(t, want, string(srv.request(0)))
+	assert.Empty(t, srv.headers[0].Get("Authorization"), "no key, no header")
+}
+
+func TestOpenAI_ToolCallsWithoutIDsGetDeterministicIDs(t *testing.T) {
+	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"a\",\"arguments\":\"\"}}]}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"function\":{\"name\":\"b\",\"arguments\":\"{\\\"x\\\":1}\"}}]}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n"
+	srv := newServer(t, []byte(body))
+	req := &agentloop.Request{Messages: agentloop.History{
+		agentloop.UserMessage("a"), {Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("b")}}, agentloop.UserMessage("c"),
+	}}
+	chunks, err := collect(newModel(t, srv.URL), req)
+	require.NoError(t, err)
+	assert.Equal(t, []agentloop.ToolCall{
+		{ID: "call_1_0", Name: "a", Args: json.RawMessage(`{}`)},
+		{ID: "call_1_1", Name: "b", Args: json.RawMessage(`{"x":1}`)},
+	}, summarize(chunks).Calls)
+}
+
+func TestOpenAI_ReasoningFieldIsReasoningToo(t *testing.T) {
+	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\"hmm\"}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	srv := newServer(t, []byte(body))
+	chunks, err := collect(newModel(t, srv.URL), userReq())
+	require.NoError(t, err)
+	s := summarize(chunks)
+	assert.Equal(t, "hmm", s.Reasoning)
+	assert.Equal(t, "ok", s.Text)
+	assert.Equal(t, []agentloop.FinishReason{agentloop.FinishStop}, s.Finish)
+	assert.Equal(t, "Bearer sk-test", srv.headers[0].Get("Authorization"))
+}
+
+func TestOpenAI_FinishReasonsMap(t *testing.T) {
+	for reason, want := range map[string]agentloop.FinishReason{
+		"stop": agentloop.FinishStop, "length": agentloop.FinishLength, "tool_calls": agentloop.FinishToolCalls,
+		"function_call": agentloop.FinishToolCalls, "content_filter": agentloop.FinishContentFilter, "weird": agentloop.FinishOther,
+	} {
+		srv := newServer(t, []byte("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\""+reason+"\"}]}\n\ndata: [DONE]\n\n"))
+		chunks, err := collect(newModel(t, srv.URL), userReq())
+		require.NoError(t, err)
+		assert.Equal(t, []agentloop.FinishReason{want}, summarize(chunks).Finish, reason)
+	}
+}
+
+func TestOpenAI_DefaultBaseURLUsesMaxCompletionTokens(t *testing.T) {
+	m, err := openai.New(openai.Config{Model: "gpt-4.1"})
+	require.NoError(t, err)
+	assert.NotNil(t, m)
+	assert.Equal(t, "https://api.openai.com/v1", openai.DefaultBaseURL)
+}
