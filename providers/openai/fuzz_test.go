@@ -24,13 +24,17 @@ func FuzzOpenAI_Decoder(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var chunks []agentloop.Chunk
+		var yieldedErr error
 		err := newDecoder(1).run(bytes.NewReader(body), func(c agentloop.Chunk, err error) bool {
 			if err != nil {
-				t.Fatalf("the decoder yielded an error itself: %v", err)
+				yieldedErr = err
 			}
 			chunks = append(chunks, c)
 			return true
 		})
+		if yieldedErr != nil {
+			t.Fatalf("the decoder yielded an error itself: %v", yieldedErr)
+		}
 		if err != nil && !strings.HasPrefix(err.Error(), "openai") {
 			t.Fatalf("error does not name the provider: %v", err)
 		}
