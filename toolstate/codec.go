@@ -28,9 +28,22 @@ type document struct {
 	Timestamp time.Time            `json:"timestamp"`
 }
 
+// ErrInvalid is wrapped by the error of encoding or storing a state that
+// breaks the rules [Unmarshal] checks (an invalid [Config], an unknown
+// status, an empty tool name, a negative count), so that no store writes a
+// state it could not read back.
+var ErrInvalid = errors.New("toolstate: invalid tool state")
+
 // Marshal encodes s as JSON {"version", "states", "config", "timestamp"},
-// where timestamp is s.Updated.
+// where timestamp is s.Updated. A nil or invalid s is an error wrapping
+// [ErrInvalid] that names the problem.
 func Marshal(s *State) ([]byte, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil state", ErrInvalid)
+	}
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	states := s.Tools
 	if states == nil {
 		states = map[string]ToolState{}
@@ -66,19 +79,28 @@ func Unmarshal(data []byte) (*State, error) {
 	if doc.States == nil {
 		return nil, fmt.Errorf("%w: no states object", ErrCorrupt)
 	}
-	if err := doc.Config.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: config: %w", ErrCorrupt, err)
+	s := &State{Config: doc.Config, Tools: doc.States, Updated: doc.Timestamp}
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	for _, name := range slices.Sorted(maps.Keys(doc.States)) {
-		ts := doc.States[name]
+	return s, nil
+}
+
+// validate reports the first thing in s that [Unmarshal] would refuse.
+func (s *State) validate() error {
+	if err := s.Config.Validate(); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Tools)) {
+		ts := s.Tools[name]
 		switch {
 		case name == "":
-			return nil, fmt.Errorf("%w: a tool state has an empty name", ErrCorrupt)
+			return errors.New("a tool state has an empty name")
 		case !ts.Status.valid():
-			return nil, fmt.Errorf("%w: tool %q has unknown status %q", ErrCorrupt, name, ts.Status)
+			return fmt.Errorf("tool %q has unknown status %q", name, ts.Status)
 		case ts.ConsecutiveFailures < 0 || ts.Successes < 0 || ts.Failures < 0:
-			return nil, fmt.Errorf("%w: tool %q has a negative count", ErrCorrupt, name)
+			return fmt.Errorf("tool %q has a negative count", name)
 		}
 	}
-	return &State{Config: doc.Config, Tools: doc.States, Updated: doc.Timestamp}, nil
+	return nil
 }

@@ -90,3 +90,25 @@ func FuzzUnmarshal(f *testing.F) {
 		_ = s2.Summary(clk.Now())
 	})
 }
+
+func TestMarshal_RefusesAStateItCouldNotReadBack(t *testing.T) {
+	now := newClock().Now()
+	tests := []struct {
+		name  string
+		state *toolstate.State
+		want  string
+	}{
+		{"nil", nil, "nil state"},
+		{"dependency cycle", toolstate.NewState(toolstate.Config{Dependencies: map[string][]string{"a": {"b"}, "b": {"a"}}}), "dependency cycle a -> b -> a"},
+		{"unknown status", &toolstate.State{Tools: map[string]toolstate.ToolState{"a": {Status: "sideways", LastUpdated: now}}}, `tool "a" has unknown status "sideways"`},
+		{"negative count", &toolstate.State{Tools: map[string]toolstate.ToolState{"a": {Status: toolstate.StatusAvailable, Failures: -1}}}, `tool "a" has a negative count`},
+		{"empty name", &toolstate.State{Tools: map[string]toolstate.ToolState{"": {Status: toolstate.StatusAvailable}}}, "empty name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := toolstate.Marshal(tt.state)
+			require.ErrorIs(t, err, toolstate.ErrInvalid)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}

@@ -29,7 +29,9 @@ type Store interface {
 
 	// Update is an atomic read-modify-write of the conversation's state:
 	// it loads the state as Load does, calls fn with it, and stores the
-	// result unless fn returns an error (which Update returns). Updates of
+	// result unless fn returns an error (which Update returns). A result
+	// that [Marshal] refuses is not stored: Update returns an error
+	// wrapping [ErrInvalid]. Updates of
 	// one conversation are serialized, so concurrent updates lose nothing;
 	// fn must not call the store. Updates of different conversations may
 	// run in parallel.
@@ -129,6 +131,9 @@ func (m *MemoryStore) Update(ctx context.Context, id string, fn func(*State) err
 	}
 	if err := fn(s); err != nil {
 		return err
+	}
+	if err := s.validate(); err != nil {
+		return fmt.Errorf("toolstate: conversation %q: %w: %w", id, ErrInvalid, err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -266,3 +266,26 @@ func BenchmarkRecordAndSave(b *testing.B) {
 		})
 	}
 }
+
+func TestStore_InvalidStateIsNotStored(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			now := newClock().Now()
+			require.NoError(t, store.Update(ctx, "c", func(s *toolstate.State) error {
+				s.RecordSuccess("a", now)
+				return nil
+			}))
+			err := store.Update(ctx, "c", func(s *toolstate.State) error {
+				s.RecordSuccess("a", now)
+				s.Config.Dependencies = map[string][]string{"a": {"a"}}
+				return nil
+			})
+			require.ErrorIs(t, err, toolstate.ErrInvalid)
+			assert.Contains(t, err.Error(), `tool "a" depends on itself`)
+			s, err := store.Load(ctx, "c")
+			require.NoError(t, err, "the stored state is still readable")
+			assert.Equal(t, 1, s.Tools["a"].Successes, "the stored state is the old one")
+		})
+	}
+}

@@ -14,11 +14,13 @@ import (
 // its fields before first use and do not change them afterwards; a Tracker
 // is then safe for concurrent use by any number of runs.
 type Tracker struct {
-	// Store keeps the states. Required.
+	// Store keeps the states. Required: with a nil Store every hook fails
+	// (reported to OnError, or cancelling the run).
 	Store Store
 	// Config, when non-nil, is the config in force: it replaces the stored
 	// config on every update the Tracker makes (so a changed threshold or
-	// dependency applies to old conversations too). When nil, each
+	// dependency applies to old conversations too). A Config that fails
+	// [Config.Validate] makes every update fail with [ErrInvalid]. When nil, each
 	// conversation keeps its stored config (defaults for a fresh one).
 	Config *Config
 	// Now is the clock; nil means time.Now. Tests set it to move time
@@ -34,6 +36,8 @@ type Tracker struct {
 	OnError func(conversationID string, err error)
 }
 
+var errNoStore = errors.New("toolstate: Tracker.Store is nil")
+
 func (t *Tracker) now() time.Time {
 	if t.Now != nil {
 		return t.Now()
@@ -44,6 +48,9 @@ func (t *Tracker) now() time.Time {
 // update runs fn on the conversation's state, applying the Tracker's
 // config first and replacing a corrupt state with a fresh one.
 func (t *Tracker) update(ctx context.Context, id string, fn func(*State) error) error {
+	if t.Store == nil {
+		return errNoStore
+	}
 	apply := func(s *State) error {
 		if t.Config != nil {
 			s.Config = t.Config.clone()
@@ -147,6 +154,9 @@ func (t *Tracker) Hooks(conversationID string) *agentloop.Hooks {
 // Summary returns the one-line summary of the conversation's tool states
 // (see [State.Summary]) with the given tool names included, for logs.
 func (t *Tracker) Summary(ctx context.Context, conversationID string, names ...string) (string, error) {
+	if t.Store == nil {
+		return "", errNoStore
+	}
 	s, err := t.Store.Load(ctx, conversationID)
 	if err != nil {
 		return "", err

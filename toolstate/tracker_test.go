@@ -77,3 +77,23 @@ func TestState_LongFailureDetailIsCutOnARuneBoundary(t *testing.T) {
 	assert.Less(t, len(r), 260)
 	assert.True(t, strings.HasSuffix(r, "…"))
 }
+
+func TestTracker_InvalidConfigFailsTheRunNamingTheProblem(t *testing.T) {
+	tr := &toolstate.Tracker{Store: toolstate.NewMemoryStore(), Config: &toolstate.Config{FailureThreshold: -2}}
+	agent := &agentloop.Agent{Model: simtest.NewModel(), Tools: []*agentloop.Tool{okTool(t, "a")}}
+	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks("c"))))
+	require.ErrorIs(t, err, toolstate.ErrInvalid)
+	assert.Contains(t, err.Error(), "failure threshold -2 is negative")
+}
+
+func TestTracker_NilStoreIsAnErrorNotAPanic(t *testing.T) {
+	var reported []error
+	tr := &toolstate.Tracker{OnError: func(id string, err error) { reported = append(reported, err) }}
+	model := simtest.NewModel(simtest.Turn{Expect: simtest.Expect{Tools: []string{"a"}}, Reply: []simtest.Step{simtest.Text("ok")}})
+	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{okTool(t, "a")}}
+	assert.Equal(t, "ok", runOnce(t, agent, tr, "c", "go"))
+	require.Len(t, reported, 1)
+	assert.ErrorContains(t, reported[0], "Tracker.Store is nil")
+	_, err := tr.Summary(context.Background(), "c")
+	assert.ErrorContains(t, err, "Tracker.Store is nil")
+}
