@@ -61,7 +61,8 @@ type handler struct {
 // (a reset's data also has "reset": the names reset), or
 // {"success": false, "error": message} with 400 for a bad body, 403 when
 // the authorize check refuses, 404 for an unknown tool, 500 for a store
-// failure. A corrupt stored state is shown, and reset, as a fresh one.
+// failure. A corrupt stored state is shown as a fresh one; a reset sets it
+// aside ([Store.Discard]) and starts the conversation fresh.
 // The handler is safe for concurrent use.
 func NewHandler(store Store, opts ...HandlerOption) http.Handler {
 	h := &handler{store: store, now: time.Now}
@@ -167,7 +168,7 @@ func (h *handler) reset(w http.ResponseWriter, r *http.Request) {
 	err = h.store.Update(r.Context(), id, update)
 	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrVersion) {
 		// Resetting a corrupt state starts it fresh.
-		if err = h.store.Delete(r.Context(), id); err == nil {
+		if err = h.store.Discard(r.Context(), id); err == nil {
 			err = h.store.Update(r.Context(), id, update)
 		}
 	}

@@ -144,7 +144,8 @@ func TestScenario_CorruptFileReportedAndConversationStartsFresh(t *testing.T) {
 	ctx := context.Background()
 	store, err := toolstate.NewFileStore(t.TempDir())
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(store.Path("chat-1"), []byte(`{"version":1,"states":{"x":{"status":"sideways"`), 0o600))
+	const corrupt = `{"version":1,"states":{"x":{"status":"sideways"`
+	require.NoError(t, os.WriteFile(store.Path("chat-1"), []byte(corrupt), 0o600))
 
 	_, err = store.Load(ctx, "chat-1")
 	require.ErrorIs(t, err, toolstate.ErrCorrupt)
@@ -175,6 +176,14 @@ func TestScenario_CorruptFileReportedAndConversationStartsFresh(t *testing.T) {
 	s, err := store.Load(ctx, "chat-1")
 	require.NoError(t, err)
 	assert.Equal(t, 1, s.Tools["base_tool"].Successes)
+
+	// The corrupt file is kept aside, not lost.
+	aside, err := filepath.Glob(store.Path("chat-1") + ".corrupt-*")
+	require.NoError(t, err)
+	require.Len(t, aside, 1)
+	kept, err := os.ReadFile(aside[0])
+	require.NoError(t, err)
+	assert.Equal(t, corrupt, string(kept))
 }
 
 func TestTracker_CorruptStateCancelsRunWithoutOnError(t *testing.T) {

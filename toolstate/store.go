@@ -11,7 +11,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"time"
 )
 
 // ErrEmptyID is wrapped by the error of a store call with an empty
@@ -40,6 +42,15 @@ type Store interface {
 	// Delete removes the conversation's state; the next Load is fresh.
 	// Deleting a missing id is not an error.
 	Delete(ctx context.Context, id string) error
+
+	// Discard sets aside the conversation's stored state if it cannot be
+	// decoded (Load fails with [ErrCorrupt] or [ErrVersion]), so that the
+	// next Load is fresh; a state that decodes, or none, is left as it is.
+	// Repair a corrupt conversation with Discard rather than Delete: when
+	// several runs meet the same corrupt state at once, the first one's
+	// Discard sets it aside and the others' do nothing, so no update made
+	// after the repair is lost.
+	Discard(ctx context.Context, id string) error
 }
 
 // LoadOrFresh loads the conversation's state from store. If the stored
@@ -157,6 +168,15 @@ func (m *MemoryStore) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
+// Discard implements [Store]. States in memory are always decodable, so
+// it does nothing.
+func (m *MemoryStore) Discard(ctx context.Context, id string) error {
+	if id == "" {
+		return ErrEmptyID
+	}
+	return ctx.Err()
+}
+
 // FileStore is a [Store] that keeps each conversation's state in its own
 // JSON file ([Marshal]) in one directory, the embedded default. It is safe
 // for concurrent use. Updates of one conversation are serialized by a mutex
@@ -171,6 +191,9 @@ func (m *MemoryStore) Delete(ctx context.Context, id string) error {
 // unpadded base64url encoding of the id, or, for ids too long for a file
 // name, "h-" plus the hex SHA-256 of the id; then ".json". An id can never
 // name a path outside the directory.
+//
+// [FileStore.Discard] keeps a file it cannot decode, renamed to its name
+// plus ".corrupt-" and a Unix time in nanoseconds, for a person to look at.
 type FileStore struct {
 	dir   string
 	locks keyLocks
@@ -296,6 +319,46 @@ func (f *FileStore) Save(ctx context.Context, id string, s *State) error {
 	return f.write(id, data)
 }
 
+// Discard implements [Store]: a file that does not decode is renamed (see
+// FileStore), not removed.
+func (f *FileStore) Discard(ctx context.Context, id string) error {
+	if id == "" {
+		return ErrEmptyID
+	}
+	unlock, err := f.lock(id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, _, err = f.load(ctx, id)
+	if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrVersion) {
+		return err // nil: nothing to set aside
+	}
+	// The name is new: the conversation's lock is held, and a coarse clock
+	// could repeat a time.
+	aside := f.Path(id) + ".corrupt-" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	for i := 1; ; i++ {
+		if _, err := os.Lstat(aside); err != nil { // free (or Rename will say why not)
+			break
+		}
+		aside = fmt.Sprintf("%s.corrupt-%d-%d", f.Path(id), time.Now().UnixNano(), i)
+	}
+	if err := os.Rename(f.Path(id), aside); err != nil {
+		return fmt.Errorf("toolstate: setting aside conversation %q: %w", id, err)
+	}
+	f.syncDir()
+	return nil
+}
+
+// syncDir makes renames in the directory survive a crash, where the
+// system allows it.
+func (f *FileStore) syncDir() {
+	if d, err := os.Open(f.dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+}
+
 func (f *FileStore) write(id string, data []byte) (err error) {
 	defer func() {
 		if err != nil {
@@ -324,11 +387,7 @@ func (f *FileStore) write(id string, data []byte) (err error) {
 	if err = os.Rename(tmp.Name(), f.Path(id)); err != nil {
 		return err
 	}
-	// Sync the directory so the rename itself survives a crash.
-	if d, derr := os.Open(f.dir); derr == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
+	f.syncDir()
 	return nil
 }
 

@@ -289,3 +289,50 @@ func TestStore_InvalidStateIsNotStored(t *testing.T) {
 		})
 	}
 }
+
+func TestStore_DiscardLeavesADecodableStateAlone(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			require.NoError(t, store.Discard(ctx, "c"), "nothing stored")
+			require.NoError(t, store.Update(ctx, "c", func(s *toolstate.State) error {
+				s.RecordSuccess("a", newClock().Now())
+				return nil
+			}))
+			require.NoError(t, store.Discard(ctx, "c"))
+			s, err := store.Load(ctx, "c")
+			require.NoError(t, err)
+			assert.Equal(t, 1, s.Tools["a"].Successes)
+			assert.ErrorIs(t, store.Discard(ctx, ""), toolstate.ErrEmptyID)
+		})
+	}
+}
+
+// Two runs that meet the same corrupt file both repair it; the second
+// repair must not undo what the first run recorded after its own.
+func TestFileStore_SecondRepairOfACorruptFileLosesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := toolstate.NewFileStore(dir)
+	require.NoError(t, err)
+	for _, bad := range []string{"garbage", `{"version":7,"states":{}}`} {
+		require.NoError(t, os.WriteFile(store.Path("c"), []byte(bad), 0o600))
+		_, errA := store.Load(ctx, "c") // run A meets it
+		_, errB := store.Load(ctx, "c") // run B meets it
+		require.Error(t, errA)
+		require.Error(t, errB)
+		require.NoError(t, store.Discard(ctx, "c")) // A repairs
+		require.NoError(t, store.Update(ctx, "c", func(s *toolstate.State) error {
+			s.RecordSuccess("a", newClock().Now()) // and records
+			return nil
+		}))
+		require.NoError(t, store.Discard(ctx, "c")) // B repairs
+		s, err := store.Load(ctx, "c")
+		require.NoError(t, err)
+		assert.Equal(t, 1, s.Tools["a"].Successes, "A's record survives B's repair")
+		require.NoError(t, store.Delete(ctx, "c"))
+	}
+	aside, err := filepath.Glob(filepath.Join(dir, "*.corrupt-*"))
+	require.NoError(t, err)
+	assert.Len(t, aside, 2, "both bad files are kept")
+}

@@ -30,7 +30,8 @@ type Tracker struct {
 	// the run then goes on (a load failure offers the tools unnarrowed, a
 	// record failure loses that record). When nil, a store error cancels
 	// the run with it. A corrupt or unknown-version state is reported
-	// here, then deleted so that the conversation starts fresh; with a nil
+	// here, then set aside with [Store.Discard] so that the conversation
+	// starts fresh; with a nil
 	// OnError it cancels the run instead (with an error wrapping
 	// [ErrCorrupt] or [ErrVersion]) and stays stored.
 	OnError func(conversationID string, err error)
@@ -63,7 +64,7 @@ func (t *Tracker) update(ctx context.Context, id string, fn func(*State) error) 
 			return err
 		}
 		t.OnError(id, fmt.Errorf("toolstate: starting conversation %q fresh: %w", id, err))
-		if derr := t.Store.Delete(ctx, id); derr != nil {
+		if derr := t.Store.Discard(ctx, id); derr != nil {
 			return derr
 		}
 		err = t.Store.Update(ctx, id, apply)

@@ -21,7 +21,8 @@ func (b brokenStore) Load(context.Context, string) (*toolstate.State, error) { r
 func (b brokenStore) Update(context.Context, string, func(*toolstate.State) error) error {
 	return b.err
 }
-func (b brokenStore) Delete(context.Context, string) error { return b.err }
+func (b brokenStore) Delete(context.Context, string) error  { return b.err }
+func (b brokenStore) Discard(context.Context, string) error { return b.err }
 
 func TestTracker_StoreFailureWithOnErrorOffersEveryToolAndReports(t *testing.T) {
 	diskFull := errors.New("disk full")
