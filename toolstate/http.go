@@ -1,13 +1,14 @@
 package toolstate
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -59,7 +60,8 @@ type handler struct {
 //	{"success": true, "data": {"agentId": id, "toolStates": {name: {"status", "reason", "lastUpdated"}}, "timestamp"}}
 //
 // (a reset's data also has "reset": the names reset), or
-// {"success": false, "error": message} with 400 for a bad body, 403 when
+// {"success": false, "error": message} with 400 for a bad body (one
+// with a field other than "toolName" included; 413 past 64 KiB), 403 when
 // the authorize check refuses, 404 for an unknown tool, 500 for a store
 // failure. A corrupt stored state is shown as a fresh one; a reset sets it
 // aside ([Store.Discard]) and starts the conversation fresh.
@@ -129,23 +131,20 @@ func (h *handler) reset(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var body struct {
-		ToolName *string `json:"toolName"`
-	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxResetBody))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "reading the body: "+err.Error())
+		status := http.StatusBadRequest
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		writeError(w, status, "reading the body: "+err.Error())
 		return
 	}
-	if strings.TrimSpace(string(raw)) != "" {
-		if err := json.Unmarshal(raw, &body); err != nil {
-			writeError(w, http.StatusBadRequest, "the body is not a JSON object {\"toolName\": \"…\"}: "+err.Error())
-			return
-		}
-		if body.ToolName != nil && *body.ToolName == "" {
-			writeError(w, http.StatusBadRequest, "toolName is empty; leave it out to reset all tools")
-			return
-		}
+	toolName, err := decodeReset(raw)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	var (
 		result *State
@@ -154,13 +153,13 @@ func (h *handler) reset(w http.ResponseWriter, r *http.Request) {
 	update := func(s *State) error {
 		h.prepare(s)
 		now := h.now()
-		if body.ToolName == nil {
+		if toolName == nil {
 			names = s.ResetAll(now)
 		} else {
-			if err := s.Reset(*body.ToolName, now); err != nil {
+			if err := s.Reset(*toolName, now); err != nil {
 				return err
 			}
-			names = []string{*body.ToolName}
+			names = []string{*toolName}
 		}
 		result = s.Clone()
 		return nil
@@ -174,13 +173,47 @@ func (h *handler) reset(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, ErrUnknownTool):
-		writeError(w, http.StatusNotFound, "conversation "+id+" has no tool named "+*body.ToolName)
+		writeError(w, http.StatusNotFound, "conversation "+id+" has no tool named "+*toolName)
 		return
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	h.writeState(w, id, result, names)
+}
+
+// maxResetBody bounds the body of a reset request.
+const maxResetBody = 64 << 10
+
+// decodeReset decodes a reset body: empty, or an object with an optional
+// "toolName". Unknown fields are refused, so that a misspelt "toolName"
+// cannot reset every tool.
+func decodeReset(raw []byte) (*string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var body struct {
+		ToolName *string `json:"toolName"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&body)
+	if err == nil && raw[0] != '{' {
+		err = errors.New("not an object")
+	}
+	if err == nil {
+		if _, tail := dec.Token(); tail != io.EOF {
+			err = errors.New("data after the object")
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the body is not a JSON object {\"toolName\": \"…\"}: %w", err)
+	}
+	if body.ToolName != nil && *body.ToolName == "" {
+		return nil, errors.New("toolName is empty; leave it out to reset all tools")
+	}
+	return body.ToolName, nil
 }
 
 // prepare applies the handler's config and tool names to s.

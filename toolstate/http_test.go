@@ -101,6 +101,11 @@ func TestHandler_ErrorsHaveStatusAndMessage(t *testing.T) {
 		{"bad json", "POST", "/agents/chat-1/tool-states/reset", `{"toolName":`, 400, "not a JSON object"},
 		{"wrong type", "POST", "/agents/chat-1/tool-states/reset", `{"toolName":3}`, 400, "not a JSON object"},
 		{"empty name", "POST", "/agents/chat-1/tool-states/reset", `{"toolName":""}`, 400, "toolName is empty"},
+		{"misspelt field", "POST", "/agents/chat-1/tool-states/reset", `{"tool":"failing_tool"}`, 400, `unknown field "tool"`},
+		{"null", "POST", "/agents/chat-1/tool-states/reset", `null`, 400, "not an object"},
+		{"two objects", "POST", "/agents/chat-1/tool-states/reset", `{} {}`, 400, "data after the object"},
+		{"stray brace", "POST", "/agents/chat-1/tool-states/reset", `{} }`, 400, "data after the object"},
+		{"too large", "POST", "/agents/chat-1/tool-states/reset", `{"toolName":"` + strings.Repeat("x", 70<<10) + `"}`, 413, "request body too large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,6 +117,9 @@ func TestHandler_ErrorsHaveStatusAndMessage(t *testing.T) {
 	}
 	code, _ := do(t, h, "DELETE", "/agents/chat-1/tool-states", "")
 	assert.Equal(t, http.StatusMethodNotAllowed, code)
+	s, err := store.Load(context.Background(), "chat-1")
+	require.NoError(t, err)
+	assert.Equal(t, toolstate.StatusFailed, s.Tools["failing_tool"].Status, "a refused request resets nothing")
 }
 
 func TestHandler_AuthorizeRefusesOtherUsersConversations(t *testing.T) {
