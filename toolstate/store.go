@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
+	"encoding/base32"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -188,9 +189,10 @@ func (m *MemoryStore) Discard(ctx context.Context, id string) error {
 // is replaced atomically.
 //
 // File names are derived from the id so that any id is safe: "c-" plus the
-// unpadded base64url encoding of the id, or, for ids too long for a file
-// name, "h-" plus the hex SHA-256 of the id; then ".json". An id can never
-// name a path outside the directory.
+// unpadded lower-case base32 encoding of the id, or, for ids too long for a
+// file name, "h-" plus the hex SHA-256 of the id; then ".json". An id can
+// never name a path outside the directory, and two ids never share a file,
+// even on case-insensitive file systems (macOS, Windows).
 //
 // [FileStore.Discard] keeps a file it cannot decode, renamed to its name
 // plus ".corrupt-" and a Unix time in nanoseconds, for a person to look at.
@@ -232,7 +234,7 @@ func (f *FileStore) lock(id string) (func(), error) {
 
 // fileName maps an id to a safe file name (see FileStore).
 func fileName(id string) string {
-	enc := base64.RawURLEncoding.EncodeToString([]byte(id))
+	enc := strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString([]byte(id)))
 	if len(enc) <= 200 {
 		return "c-" + enc + ".json"
 	}
