@@ -2,6 +2,7 @@ package toolstate_test
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 	"time"
 
@@ -75,6 +76,10 @@ func FuzzUnmarshal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := toolstate.Unmarshal(data)
 		if err != nil {
+			// Every refusal is one the caller can recognise and recover from.
+			if !errors.Is(err, toolstate.ErrCorrupt) && !errors.Is(err, toolstate.ErrVersion) {
+				t.Fatalf("error wraps neither ErrCorrupt nor ErrVersion: %v", err)
+			}
 			return
 		}
 		// Whatever decodes encodes, and encodes stably.
