@@ -218,8 +218,12 @@ func (f *FileStore) Path(id string) string {
 	return filepath.Join(f.dir, fileName(id))
 }
 
-// lock takes the conversation's in-process mutex, then its lock file.
+// lock takes the conversation's in-process mutex, then its lock file. An
+// empty id is ErrEmptyID.
 func (f *FileStore) lock(id string) (func(), error) {
+	if id == "" {
+		return nil, ErrEmptyID
+	}
 	unlock := f.locks.lock(id)
 	unlockFile, err := lockFile(f.Path(id) + ".lock")
 	if err != nil {
@@ -275,9 +279,6 @@ func (f *FileStore) load(ctx context.Context, id string) (*State, []byte, error)
 // leaves either the old or the new state. When fn leaves the state as it
 // was, nothing is written.
 func (f *FileStore) Update(ctx context.Context, id string, fn func(*State) error) error {
-	if id == "" {
-		return ErrEmptyID
-	}
 	unlock, err := f.lock(id)
 	if err != nil {
 		return err
@@ -324,9 +325,6 @@ func (f *FileStore) Save(ctx context.Context, id string, s *State) error {
 // Discard implements [Store]: a file that does not decode is renamed (see
 // FileStore), not removed.
 func (f *FileStore) Discard(ctx context.Context, id string) error {
-	if id == "" {
-		return ErrEmptyID
-	}
 	unlock, err := f.lock(id)
 	if err != nil {
 		return err
@@ -395,9 +393,6 @@ func (f *FileStore) write(id string, data []byte) (err error) {
 
 // Delete implements [Store].
 func (f *FileStore) Delete(ctx context.Context, id string) error {
-	if id == "" {
-		return ErrEmptyID
-	}
 	unlock, err := f.lock(id)
 	if err != nil {
 		return err
