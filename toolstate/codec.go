@@ -91,16 +91,27 @@ func (s *State) validate() error {
 	if err := s.Config.Validate(); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	for _, name := range slices.Sorted(maps.Keys(s.Tools)) {
-		ts := s.Tools[name]
-		switch {
-		case name == "":
-			return errors.New("a tool state has an empty name")
-		case !ts.Status.valid():
-			return fmt.Errorf("tool %q has unknown status %q", name, ts.Status)
-		case ts.ConsecutiveFailures < 0 || ts.Successes < 0 || ts.Failures < 0:
-			return fmt.Errorf("tool %q has a negative count", name)
+	for name, ts := range s.Tools {
+		if checkTool(name, ts) != nil {
+			// Report the first bad tool by name, whatever the map order.
+			for _, name := range slices.Sorted(maps.Keys(s.Tools)) {
+				if err := checkTool(name, s.Tools[name]); err != nil {
+					return err
+				}
+			}
 		}
+	}
+	return nil
+}
+
+func checkTool(name string, ts ToolState) error {
+	switch {
+	case name == "":
+		return errors.New("a tool state has an empty name")
+	case !ts.Status.valid():
+		return fmt.Errorf("tool %q has unknown status %q", name, ts.Status)
+	case ts.ConsecutiveFailures < 0 || ts.Successes < 0 || ts.Failures < 0:
+		return fmt.Errorf("tool %q has a negative count", name)
 	}
 	return nil
 }

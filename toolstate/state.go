@@ -110,6 +110,9 @@ func (c Config) Validate() error {
 	if c.Cooldown < 0 {
 		return fmt.Errorf("toolstate: cool-down %v is negative", c.Cooldown)
 	}
+	if len(c.Dependencies) == 0 {
+		return nil
+	}
 	for _, tool := range slices.Sorted(maps.Keys(c.Dependencies)) {
 		if tool == "" {
 			return errors.New("toolstate: dependencies of a tool with an empty name")
