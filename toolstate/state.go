@@ -36,7 +36,10 @@
 // [Store.Update] (a mutex per id, held from the read to the write), so
 // concurrent runs of one conversation lose no update. [FileStore] adds a
 // flock(2) on a per-conversation lock file on Unix, so separate processes
-// sharing its directory lose none either.
+// sharing its directory lose none either. A state that cannot be decoded
+// is set aside with [Store.Discard], which does nothing once the state
+// decodes, so runs that repair the same corrupt state at once do not undo
+// each other's updates.
 package toolstate
 
 import (
