@@ -13,7 +13,9 @@
 // tool states of each chat (toolstate: GET /agents/{chat id}/tool-states and
 // POST /agents/{chat id}/tool-states/reset; a backend tool that fails three
 // times in a row is no longer offered in that chat until reset; the states
-// are files under -data) and a page at /.
+// are files under -data) and a page at /. A chat request whose client goes
+// away (the page's Stop button) cancels its run, and the server logs that
+// it did.
 //
 // The agent has backend tools get_weather ({"city"} → a made-up,
 // deterministic forecast; an empty city is an error result, handy for
@@ -158,8 +160,9 @@ func newServer(cfg config, logw io.Writer) (http.Handler, string, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(info)
 	})
-	mux.Handle("/api/chat", chat)
-	mux.Handle("/api/chat/", chat)     // useChat's resume request: GET /api/chat/{id}/stream
+	api := reportCancelled(chat, logw)
+	mux.Handle("/api/chat", api)
+	mux.Handle("/api/chat/", api)      // useChat's resume request: GET /api/chat/{id}/stream
 	mux.Handle("/agents/", states.api) // GET /agents/{chat id}/tool-states, POST …/tool-states/reset
 	mux.Handle("/", pageHandler())
 	return mux, describe, nil
@@ -178,4 +181,17 @@ func chooseModel(cfg config) (agentloop.Model, string, error) {
 		return realModel(cfg.model)
 	}
 	return demoModel(), "built-in demo script (" + strings.Join([]string{"get_weather", "create_record", "delete_record approval", "answer"}, " → ") + ")", nil
+}
+
+// reportCancelled logs each chat request whose client went away before
+// its answer was complete (the page's Stop button, a closed tab). The
+// handler returns only once the run it cancelled has ended, so the line
+// also says the run stopped on the server.
+func reportCancelled(next http.Handler, logw io.Writer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r)
+		if err := r.Context().Err(); err != nil {
+			fmt.Fprintf(logw, "webchat: %s %s: the client went away; its run was cancelled (%v)\n", r.Method, r.URL.Path, err)
+		}
+	})
 }

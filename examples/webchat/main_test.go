@@ -317,3 +317,39 @@ func TestToolStates_AFailingToolIsHiddenShownAndReset(t *testing.T) {
 		t.Errorf("state files %v, want one for the chat", files)
 	}
 }
+
+func TestChat_AClientThatGoesAwayCancelsTheRunOnTheServer(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "hang.json")
+	if err := os.WriteFile(script, []byte(`{"turns":[{"reply":[{"text":"Working"},{"hang":true}]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	h, _, err := newServer(config{script: script}, logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/api/chat",
+		strings.NewReader(`{"id":"c","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"hi"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read until the text before the hang: the run is then blocked in the model.
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), `"delta":"Working"`) {
+	}
+	cancel() // what the page's Stop does: abort the fetch
+	resp.Body.Close()
+	// Close waits for the handler, which returns only once the run has
+	// ended: a run that ignored the cancellation would hang here.
+	srv.Close()
+	if got := logs.String(); !strings.Contains(got, "POST /api/chat: the client went away; its run was cancelled") {
+		t.Errorf("server log %q does not report the cancelled run", got)
+	}
+}
