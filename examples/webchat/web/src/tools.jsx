@@ -68,13 +68,21 @@ export const CreateRecordTool = makeAssistantTool({
   render: CreateRecordForm,
 });
 
+// callState is what a tool call's UI shows: "done" or "error" once it has
+// a result, "running" while the run goes on, and "incomplete" when the run
+// ended without a result (Stop, or an error, left it unfinished).
+const callState = (result, isError, status) =>
+  result !== undefined ? (isError ? "error" : "done") : status?.type === "running" ? "running" : "incomplete";
+
 function BackendTool({ title, running, done, result, isError, status }) {
-  const finished = result !== undefined;
+  const state = callState(result, isError, status);
   return (
-    <div className={"tool " + (finished ? (isError ? "error" : "done") : "running")}>
+    <div className={"tool " + state} data-state={state}>
       <b>{title}</b>{" "}
-      {finished ? (isError ? <span className="err">failed: {pretty(result)}</span> : done)
-        : status?.type === "incomplete" ? <span className="err">not finished</span> : <span className="spinner">{running}</span>}
+      {state === "done" ? done
+        : state === "error" ? <span className="err">failed: {pretty(result)}</span>
+        : state === "running" ? <span className="spinner">{running}</span>
+        : <span className="err">not finished</span>}
     </div>
   );
 }
@@ -112,8 +120,11 @@ export function ToolFallback({ toolName, args, result, isError, approval, respon
       setBusy(false);
     }
   };
+  // A call waiting for (or just given) the user's answer is still going.
+  const awaitingUser = approval && result === undefined && status?.type === "requires-action";
+  const state = awaitingUser ? "running" : callState(result, isError, status);
   return (
-    <div className={"tool " + (result !== undefined ? (isError ? "error" : "done") : "running")} data-testid={`tool-${toolName}`}>
+    <div className={"tool " + state} data-state={state} data-testid={`tool-${toolName}`}>
       <b>{toolName}</b> <code>{pretty(args)}</code>
       {pending && (
         <div className="approval" data-testid="approval">
@@ -126,7 +137,8 @@ export function ToolFallback({ toolName, args, result, isError, approval, respon
         <div className="approval-answer">{approval.approved ? "approved" : "denied"}</div>
       )}
       {result !== undefined && <div className={isError ? "err" : ""}>→ {pretty(result)}</div>}
-      {result === undefined && !pending && status?.type === "running" && <span className="spinner">running…</span>}
+      {state === "running" && !awaitingUser && <span className="spinner">running…</span>}
+      {state === "incomplete" && <span className="err">not finished</span>}
     </div>
   );
 }
