@@ -49,32 +49,51 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// startServer runs the webchat server with args on a loopback port until
-// the test ends and returns its base URL.
-func startServer(t *testing.T, args ...string) string {
+// testServer is a webchat server that a test runs on a loopback port.
+type testServer struct {
+	URL  string
+	logs *lockedBuffer
+	stop func() error
+}
+
+// Stop shuts the server down, which waits for its handlers (and so their
+// runs) to end, and returns its log. It may be called more than once.
+func (s *testServer) Stop(t *testing.T) string {
+	t.Helper()
+	if err := s.stop(); err != nil {
+		t.Errorf("server: %v", err)
+	}
+	return s.logs.String()
+}
+
+// startServer runs the webchat server with args until Stop or the end of
+// the test.
+func startServer(t *testing.T, args ...string) *testServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	logs := &lockedBuffer{}
+	s := &testServer{logs: &lockedBuffer{}}
 	go func() {
-		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0", "-data", ""}, args...), logs, ready)
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0", "-data", ""}, args...), s.logs, ready)
 	}()
-	t.Cleanup(func() {
+	s.stop = sync.OnceValue(func() error {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server %v: %v", args, err)
-		}
+		return <-done
+	})
+	t.Cleanup(func() {
+		s.Stop(t)
 		if t.Failed() {
-			t.Logf("server %v log:\n%s", args, logs.String())
+			t.Logf("server %v log:\n%s", args, s.logs.String())
 		}
 	})
 	select {
 	case addr := <-ready:
-		return "http://" + addr
+		s.URL = "http://" + addr
+		return s
 	case err := <-done:
 		t.Fatalf("server %v did not start: %v", args, err)
-		return ""
+		return nil
 	}
 }
 
@@ -82,8 +101,10 @@ func startServer(t *testing.T, args ...string) string {
 // in headless Chromium (e2e/e2e.mjs) against two servers: the built-in demo
 // script (streamed text, backend tool UIs, the create_record form edited
 // and submitted, approve and deny) and e2e/toolstates.json (three failures
-// mark get_weather failed in the tool-state panel, Reset clears it, Stop
-// cancels a hanging run, a model error shows in the thread). Screenshots go to a temporary folder, or to
+// mark get_weather failed in the tool-state panel, Reset clears it, a
+// tool call shows its running state until Stop cancels the hanging run,
+// which the server's log must confirm, a model error shows in the thread).
+// Screenshots go to a temporary folder, or to
 // E2E_SCREENSHOTS when set (e.g. e2e/screenshots to refresh the committed
 // ones). It skips when node, e2e/node_modules or Chromium is missing,
 // except under CI=true, where it fails.
@@ -108,8 +129,8 @@ func TestBrowser_DemoFormApprovalsToolStatesAndStop(t *testing.T) {
 	cmd := exec.CommandContext(ctx, "node", "e2e.mjs")
 	cmd.Dir = "e2e"
 	cmd.Env = append(os.Environ(),
-		"WEBCHAT_URL="+demo,
-		"WEBCHAT_FAIL_URL="+failing,
+		"WEBCHAT_URL="+demo.URL,
+		"WEBCHAT_FAIL_URL="+failing.URL,
 		"SCREENSHOTS="+shots,
 		"CHROMIUM="+chromiumPath,
 	)
@@ -127,9 +148,17 @@ func TestBrowser_DemoFormApprovalsToolStatesAndStop(t *testing.T) {
 			t.Errorf("e2e.mjs output lacks %q", want)
 		}
 	}
-	for _, name := range []string{"01-form-prefilled", "04-final-approve", "04-final-deny", "05-tool-failed", "06-tool-reset"} {
+	for _, name := range []string{
+		"00-start", "01-form-prefilled", "02-form-edited", "03-approval-approve", "03-approval-deny",
+		"04-final-approve", "04-final-deny", "04-final-cancel", "05-tool-failed", "06-tool-reset",
+		"07-running-stop", "08-stopped", "09-error",
+	} {
 		if _, err := os.Stat(filepath.Join(shots, name+".png")); err != nil {
 			t.Errorf("screenshot %s: %v", name, err)
 		}
+	}
+	// Stop must cancel the run on the server, not only in the page.
+	if log := failing.Stop(t); !strings.Contains(log, "POST /api/chat: the client went away; its run was cancelled") {
+		t.Errorf("after Stop, the server log does not report a cancelled run:\n%s", log)
 	}
 }

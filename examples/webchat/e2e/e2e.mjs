@@ -52,6 +52,10 @@ async function shot(page, name, what) {
 async function newPage(url = base) {
   const page = await browser.newPage();
   page.setDefaultTimeout(timeout);
+  page.chatBodies = [];
+  page.on("request", (r) => {
+    if (r.method() === "POST" && new URL(r.url()).pathname === "/api/chat") page.chatBodies.push(r.postDataJSON());
+  });
   page.on("pageerror", (e) => log("page error:", e.message));
   page.on("console", (m) => {
     if (m.type() === "error") log("console error:", m.text());
@@ -95,6 +99,12 @@ async function formAndApproval(page, { approve, newName, tag }) {
   const gotEmail = await email.inputValue();
   if (gotName !== "Ada Lovelace" || gotEmail !== "ada@example.com") {
     throw new Error(`form prefilled with ${JSON.stringify([gotName, gotEmail])}, want the model's arguments ["Ada Lovelace","ada@example.com"]`);
+  }
+  // The server has no create_record: the page sends its definition in the body's tools.
+  const def = page.chatBodies[0]?.tools?.create_record;
+  const props = Object.keys(def?.parameters?.properties ?? {}).sort().join(",");
+  if (!def?.description || props !== "email,name") {
+    throw new Error(`the chat request's tools do not define create_record with name and email: ${JSON.stringify(page.chatBodies[0]?.tools)}`);
   }
   if (tag === "approve") await shot(page, "01-form-prefilled", "the create_record form prefilled with the model's arguments (Ada Lovelace), after get_weather and add ran");
   await name.fill(newName);
@@ -154,20 +164,25 @@ async function toolStates(page) {
     });
   await shot(page, "06-tool-reset", "the tool-state panel after Reset: get_weather available again");
 
-  // The next turn streams some text and then hangs: Stop cancels the run.
+  // The next turn streams some text and a get_weather call, then hangs
+  // before the call can run: its tool UI shows the running state until
+  // Stop cancels the run (the Go test checks that the server saw it).
   await send(page, "Now something slow.");
   await expectText(page.locator(".msg.assistant"), "Working on a long answer", "text before the hang");
+  const slow = page.locator(".tool").filter({ hasText: "get_weather Berlin" });
+  await expectText(slow, "looking up the forecast", "get_weather's running state");
   const stop = page.locator(".composer .stop");
   await stop.waitFor();
-  await shot(page, "07-running-stop", "a run in progress (the model hangs) with the Stop button shown");
+  await shot(page, "07-running-stop", "a run in progress (the model hangs) with get_weather Berlin running and the Stop button shown");
   await stop.click();
   await page.locator(".composer .send").waitFor();
-  await shot(page, "08-stopped", "after Stop: the run is cancelled and the composer is ready again");
+  await expectText(slow, "not finished", "get_weather's state after Stop");
+  await shot(page, "08-stopped", "after Stop: get_weather Berlin not finished, the composer ready again");
 
   // The next turn fails in the model: the error shows in the thread.
   await send(page, "And now fail.");
   await expectText(page.getByTestId("error"), "simulated model failure", "error in the thread");
-  await shot(page, "09-error", "a model error (simulated model failure) shown in the thread");
+  await shot(page, "09-error", "a model error (simulated model failure) shown in the thread; the stopped get_weather Berlin now failed (the client cancelled it on the new message)");
 }
 
 async function step(name, fn, url = base) {
