@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -63,4 +67,69 @@ func TestQuickstart_BadFlagsAreErrors(t *testing.T) {
 	require.ErrorContains(t, err, "no such file")
 	_, _, err = runQuickstart(t, "", "-script", "testdata/answer.json", "-provider", "openai")
 	require.ErrorContains(t, err, "exclude each other")
+}
+
+// fakeOllama serves the two endpoints the quickstart uses on loopback: the
+// model list, and a chat reply streamed as NDJSON.
+func fakeOllama(t *testing.T, models ...string) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/tags", func(w http.ResponseWriter, r *http.Request) {
+		var list struct {
+			Models []map[string]string `json:"models"`
+		}
+		list.Models = []map[string]string{}
+		for _, m := range models {
+			list.Models = append(list.Models, map[string]string{"name": m, "model": m})
+		}
+		_ = json.NewEncoder(w).Encode(list)
+	})
+	mux.HandleFunc("POST /api/chat", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model string `json:"model"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		fmt.Fprintf(w, `{"model":%q,"message":{"role":"assistant","content":"Hello from %s."},"done":false}`+"\n", req.Model, req.Model)
+		fmt.Fprintf(w, `{"model":%q,"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":3,"eval_count":4}`+"\n", req.Model)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestQuickstart_UsesOllamaWhenReachable(t *testing.T) {
+	srv := fakeOllama(t, "qwen3:4b", "llama3.2")
+	t.Setenv("OLLAMA_HOST", srv.URL)
+	out, errOut, err := runQuickstart(t, "", "-prompt", "hi")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "model: Ollama qwen3:4b at "+srv.URL)
+	assert.NotContains(t, errOut, "simulator")
+	assert.Contains(t, out, "Hello from qwen3:4b.")
+	assert.Contains(t, out, "[1 turns, 3 input + 4 output tokens]")
+}
+
+func TestQuickstart_OllamaWithoutModelsFallsBackToSimulator(t *testing.T) {
+	srv := fakeOllama(t)
+	t.Setenv("OLLAMA_HOST", srv.URL)
+	out, errOut, err := runQuickstart(t, "", "-prompt", "What is 2 + 3?")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "has no models")
+	assert.Contains(t, errOut, "built-in simulator")
+	assert.Contains(t, out, `← {"sum":5}`)
+}
+
+func TestQuickstart_ProviderFlagPicksTheProvider(t *testing.T) {
+	srv := fakeOllama(t, "qwen3:4b")
+	t.Setenv("OLLAMA_HOST", "127.0.0.1:1") // -base-url wins over the environment
+	out, errOut, err := runQuickstart(t, "", "-provider", "ollama", "-model", "llama3.2", "-base-url", srv.URL, "-prompt", "hi")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "model: Ollama llama3.2 at "+srv.URL)
+	assert.Contains(t, out, "Hello from llama3.2.")
+
+	_, _, err = runQuickstart(t, "", "-provider", "gemini", "-prompt", "hi")
+	require.ErrorContains(t, err, `-provider "gemini": want ollama, openai or anthropic`)
 }

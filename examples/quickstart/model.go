@@ -31,7 +31,7 @@ func chooseModel(ctx context.Context, cfg modelConfig, stderr io.Writer) (agentl
 	if cfg.provider != "" {
 		return providerModel(ctx, cfg)
 	}
-	if m, desc, ok := detectOllama(ctx, stderr); ok {
+	if m, desc, ok := detectOllama(ctx, cfg, stderr); ok {
 		return m, desc, nil
 	}
 	return simulator(), "model: the built-in simulator (no LLM configured and no Ollama server reachable; see -provider)", nil

@@ -4,16 +4,125 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/envconfig"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/anthropic"
+	"github.com/agentloop/agentloop/providers/ollama"
+	"github.com/agentloop/agentloop/providers/openai"
 )
+
+// Default model names for -provider when -model is not given.
+const (
+	defaultOpenAIModel    = "gpt-4.1-mini"
+	defaultAnthropicModel = "claude-sonnet-4-5"
+)
+
+// probeTimeout bounds the check for a local Ollama server, so that a
+// machine without one starts the simulator at once.
+const probeTimeout = 2 * time.Second
 
 // providerModel builds the model named by -provider.
 func providerModel(ctx context.Context, cfg modelConfig) (agentloop.Model, string, error) {
-	return nil, "", fmt.Errorf("-provider %q: no provider packages are built yet", cfg.provider)
+	switch cfg.provider {
+	case "ollama":
+		host := cfg.baseURL
+		if host == "" {
+			host = envconfig.Host().String()
+		}
+		name := cfg.model
+		if name == "" {
+			models, err := ollamaModels(ctx, host)
+			if err != nil {
+				return nil, "", fmt.Errorf("-provider ollama: %w", err)
+			}
+			if len(models) == 0 {
+				return nil, "", fmt.Errorf("-provider ollama: the server at %s has no models; pull one (ollama pull qwen3:4b) or pass -model", host)
+			}
+			name = models[0]
+		}
+		m, err := ollama.New(ollama.Config{Model: name, Host: host})
+		if err != nil {
+			return nil, "", err
+		}
+		return m, fmt.Sprintf("model: Ollama %s at %s", name, host), nil
+	case "openai":
+		c := openai.ConfigFromEnv(cfg.model)
+		if c.Model == "" {
+			c.Model = defaultOpenAIModel
+		}
+		if cfg.baseURL != "" {
+			c.BaseURL = cfg.baseURL
+		}
+		m, err := openai.New(c)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, "model: OpenAI-compatible " + c.Model, nil
+	case "anthropic":
+		c := anthropic.ConfigFromEnv(cfg.model)
+		if c.Model == "" {
+			c.Model = defaultAnthropicModel
+		}
+		if cfg.baseURL != "" {
+			c.BaseURL = cfg.baseURL
+		}
+		m, err := anthropic.New(c)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, "model: Anthropic " + c.Model, nil
+	}
+	return nil, "", fmt.Errorf("-provider %q: want ollama, openai or anthropic", cfg.provider)
 }
 
-// detectOllama returns an Ollama model when a server is reachable.
-func detectOllama(ctx context.Context, stderr io.Writer) (agentloop.Model, string, bool) {
-	return nil, "", false
+// detectOllama returns an Ollama model when a server answers at OLLAMA_HOST
+// (or Ollama's default address) and has a model: cfg.model if given, else
+// the first one it lists. It reports false, after saying why on stderr when
+// a server answered, otherwise.
+func detectOllama(ctx context.Context, cfg modelConfig, stderr io.Writer) (agentloop.Model, string, bool) {
+	host := envconfig.Host().String()
+	models, err := ollamaModels(ctx, host)
+	if err != nil {
+		return nil, "", false // no server: the caller falls back quietly
+	}
+	name := cfg.model
+	if name == "" {
+		if len(models) == 0 {
+			fmt.Fprintf(stderr, "Ollama at %s has no models (try: ollama pull qwen3:4b)\n", host)
+			return nil, "", false
+		}
+		name = models[0]
+	}
+	m, err := ollama.New(ollama.Config{Model: name, Host: host})
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, "", false
+	}
+	return m, fmt.Sprintf("model: Ollama %s at %s (found a local server; -provider picks another)", name, host), true
+}
+
+// ollamaModels lists the models of the Ollama server at host, waiting at
+// most probeTimeout.
+func ollamaModels(ctx context.Context, host string) ([]string, error) {
+	u, err := url.Parse(host)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an http:// or https:// URL with a host", host)
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	list, err := api.NewClient(u, http.DefaultClient).List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("no Ollama server answers at %s: %w", host, err)
+	}
+	names := make([]string, 0, len(list.Models))
+	for _, m := range list.Models {
+		names = append(names, m.Name)
+	}
+	return names, nil
 }
