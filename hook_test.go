@@ -171,3 +171,49 @@ func TestHooks_EditingRequestMessagesDoesNotChangeHistory(t *testing.T) {
 	assert.Equal(t, "[redacted]", m.Requests()[0].Messages[0].Text())
 	assert.Equal(t, "my password is hunter2", final(t, items).History[0].Text())
 }
+
+// Every hook point can cancel the run with a reason: the run stops before
+// its next side effect, and the error's history has a result for every call.
+func TestHooks_EveryPointCanCancelWithAReason(t *testing.T) {
+	stop := agentloop.Cancel("stop here")
+	cases := []struct {
+		name       string
+		hooks      agentloop.Hooks
+		modelCalls int  // model calls made before the run stopped
+		toolRan    bool // the echo tool ran
+		answered   bool // the history holds the turn's call (with a result)
+	}{
+		{"BeforeModelCall", agentloop.Hooks{BeforeModelCall: func(context.Context, *agentloop.Request) error { return stop }}, 0, false, false},
+		{"OnReasoningDelta", agentloop.Hooks{OnReasoningDelta: func(context.Context, string) error { return stop }}, 1, false, false},
+		{"OnTextDelta", agentloop.Hooks{OnTextDelta: func(context.Context, string) error { return stop }}, 1, false, false},
+		{"OnToolCallDelta", agentloop.Hooks{OnToolCallDelta: func(context.Context, agentloop.ToolCallDelta) error { return stop }}, 1, false, false},
+		{"OnTurnEnd", agentloop.Hooks{OnTurnEnd: func(context.Context, agentloop.TurnEnd) error { return stop }}, 1, false, true},
+		{"BeforeToolCall", agentloop.Hooks{BeforeToolCall: func(context.Context, *agentloop.ToolCall) (*agentloop.ToolResult, error) { return nil, stop }}, 1, false, true},
+		{"AfterToolCall", agentloop.Hooks{AfterToolCall: func(context.Context, agentloop.ToolCall, *agentloop.ToolResult) error { return stop }}, 1, true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var ran bool
+			tool := rawTool(t, "echo", func(context.Context, json.RawMessage) (string, error) { ran = true; return "echoed", nil })
+			m := simtest.NewModel(
+				turn(simtest.Reasoning("hm"), simtest.Text("Calling."), simtest.Call("c1", "echo", `{"text":"a"}`)),
+				turn(simtest.Text("never")),
+			)
+			a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{tool}, Hooks: &tc.hooks}
+			_, err := collect(a.Stream(t.Context(), user("x")))
+			var ce *agentloop.CancelledError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, "stop here", ce.Reason)
+			assert.ErrorIs(t, err, stop, "the hook's error is the cause")
+			assert.Equal(t, tc.modelCalls, m.Calls())
+			assert.Equal(t, tc.toolRan, ran)
+			require.NoError(t, ce.History.Validate())
+			assert.Empty(t, ce.History.Unanswered(), "every call in the history has a result")
+			r, ok := resultsIn(ce.History)["c1"]
+			assert.Equal(t, tc.answered, ok)
+			if tc.answered && !tc.toolRan {
+				assert.Equal(t, "cancelled: stop here", r.Content)
+			}
+		})
+	}
+}

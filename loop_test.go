@@ -14,16 +14,53 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/simtest"
 )
 
-// Rule 1 and 2: a turn starts with TurnStart, then every delta is yielded
-// as it arrives, in order.
-func TestStream_YieldsTurnStartThenDeltasInOrder(t *testing.T) {
-	m := simtest.NewModel(turn(simtest.Reasoning("think first"), simtest.Text("Hello there")))
-	items, err := collect((&agentloop.Agent{Model: m}).Stream(t.Context(), user("hi")))
+// Rule 1: a turn builds its request from the system prompt, the history so
+// far and the offered tools, fires the before-model-call hook, and only then
+// yields TurnStart.
+func TestRule1_TurnStart_RequestHasSystemHistoryAndToolsHookFiresBeforeItem(t *testing.T) {
+	m := simtest.NewModel(turn(simtest.Text("hi")))
+	var hookSaw []agentloop.Item // the items yielded before the hook ran
+	var yielded []agentloop.Item
+	a := &agentloop.Agent{Model: m, System: "Be brief.", Tools: []*agentloop.Tool{echoTool(t, "echo"), clientTool(t, "getLocation")},
+		Hooks: &agentloop.Hooks{BeforeModelCall: func(ctx context.Context, req *agentloop.Request) error {
+			hookSaw = append([]agentloop.Item(nil), yielded...)
+			return nil
+		}}}
+	h := agentloop.History{agentloop.UserMessage("earlier"), {Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("ok")}}, agentloop.UserMessage("now")}
+	for it, err := range a.Stream(t.Context(), h) {
+		require.NoError(t, err)
+		yielded = append(yielded, it)
+	}
+	assert.Empty(t, hookSaw, "the hook runs before TurnStart is yielded")
+	assert.Equal(t, agentloop.TurnStart{Turn: 1}, yielded[0])
+	reqs := m.Requests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, 1, reqs[0].Turn)
+	assert.Equal(t, "Be brief.", reqs[0].System)
+	assert.Equal(t, h, reqs[0].Messages)
+	var names []string
+	for _, d := range reqs[0].Tools {
+		names = append(names, d.Name)
+		assert.JSONEq(t, string(a.Tools[len(names)-1].Schema), string(d.Schema))
+	}
+	assert.Equal(t, []string{"echo", "getLocation"}, names, "tools are offered in the agent's order")
+}
+
+// Rule 2: every reasoning, text and tool-call delta is yielded as it
+// arrives, in order, followed by the complete call.
+func TestRule2_StreamTheModel_YieldsEveryDeltaInOrder(t *testing.T) {
+	m := simtest.NewModel(
+		turn(simtest.Reasoning("think first"), simtest.Text("Hello there"), simtest.Call("c1", "echo", `{"text":"x"}`), simtest.Usage(3, 4)),
+		turn(simtest.Text("done")),
+	)
+	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}}
+	items, err := collect(a.Stream(t.Context(), user("hi")))
 	require.NoError(t, err)
 	want := []agentloop.Item{
 		agentloop.TurnStart{Turn: 1},
@@ -32,17 +69,22 @@ func TestStream_YieldsTurnStartThenDeltasInOrder(t *testing.T) {
 		agentloop.ReasoningEnd{},
 		agentloop.TextDelta{Text: "Hello "},
 		agentloop.TextDelta{Text: "there"},
+		agentloop.ToolCallDelta{ID: "c1", Name: "echo", Args: `{"te`},
+		agentloop.ToolCallDelta{ID: "c1", Name: "echo", Args: `xt":`},
+		agentloop.ToolCallDelta{ID: "c1", Name: "echo", Args: `"x"}`},
+		agentloop.ToolCallReady{Call: agentloop.ToolCall{ID: "c1", Name: "echo", Args: json.RawMessage(`{"text":"x"}`)}},
 	}
 	require.Equal(t, want, items[:len(want)])
 	end, ok := items[len(want)].(agentloop.TurnEnd)
-	require.True(t, ok)
-	assert.Equal(t, agentloop.FinishStop, end.FinishReason)
-	assert.Equal(t, "Hello there", final(t, items).Text)
+	require.True(t, ok, "usage and finish come at the end: %T", items[len(want)])
+	assert.Equal(t, agentloop.FinishToolCalls, end.FinishReason)
+	assert.Equal(t, agentloop.Usage{Input: 3, Output: 4}, end.Usage)
+	assert.Equal(t, "done", final(t, items).Text)
 }
 
 // Rule 3: the turn's assistant message keeps reasoning (with signature),
 // text and calls in the order produced; nothing is dropped.
-func TestStream_AssistantMessageKeepsEverythingInOrder(t *testing.T) {
+func TestRule3_TurnEnd_AssistantMessageKeepsEverythingInOrder(t *testing.T) {
 	m := simtest.NewModel(
 		turn(simtest.Reasoning("plan"), simtest.Signature("sig-1"), simtest.Text("Calling."),
 			simtest.Call("c1", "echo", map[string]string{"text": "a"}), simtest.Text("And more."),
@@ -77,7 +119,7 @@ func TestStream_AssistantMessageKeepsEverythingInOrder(t *testing.T) {
 }
 
 // Scenario 1: orders. Three turns; the second call uses an id from the first result.
-func TestStream_OrdersScenario(t *testing.T) {
+func TestScenario1_Orders(t *testing.T) {
 	getOrders := rawTool(t, "get_orders", func(ctx context.Context, _ json.RawMessage) (string, error) {
 		return `[{"id":"ord-42","item":"lamp"}]`, nil
 	})
@@ -119,7 +161,7 @@ func TestStream_OrdersScenario(t *testing.T) {
 
 // Scenario 2 and rule 6: a run never ends right after a tool; the model
 // always answers from the results.
-func TestStream_ModelAnswersFromToolResults(t *testing.T) {
+func TestRule6_NextTurnOrFinish_ModelAnswersFromToolResults(t *testing.T) {
 	m := simtest.NewModel(
 		turn(simtest.Call("c1", "echo", map[string]string{"text": "ping"})),
 		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": `"echo":"ping"`}},
@@ -135,7 +177,7 @@ func TestStream_ModelAnswersFromToolResults(t *testing.T) {
 // Scenario 6 and rule 4: tools of one turn run at the same time (proved with a
 // barrier: each waits until all four have started) and their results come
 // back in call order although they finish in reverse order.
-func TestStream_ToolsRunConcurrentlyResultsInCallOrder(t *testing.T) {
+func TestRule4_Tools_RunConcurrentlyResultsInCallOrder(t *testing.T) {
 	const n = 4
 	var arrived sync.WaitGroup
 	arrived.Add(n)
@@ -184,7 +226,7 @@ func TestStream_ToolsRunConcurrentlyResultsInCallOrder(t *testing.T) {
 }
 
 // Rule 4: ToolConcurrency 1 runs the calls one after another.
-func TestStream_ToolConcurrencyOneRunsSequentially(t *testing.T) {
+func TestRule4_Tools_ConcurrencyOneRunsSequentially(t *testing.T) {
 	var running, maxRunning atomic.Int32
 	slow := rawTool(t, "slow", func(ctx context.Context, _ json.RawMessage) (string, error) {
 		n := running.Add(1)
@@ -206,7 +248,7 @@ func TestStream_ToolConcurrencyOneRunsSequentially(t *testing.T) {
 
 // Rule 4: a turn cut off by length does not run its tool calls; the run
 // ends with ErrTruncated and a consistent history.
-func TestStream_TruncatedTurnDoesNotRunToolCalls(t *testing.T) {
+func TestRule4_Tools_TruncatedTurnDoesNotRunToolCalls(t *testing.T) {
 	var ran atomic.Bool
 	tool := rawTool(t, "write", func(ctx context.Context, _ json.RawMessage) (string, error) {
 		ran.Store(true)
@@ -226,7 +268,7 @@ func TestStream_TruncatedTurnDoesNotRunToolCalls(t *testing.T) {
 
 // Scenario 7 and rule 5: every failure of a tool call becomes an error
 // result the model sees, and the run goes on to a text answer.
-func TestStream_ToolFailuresBecomeErrorResults(t *testing.T) {
+func TestRule5_ErrorsAreResults(t *testing.T) {
 	type addArgs struct {
 		A float64 `json:"a"`
 		B float64 `json:"b"`
@@ -273,7 +315,7 @@ func TestStream_ToolFailuresBecomeErrorResults(t *testing.T) {
 // Scenario 3 and rule 7: a client tool pauses the run after the turn's
 // server tools ran; appending its result and calling Stream again continues,
 // and the model's next request holds both results.
-func TestStream_ClientToolPausesAndResumes(t *testing.T) {
+func TestRule7_ClientTools_PauseAndResume(t *testing.T) {
 	m := simtest.NewModel(
 		turn(simtest.Text("Let me check."), simtest.Call("c-time", "echo", map[string]string{"text": "12:00"}),
 			simtest.Call("c-loc", "getLocation", map[string]string{"precision": "city"})),
@@ -312,7 +354,7 @@ func TestStream_ClientToolPausesAndResumes(t *testing.T) {
 
 // Rule 7: resuming while client calls are still unanswered yields the
 // pending item again without calling the model.
-func TestStream_ResumeWithUnansweredCallsPendsWithoutModelCall(t *testing.T) {
+func TestRule7_ClientTools_ResumeWithUnansweredCallsPendsWithoutModelCall(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("c1", "getLocation", map[string]string{"precision": "city"})))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{clientTool(t, "getLocation")}}
 	items, err := collect(a.Stream(t.Context(), user("where?")))
@@ -328,7 +370,7 @@ func TestStream_ResumeWithUnansweredCallsPendsWithoutModelCall(t *testing.T) {
 }
 
 // Rule 7: a result for a call id the history never made is an error that names the id.
-func TestStream_ResultForUnknownCallIDIsAnError(t *testing.T) {
+func TestRule7_ClientTools_ResultForUnknownCallIDIsAnError(t *testing.T) {
 	h := agentloop.History{
 		agentloop.UserMessage("hi"),
 		{Role: agentloop.RoleTool, Parts: []agentloop.Part{{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "forged-1", Content: "x"}}}},
@@ -342,7 +384,7 @@ func TestStream_ResultForUnknownCallIDIsAnError(t *testing.T) {
 
 // Scenario 9 and rule 8: approved calls run on resume, before the next
 // model call; denied calls give the model a result that says so and why.
-func TestStream_ApprovalApprovedRunsDeniedExplains(t *testing.T) {
+func TestRule8_Approval_ApprovedRunsDeniedExplains(t *testing.T) {
 	var deleted []string
 	type delArgs struct {
 		Path string `json:"path"`
@@ -394,7 +436,7 @@ func TestStream_ApprovalApprovedRunsDeniedExplains(t *testing.T) {
 }
 
 // Scenario 5 and rule 9: at the turn limit the run fails with the history…
-func TestStream_TurnLimitFailsWithHistory(t *testing.T) {
+func TestRule9_TurnLimit_FailsWithHistory(t *testing.T) {
 	loopForever := func(req *agentloop.Request) ([]simtest.Step, error) {
 		return []simtest.Step{simtest.Call(fmt.Sprintf("c%d", req.Turn), "echo", map[string]string{"text": "again"})}, nil
 	}
@@ -413,7 +455,7 @@ func TestStream_TurnLimitFailsWithHistory(t *testing.T) {
 }
 
 // …or, when configured, makes one last call with no tools so the model answers.
-func TestStream_TurnLimitAnswersWithoutTools(t *testing.T) {
+func TestRule9_TurnLimit_AnswersWithoutTools(t *testing.T) {
 	m := simtest.NewModel(
 		turn(simtest.Call("c1", "echo", map[string]string{"text": "x"})),
 		turn(simtest.Call("c2", "echo", map[string]string{"text": "y"})),
@@ -429,7 +471,7 @@ func TestStream_TurnLimitAnswersWithoutTools(t *testing.T) {
 
 // Scenario 4 and rule 10: a hook cancels before a tool runs; the tool never
 // runs, the error carries the reason, and the history has a "cancelled" result.
-func TestStream_HookCancelsBeforeToolCall(t *testing.T) {
+func TestRule10_Cancel_HookCancelsBeforeToolCall(t *testing.T) {
 	var ran atomic.Bool
 	tool := rawTool(t, "show_form", func(ctx context.Context, _ json.RawMessage) (string, error) {
 		ran.Store(true)
@@ -458,7 +500,7 @@ func TestStream_HookCancelsBeforeToolCall(t *testing.T) {
 // Rule 10: the caller cancels from another goroutine (a stop button) while
 // the model streams; the stream sees its context cancelled and the error
 // carries the reason and the partial answer.
-func TestStream_CancelFromAnotherGoroutineStopsModelStream(t *testing.T) {
+func TestRule10_Cancel_FromAnotherGoroutineStopsModelStream(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("Partial answer"), simtest.Hang()))
 	ctx, cancel := agentloop.WithCancel(t.Context())
 	a := &agentloop.Agent{Model: m}
@@ -477,7 +519,7 @@ func TestStream_CancelFromAnotherGoroutineStopsModelStream(t *testing.T) {
 }
 
 // Rule 10: the first reason given wins.
-func TestStream_CancelFirstReasonWins(t *testing.T) {
+func TestRule10_Cancel_FirstReasonWins(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("hi"), simtest.Hang()))
 	ctx, cancel := agentloop.WithCancel(t.Context())
 	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{OnTextDelta: func(ctx context.Context, _ string) error {
@@ -492,7 +534,7 @@ func TestStream_CancelFirstReasonWins(t *testing.T) {
 
 // Rule 10: context deadlines behave like a cancel, and in-flight tools get
 // "cancelled" results so the history stays resumable.
-func TestStream_ContextCancelDuringToolsGivesCancelledResults(t *testing.T) {
+func TestRule10_Cancel_ContextCancelDuringToolsGivesCancelledResults(t *testing.T) {
 	started := make(chan struct{})
 	ctx, cancel := context.WithCancel(t.Context())
 	blocker := rawTool(t, "block", func(tctx context.Context, _ json.RawMessage) (string, error) {
@@ -512,7 +554,7 @@ func TestStream_ContextCancelDuringToolsGivesCancelledResults(t *testing.T) {
 	assert.Equal(t, 1, m.Calls())
 }
 
-func TestStream_ContextDeadlineIsACancel(t *testing.T) {
+func TestRule10_Cancel_ContextDeadlineIsACancel(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Hang()))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
 	defer cancel()
@@ -523,7 +565,8 @@ func TestStream_ContextDeadlineIsACancel(t *testing.T) {
 
 // Scenario 8 and rule 11: breaking out of the range stops the model stream
 // and leaks no goroutine (goleak checks every test of this package).
-func TestStream_BreakClosesModelStream(t *testing.T) {
+func TestRule11_EarlyExit_BreakClosesModelStreamAndLeaksNothing(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	m := simtest.NewModel(turn(simtest.Text("one two three four"), simtest.Hang()))
 	a := &agentloop.Agent{Model: m}
 	n := 0
@@ -540,7 +583,7 @@ func TestStream_BreakClosesModelStream(t *testing.T) {
 
 // Rule 11: breaking while tools run cancels them, and Stream returns only
 // once they have returned.
-func TestStream_BreakDuringToolsCancelsAndWaitsForThem(t *testing.T) {
+func TestRule11_EarlyExit_BreakDuringToolsCancelsAndWaitsForThem(t *testing.T) {
 	var returned atomic.Bool
 	started := make(chan struct{})
 	blocker := rawTool(t, "block", func(ctx context.Context, _ json.RawMessage) (string, error) {
@@ -565,7 +608,7 @@ func TestStream_BreakDuringToolsCancelsAndWaitsForThem(t *testing.T) {
 
 // Rule 12: the same script and tools yield the same items, and ids the loop
 // invents are deterministic.
-func TestStream_IsDeterministic(t *testing.T) {
+func TestRule12_Determinism_SameScriptSameItemsAndIDs(t *testing.T) {
 	script := func() *simtest.Model {
 		return simtest.NewModel(
 			turn(simtest.Call("", "echo", map[string]string{"text": "a"}), simtest.Call("", "echo", map[string]string{"text": "b"}), simtest.Call("", "work", nil)),
