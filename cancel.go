@@ -60,10 +60,13 @@ type CancelledError struct {
 	Reason string
 	// Cause is the error that cancelled the run, such as the one a hook
 	// returned or context.Canceled; errors.Is and errors.As see it.
-	Cause   error
+	Cause error
+	// History is the transcript up to the cancel, with a result for every
+	// tool call; pass it to [Agent.Stream] to resume.
 	History History
 }
 
+// Error returns "agentloop: run cancelled: " followed by the reason.
 func (e *CancelledError) Error() string { return "agentloop: run cancelled: " + e.Reason }
 
 // Unwrap returns the cause.
@@ -76,10 +79,14 @@ func (e *CancelledError) Is(target error) bool { return target == ErrCancelled }
 // [Agent.MaxTurns] model calls. History holds everything up to there, with a
 // result for every call.
 type TurnLimitError struct {
-	Limit   int
+	// Limit is the number of model calls the run was allowed.
+	Limit int
+	// History is the transcript up to the limit, with a result for every
+	// tool call.
 	History History
 }
 
+// Error says that the limit was reached and what it was.
 func (e *TurnLimitError) Error() string {
 	return fmt.Sprintf("agentloop: turn limit reached: the model still called tools after %d model calls", e.Limit)
 }
@@ -92,11 +99,16 @@ func (e *TurnLimitError) Is(target error) bool { return target == ErrTurnLimit }
 // that turn, plus what the model produced before it failed, with a result for
 // every call.
 type TurnError struct {
-	Turn    int
-	Err     error
+	// Turn is the 1-based number of the model call that failed.
+	Turn int
+	// Err is the model's error (or [ErrTruncated]); never nil.
+	Err error
+	// History is the transcript up to the failure, with a result for every
+	// tool call.
 	History History
 }
 
+// Error returns "agentloop: turn N: " followed by the model's error.
 func (e *TurnError) Error() string { return fmt.Sprintf("agentloop: turn %d: %v", e.Turn, e.Err) }
 
 // Unwrap returns the model's error.

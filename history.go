@@ -39,14 +39,18 @@ const (
 type Message struct {
 	// ID is optional. Front ends that name their messages (the AI SDK's
 	// UIMessage ids) keep it here so that a stored history maps back to them.
-	ID    string `json:"id,omitempty"`
-	Role  Role   `json:"role"`
+	ID string `json:"id,omitempty"`
+	// Role says who wrote the message.
+	Role Role `json:"role"`
+	// Parts are the message's contents in order. A tool message answers the
+	// calls of the assistant message before it.
 	Parts []Part `json:"parts"`
 }
 
 // Part is one piece of a [Message]. Type says which of the other fields are
 // meaningful; the others are zero.
 type Part struct {
+	// Type says which of the other fields are in use.
 	Type PartType `json:"type"`
 	// Text is the text of a text part, or the visible text of a reasoning part.
 	Text string `json:"text,omitempty"`
@@ -55,17 +59,24 @@ type Part struct {
 	Signature string `json:"signature,omitempty"`
 	// Redacted is a reasoning part's opaque, provider-encrypted content
 	// (Anthropic's redacted_thinking data). Providers must send it back unchanged.
-	Redacted   string      `json:"redacted,omitempty"`
-	ToolCall   *ToolCall   `json:"tool_call,omitempty"`
+	Redacted string `json:"redacted,omitempty"`
+	// ToolCall is set, non-nil, in a PartToolCall part.
+	ToolCall *ToolCall `json:"tool_call,omitempty"`
+	// ToolResult is set, non-nil, in a PartToolResult part.
 	ToolResult *ToolResult `json:"tool_result,omitempty"`
-	Approval   *Approval   `json:"approval,omitempty"`
-	File       *File       `json:"file,omitempty"`
+	// Approval is set, non-nil, in approval request and response parts.
+	Approval *Approval `json:"approval,omitempty"`
+	// File is set, non-nil, in a PartFile part.
+	File *File `json:"file,omitempty"`
 }
 
 // ToolCall is a request by the model to run a tool. As a [Chunk] it is the
 // complete call: a [Model] yields it once its arguments are whole.
 type ToolCall struct {
-	ID   string `json:"id"`
+	// ID is unique within a history; results name their call by it. The
+	// loop makes one up when the provider gives none.
+	ID string `json:"id"`
+	// Name is the name of the tool called (possibly one that does not exist).
 	Name string `json:"name"`
 	// Args is the JSON object of arguments, exactly as the model wrote it
 	// (it may be invalid JSON; the loop answers that with an error result).
@@ -74,31 +85,42 @@ type ToolCall struct {
 
 // ToolResult is the answer to one [ToolCall].
 type ToolResult struct {
+	// CallID is the ID of the [ToolCall] this result answers.
 	CallID string `json:"call_id"`
-	Name   string `json:"name"`
+	// Name is the name of the tool that was called.
+	Name string `json:"name"`
 	// Content is what the model sees: the tool's output (JSON or text), or
 	// an error message the model can act on.
 	Content string `json:"content"`
-	IsError bool   `json:"is_error,omitempty"`
+	// IsError marks Content as an error message rather than output.
+	IsError bool `json:"is_error,omitempty"`
 }
 
 // Approval is a request for approval of a tool call (in an assistant message)
 // or the decision on it (in a tool message).
 type Approval struct {
+	// CallID is the ID of the [ToolCall] awaiting, or given, the decision.
 	CallID string `json:"call_id"`
 	// ID names the approval request; front ends echo it back with the decision.
-	ID       string `json:"id,omitempty"`
-	Approved bool   `json:"approved,omitempty"`
-	Reason   string `json:"reason,omitempty"`
+	ID string `json:"id,omitempty"`
+	// Approved is the decision; false in a request, where it means nothing.
+	Approved bool `json:"approved,omitempty"`
+	// Reason optionally explains a decision; a denied call's result quotes it
+	// to the model.
+	Reason string `json:"reason,omitempty"`
 }
 
 // File is a file or image attached to a user message, by URL (which may be a
 // data: URL) or by content.
 type File struct {
+	// MediaType is the IANA media type, such as "image/png".
 	MediaType string `json:"media_type"`
-	Filename  string `json:"filename,omitempty"`
-	URL       string `json:"url,omitempty"`
-	Data      []byte `json:"data,omitempty"`
+	// Filename is the file's name, if known.
+	Filename string `json:"filename,omitempty"`
+	// URL locates the content (http(s) or data:); "" when Data holds it.
+	URL string `json:"url,omitempty"`
+	// Data is the content itself (base64 in JSON); nil when URL locates it.
+	Data []byte `json:"data,omitempty"`
 }
 
 // TextPart returns a text part.

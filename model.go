@@ -52,16 +52,24 @@ type Request struct {
 // Settings are the sampling settings of a [Request]. A nil pointer or a zero
 // value means the provider's default.
 type Settings struct {
-	MaxTokens   int      `json:"maxTokens,omitempty"`
+	// MaxTokens bounds the tokens of one model call's output; 0 means the
+	// provider's default.
+	MaxTokens int `json:"maxTokens,omitempty"`
+	// Temperature is the sampling temperature; nil means the default.
 	Temperature *float64 `json:"temperature,omitempty"`
-	TopP        *float64 `json:"topP,omitempty"`
-	Seed        *int     `json:"seed,omitempty"`
-	Stop        []string `json:"stop,omitempty"`
+	// TopP is the nucleus-sampling probability mass; nil means the default.
+	TopP *float64 `json:"topP,omitempty"`
+	// Seed asks for reproducible sampling where supported; nil means none.
+	Seed *int `json:"seed,omitempty"`
+	// Stop are sequences that end the output; nil means none.
+	Stop []string `json:"stop,omitempty"`
 }
 
 // ToolDef is what the model is told about a tool.
 type ToolDef struct {
-	Name        string `json:"name"`
+	// Name is what the model calls the tool by; unique within a request.
+	Name string `json:"name"`
+	// Description tells the model what the tool does; "" means none.
 	Description string `json:"description,omitempty"`
 	// Schema is the JSON Schema of the tool's arguments: an object schema,
 	// with no $ref and an explicit "required" list.
@@ -82,12 +90,14 @@ type Item interface{ isItem() }
 // TextDelta is a piece of the model's visible answer. It is both a [Chunk]
 // and an [Item]; the loop passes it through unchanged.
 type TextDelta struct {
+	// Text is the piece, never empty when yielded by the loop.
 	Text string
 }
 
 // ReasoningDelta is a piece of the model's reasoning ("thinking"). It is both
 // a [Chunk] and an [Item].
 type ReasoningDelta struct {
+	// Text is the piece, never empty when yielded by the loop.
 	Text string
 }
 
@@ -99,8 +109,10 @@ type ReasoningDelta struct {
 //
 // A block with Redacted content may have no deltas at all.
 type ReasoningEnd struct {
+	// Signature is the provider's signature of the block; "" if none.
 	Signature string
-	Redacted  string
+	// Redacted is the block's opaque, provider-encrypted content; "" if none.
+	Redacted string
 }
 
 // ToolCallDelta is a piece of a tool call's arguments as the model writes
@@ -109,16 +121,23 @@ type ReasoningEnd struct {
 // the provider knows them (the loop fills ID on items when it had to invent
 // one). Providers that receive calls whole (Ollama) may yield no deltas.
 type ToolCallDelta struct {
+	// Index is the call's 0-based position within its model call.
 	Index int
-	ID    string
-	Name  string
-	Args  string
+	// ID is the call's id, when known.
+	ID string
+	// Name is the called tool's name, when known.
+	Name string
+	// Args is the next piece of the argument text; the pieces of one call
+	// join to its whole arguments.
+	Args string
 }
 
 // Usage counts tokens. As a [Chunk], the loop adds up every Usage of a
 // model call, so a provider yields increments (usually one, at the end).
 type Usage struct {
-	Input  int `json:"input"`
+	// Input counts prompt tokens.
+	Input int `json:"input"`
+	// Output counts generated tokens.
 	Output int `json:"output"`
 }
 
@@ -144,6 +163,7 @@ const (
 // model yields none, the loop uses [FinishToolCalls] if the call produced
 // tool calls and [FinishStop] otherwise.
 type Finish struct {
+	// Reason says why the model call ended.
 	Reason FinishReason
 }
 

@@ -14,6 +14,8 @@ type TurnStart struct {
 // ToolCallReady is yielded when a tool call is complete, in the order the
 // model made the calls, before any of the turn's tools run.
 type ToolCallReady struct {
+	// Call is the complete call, with its id (made up by the loop if the
+	// provider gave none) and its arguments as the model wrote them.
 	Call ToolCall
 	// Client is true for a tool that runs in the caller's front end; the
 	// run pauses with a [Pending] item instead of running it.
@@ -26,6 +28,7 @@ type ToolCallReady struct {
 // ToolResultReady is yielded for each tool result the loop produces, in call
 // order, whatever order the tools finished in.
 type ToolResultReady struct {
+	// Result is the call's result, as recorded in the history.
 	Result ToolResult
 	// Denied is true when the result answers a call that was denied approval.
 	Denied bool
@@ -34,8 +37,12 @@ type ToolResultReady struct {
 // TurnEnd is yielded when a model call has ended, after its assistant message
 // was appended to the history.
 type TurnEnd struct {
-	Turn         int
-	Usage        Usage
+	// Turn is the 1-based number of the model call within the run.
+	Turn int
+	// Usage is this model call's usage (the sum of its Usage chunks).
+	Usage Usage
+	// FinishReason says why the call ended: the provider's reason, or
+	// [FinishToolCalls] / [FinishStop] when it gave none.
 	FinishReason FinishReason
 	// Message is the assistant message the turn produced.
 	Message Message

@@ -118,8 +118,11 @@ type Expect struct {
 
 // Turn is one scripted model call: an optional expectation and a reply.
 type Turn struct {
+	// Expect is checked against the request before the reply is played; a
+	// mismatch fails the model call with an [*ExpectationError].
 	Expect Expect
-	Reply  []Step
+	// Reply is played in order; nil replies with no content (finish stop).
+	Reply []Step
 	// ReplyFunc, when non-nil, computes the reply from the request instead
 	// of Reply. An error fails the model call with it.
 	ReplyFunc func(req *agentloop.Request) ([]Step, error)
@@ -142,22 +145,29 @@ var ErrScriptExhausted = errors.New("simtest: the script has no turn left")
 type ExpectationError struct {
 	// Turn is the 1-based index of the turn in the script.
 	Turn int
-	// What names the expectation: "tools", "user" or "tool result for <id>".
+	// What names the expectation: "tools offered", "latest user text" or
+	// "tool result for <id>".
 	What string
+	// Want describes what the expectation asked for.
 	Want string
-	Got  string
+	// Got describes what the request held instead.
+	Got string
 }
 
+// Error returns "simtest: turn N: <what>: want <want>, got <got>".
 func (e *ExpectationError) Error() string {
 	return fmt.Sprintf("simtest: turn %d: %s: want %s, got %s", e.Turn, e.What, e.Want, e.Got)
 }
 
 // ScriptError is the error a [Fail] step makes the stream fail with.
 type ScriptError struct {
-	Turn    int
+	// Turn is the 1-based index of the model call that failed.
+	Turn int
+	// Message is the scripted error message.
 	Message string
 }
 
+// Error returns "simtest: turn N: scripted error: <message>".
 func (e *ScriptError) Error() string {
 	return fmt.Sprintf("simtest: turn %d: scripted error: %s", e.Turn, e.Message)
 }
