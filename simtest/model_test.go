@@ -132,9 +132,17 @@ func TestParseScript_ReadsTheDesignExample(t *testing.T) {
 	loc, err := agentloop.NewClientTool("getLocation", "Where the user is.", nil)
 	require.NoError(t, err)
 	a := &agentloop.Agent{Model: simtest.NewModel(turns...), Tools: []*agentloop.Tool{add, loc}}
-	text, err := agentloop.Text(a.Stream(t.Context(), agentloop.History{agentloop.UserMessage("I am in Berlin: 2+3?")}))
-	require.NoError(t, err)
-	assert.Equal(t, "2 + 3 = 5.", text)
+	last, err := agentloop.Drain(a.Stream(t.Context(), agentloop.History{agentloop.UserMessage("I am in Berlin: 2+3?")}))
+	require.NoError(t, err, "every expectation of the script is met")
+	f := last.(agentloop.Final)
+	assert.Equal(t, "2 + 3 = 5.", f.Text)
+	assert.Equal(t, agentloop.Usage{Input: 12, Output: 7}, f.Usage)
+	first := f.History[1]
+	require.Len(t, first.Parts, 3)
+	assert.Equal(t, agentloop.Part{Type: agentloop.PartReasoning, Text: "Need the sum first."}, first.Parts[0])
+	assert.Equal(t, "Let me add that.", first.Parts[1].Text)
+	assert.JSONEq(t, `{"a": 2, "b": 3}`, string(first.Parts[2].ToolCall.Args))
+	assert.Equal(t, "call_1", first.Parts[2].ToolCall.ID)
 }
 
 func TestParseScript_RejectsMalformedScripts(t *testing.T) {
@@ -146,6 +154,9 @@ func TestParseScript_RejectsMalformedScripts(t *testing.T) {
 		"bad call":      {`{"turns":[{"reply":[{"tool_call":{"args":{}}}]}]}`, `"name" is required`},
 		"bad delay":     {`{"turns":[{"reply":[{"delay_ms":-1}]}]}`, `"delay_ms": want a non-negative integer`},
 		"text number":   {`{"turns":[{},{"reply":[{"text":5}]}]}`, `turn 2, reply element 1: "text": want a string`},
+		"trailing data": {`{"turns":[]} {"turns":[]}`, "data after the script object"},
+		"hang false":    {`{"turns":[{"reply":[{"hang":false}]}]}`, `turn 1, reply element 1: "hang": want true`},
+		"expect typo":   {`{"turns":[{"expect":{"tool":["a"]}}]}`, `unknown field "tool"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

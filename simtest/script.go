@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -26,8 +27,9 @@ var ErrBadScript = errors.New("simtest: bad script")
 // "expect" is optional. Every reply element is an object with exactly one
 // key. Beyond version 1 it accepts {"signature": "…"} (close the reasoning
 // block with a signature) and {"hang": true} (block until cancelled). An
-// unknown key or a malformed element is an error that names the turn and
-// element, wrapping [ErrBadScript].
+// unknown key, a malformed element, an unknown field or data after the
+// script object is an error that names the turn and element where there is
+// one, wrapping [ErrBadScript].
 func ParseScript(data []byte) ([]Turn, error) {
 	var doc struct {
 		Turns []struct {
@@ -43,6 +45,9 @@ func ParseScript(data []byte) ([]Turn, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadScript, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: data after the script object", ErrBadScript)
 	}
 	if doc.Turns == nil {
 		return nil, fmt.Errorf(`%w: no "turns" array`, ErrBadScript)
@@ -133,6 +138,10 @@ func parseStep(el map[string]json.RawMessage) (Step, error) {
 			}
 			return Delay(time.Duration(ms) * time.Millisecond), nil
 		case "hang":
+			var on bool
+			if err := json.Unmarshal(raw, &on); err != nil || !on {
+				return Step{}, errors.New(`"hang": want true`)
+			}
 			return Hang(), nil
 		default:
 			return Step{}, fmt.Errorf("unknown key %q (want text, reasoning, signature, tool_call, usage, finish, error, delay_ms or hang)", key)
