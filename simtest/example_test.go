@@ -35,3 +35,29 @@ func Example() {
 	// It is sunny in Oslo. <nil>
 	// model calls: 2 turns left: 0
 }
+
+// A script can live in a JSON file (version 1 of the format); LoadScript
+// reads one from disk.
+func ExampleParseScript() {
+	turns, err := simtest.ParseScript([]byte(`{"turns": [
+	  {"expect": {"user": "hello"}, "reply": [{"text": "Hi there!"}, {"usage": {"input": 5, "output": 3}}]}
+	]}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	agent := &agentloop.Agent{Model: simtest.NewModel(turns...)}
+	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hello")}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	f := last.(agentloop.Final)
+	fmt.Println(f.Text, f.Usage.Input, f.Usage.Output)
+
+	_, err = agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("again")}))
+	fmt.Println(err)
+	// Output:
+	// Hi there! 5 3
+	// agentloop: turn 1: simtest: the script has no turn left: model call 2, but the script has 1 turns
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -104,6 +105,27 @@ func TestModel_FailDelayAndHang(t *testing.T) {
 	for _, err := range m.Stream(ctx, &agentloop.Request{}) {
 		require.ErrorIs(t, err, context.Canceled)
 	}
+	assert.Equal(t, 0, m.Open())
+}
+
+func TestModel_DelayPausesUntilDoneOrCancelled(t *testing.T) {
+	m := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("a"), simtest.Delay(0), simtest.Text("b")}})
+	chunks, err := stream(t, m, &agentloop.Request{})
+	require.NoError(t, err)
+	assert.Equal(t, []agentloop.Chunk{agentloop.TextDelta{Text: "a"}, agentloop.TextDelta{Text: "b"}, agentloop.Finish{Reason: agentloop.FinishStop}}, chunks)
+
+	m = simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("a"), simtest.Delay(time.Hour), simtest.Text("b")}})
+	ctx, cancel := context.WithCancel(t.Context())
+	var got []agentloop.Chunk
+	for c, err := range m.Stream(ctx, &agentloop.Request{}) {
+		if err != nil {
+			require.ErrorIs(t, err, context.Canceled, "a cancelled delay ends the stream with the context's error")
+			break
+		}
+		got = append(got, c)
+		cancel() // cancel while the delay is pending
+	}
+	assert.Equal(t, []agentloop.Chunk{agentloop.TextDelta{Text: "a"}}, got)
 	assert.Equal(t, 0, m.Open())
 }
 
