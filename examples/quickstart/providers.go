@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -31,10 +32,7 @@ const probeTimeout = 2 * time.Second
 func providerModel(ctx context.Context, cfg modelConfig) (agentloop.Model, string, error) {
 	switch cfg.provider {
 	case "ollama":
-		host := cfg.baseURL
-		if host == "" {
-			host = envconfig.Host().String()
-		}
+		host := cmp.Or(cfg.baseURL, envconfig.Host().String())
 		name := cfg.model
 		if name == "" {
 			models, err := ollamaModels(ctx, host)
@@ -47,38 +45,28 @@ func providerModel(ctx context.Context, cfg modelConfig) (agentloop.Model, strin
 			name = models[0]
 		}
 		m, err := ollama.New(ollama.Config{Model: name, Host: host})
-		if err != nil {
-			return nil, "", err
-		}
-		return m, fmt.Sprintf("model: Ollama %s at %s", name, host), nil
+		return built(m, err, fmt.Sprintf("model: Ollama %s at %s", name, host))
 	case "openai":
-		c := openai.ConfigFromEnv(cfg.model)
-		if c.Model == "" {
-			c.Model = defaultOpenAIModel
-		}
-		if cfg.baseURL != "" {
-			c.BaseURL = cfg.baseURL
-		}
+		c := openai.ConfigFromEnv(cmp.Or(cfg.model, defaultOpenAIModel))
+		c.BaseURL = cmp.Or(cfg.baseURL, c.BaseURL)
 		m, err := openai.New(c)
-		if err != nil {
-			return nil, "", err
-		}
-		return m, "model: OpenAI-compatible " + c.Model, nil
+		return built(m, err, "model: OpenAI-compatible "+c.Model)
 	case "anthropic":
-		c := anthropic.ConfigFromEnv(cfg.model)
-		if c.Model == "" {
-			c.Model = defaultAnthropicModel
-		}
-		if cfg.baseURL != "" {
-			c.BaseURL = cfg.baseURL
-		}
+		c := anthropic.ConfigFromEnv(cmp.Or(cfg.model, defaultAnthropicModel))
+		c.BaseURL = cmp.Or(cfg.baseURL, c.BaseURL)
 		m, err := anthropic.New(c)
-		if err != nil {
-			return nil, "", err
-		}
-		return m, "model: Anthropic " + c.Model, nil
+		return built(m, err, "model: Anthropic "+c.Model)
 	}
 	return nil, "", fmt.Errorf("-provider %q: want ollama, openai or anthropic", cfg.provider)
+}
+
+// built returns m and its description, or err (never a non-nil
+// interface holding a nil *Model).
+func built[M agentloop.Model](m M, err error, desc string) (agentloop.Model, string, error) {
+	if err != nil {
+		return nil, "", err
+	}
+	return m, desc, nil
 }
 
 // detectOllama returns an Ollama model when a server answers at OLLAMA_HOST
