@@ -217,3 +217,29 @@ func TestHooks_EveryPointCanCancelWithAReason(t *testing.T) {
 		})
 	}
 }
+
+// Composed BeforeToolCall hooks run in order: a later hook sees the
+// arguments an earlier one rewrote, and the first substitute result ends
+// the chain.
+func TestComposeHooks_BeforeToolCallSeesEarlierRewritesFirstSubstituteWins(t *testing.T) {
+	var order []string
+	rewrite := &agentloop.Hooks{BeforeToolCall: func(_ context.Context, call *agentloop.ToolCall) (*agentloop.ToolResult, error) {
+		order = append(order, "rewrite")
+		call.Args = json.RawMessage(`{"text":"rewritten"}`)
+		return nil, nil
+	}}
+	substitute := &agentloop.Hooks{BeforeToolCall: func(_ context.Context, call *agentloop.ToolCall) (*agentloop.ToolResult, error) {
+		order = append(order, "substitute saw "+string(call.Args))
+		return &agentloop.ToolResult{Content: "substituted"}, nil
+	}}
+	never := &agentloop.Hooks{BeforeToolCall: func(context.Context, *agentloop.ToolCall) (*agentloop.ToolResult, error) {
+		order = append(order, "never")
+		return nil, nil
+	}}
+	m := simtest.NewModel(turn(simtest.Call("c1", "echo", `{"text":"a"}`)),
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": "substituted"}}, Reply: []simtest.Step{simtest.Text("ok")}})
+	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Hooks: agentloop.ComposeHooks(rewrite, substitute, never)}
+	_, err := collect(a.Stream(t.Context(), user("x")))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"rewrite", `substitute saw {"text":"rewritten"}`}, order)
+}
