@@ -116,6 +116,7 @@ func TestModel_DelayPausesUntilDoneOrCancelled(t *testing.T) {
 
 	m = simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("a"), simtest.Delay(time.Hour), simtest.Text("b")}})
 	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
 	var got []agentloop.Chunk
 	for c, err := range m.Stream(ctx, &agentloop.Request{}) {
 		if err != nil {
