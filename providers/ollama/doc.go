@@ -43,14 +43,15 @@
 //
 // # Errors
 //
-// HTTP error answers are errors whose text names the status and the
-// server's message. (They were meant to be the shared providers.APIError,
-// checkable with errors.Is against providers.ErrNotFound and the like; that
-// package did not exist yet, so this package classifies them privately for
-// now.) A missing model tells the user to run `ollama pull NAME`. A server
-// that cannot be reached gives an error that wraps the network
-// error, and names the URL tried and OLLAMA_HOST. A stream that ends without
-// its final chunk wraps io.ErrUnexpectedEOF; a line that is not JSON is an
-// error that quotes it. A cancelled context gives an error wrapping
-// ctx.Err() and its cause.
+// An HTTP error answer, and an {"error": …} line inside a 200 stream, is a
+// *providers.APIError (Provider "ollama"), checkable with errors.Is against
+// providers.ErrNotFound, providers.ErrRateLimited and the other sentinels;
+// its RetryAfter is always 0, as the official client does not pass the
+// header on. A missing model is that error wrapped in one that tells the
+// user to run `ollama pull NAME`. A server that cannot be reached gives an
+// error that wraps providers.ErrUnreachable and the network error, and
+// names the URL tried and OLLAMA_HOST. A stream that ends without its final
+// chunk wraps io.ErrUnexpectedEOF; a line that is not JSON is an error that
+// quotes it. A cancelled context gives an error wrapping ctx.Err() and its
+// cause.
 package ollama

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/agentloop/agentloop/providers"
 	"github.com/ollama/ollama/api"
 )
 
@@ -19,9 +20,9 @@ import (
 //
 // The client stops reading at the first read error without reporting it,
 // so a stream that ends without its final chunk (done:true) is reported
-// here as a lost connection. It also reports a line that is not JSON by
-// returning the line itself as the error text; such text is recognised by
-// its leading brace or bracket.
+// here as a lost connection. It reports both a line that is not JSON and an
+// {"error": …} line as an error whose text is the line or the message; a
+// line is recognised by its leading brace or bracket.
 func (m *Model) streamError(ctx context.Context, err error, mp *mapper) error {
 	if err == nil && mp.done {
 		return nil
@@ -46,16 +47,23 @@ func (m *Model) streamError(ctx context.Context, err error, mp *mapper) error {
 		if ae.SigninURL != "" {
 			msg = fmt.Sprintf("%s; sign in at %s", strings.TrimSpace(msg), ae.SigninURL)
 		}
-		return &apiError{StatusCode: ae.StatusCode, Message: msg}
+		return &providers.APIError{Provider: "ollama", StatusCode: ae.StatusCode, Message: msg}
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		where := redactURL(ue.URL)
-		if isDialError(err) {
-			if !errors.Is(err, errUnreachable) {
-				err = fmt.Errorf("%w: %w", errUnreachable, err)
+		if isDialError(ue.Err) {
+			// Keep the network error itself: the retrying transport's
+			// wrapping would name the URL a second time.
+			cause := ue.Err
+			var op *net.OpError
+			if errors.As(cause, &op) {
+				cause = op
 			}
-			return fmt.Errorf("ollama: cannot reach the Ollama server at %s (set OLLAMA_HOST or Config.Host to its address; the default is %s, and `ollama serve` starts it): %w", where, DefaultHost, err)
+			if !errors.Is(cause, providers.ErrUnreachable) {
+				cause = fmt.Errorf("%w: %w", providers.ErrUnreachable, cause)
+			}
+			return fmt.Errorf("ollama: cannot reach the Ollama server at %s (set OLLAMA_HOST or Config.Host to its address; the default is %s, and `ollama serve` starts it): %w", where, DefaultHost, cause)
 		}
 		return fmt.Errorf("ollama: request to %s failed: %w", where, err)
 	}
@@ -64,10 +72,12 @@ func (m *Model) streamError(ctx context.Context, err error, mp *mapper) error {
 	if errors.As(err, &syn) || errors.As(err, &typ) {
 		return fmt.Errorf("ollama: chunk %d of the stream does not fit Ollama's chat response format: %w", mp.chunks+1, err)
 	}
-	if text := strings.TrimSpace(err.Error()); strings.HasPrefix(text, "{") || strings.HasPrefix(text, "[") {
+	text := strings.TrimSpace(err.Error())
+	if strings.HasPrefix(text, "{") || strings.HasPrefix(text, "[") {
 		return fmt.Errorf("ollama: line %d of the stream is not valid JSON (malformed, or cut off by a lost connection): %.200q: %w", mp.chunks+1, text, errMalformed)
 	}
-	return fmt.Errorf("ollama: the server reported an error after %d chunks: %w", mp.chunks, err)
+	// An {"error": "…"} line inside the 200 stream.
+	return &providers.APIError{Provider: "ollama", Message: text}
 }
 
 // errMalformed is wrapped by the error for a stream line that is not JSON.
@@ -82,15 +92,17 @@ func (m *Model) statusError(se api.StatusError) error {
 	if msg == "" {
 		msg = se.Status
 	}
-	apiErr := &apiError{StatusCode: se.StatusCode, Message: msg}
+	apiErr := &providers.APIError{Provider: "ollama", StatusCode: se.StatusCode, Message: msg}
 	if se.StatusCode == http.StatusNotFound && strings.Contains(strings.ToLower(msg), "not found") {
 		return fmt.Errorf("ollama: model %q is not on the server; run `ollama pull %s` to download it: %w", m.cfg.Model, m.cfg.Model, apiErr)
 	}
 	return apiErr
 }
 
+// isDialError reports whether err means no connection could be made: the
+// retrying transport's verdict, or a dial error from a caller's client.
 func isDialError(err error) bool {
-	if errors.Is(err, errUnreachable) {
+	if errors.Is(err, providers.ErrUnreachable) {
 		return true
 	}
 	var op *net.OpError

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -107,11 +108,17 @@ func TestOllama_ChunkOfTheWrongShapeIsAnError(t *testing.T) {
 	assert.ErrorContains(t, got.Err, "ollama: chunk 2 of the stream does not fit Ollama's chat response format")
 }
 
-func TestOllama_ErrorReportedMidStreamIsReturned(t *testing.T) {
+func TestOllama_ErrorLineInsideA200StreamIsAnAPIErrorYieldedLast(t *testing.T) {
 	srv := newNDJSONServer(t, lines(lineHello, `{"error":"an error was encountered while running the model: unexpected EOF"}`))
 	m := newTestModel(t, Config{Client: clientFor(t, srv.URL)})
 	got := stream(m, userRequest("hi"))
-	assert.EqualError(t, got.Err, "ollama: the server reported an error after 1 chunks: an error was encountered while running the model: unexpected EOF")
+
+	assert.Equal(t, "Hello", got.Text)
+	assert.Equal(t, 1, got.ErrIndex, "the error comes last")
+	var apiErr *providers.APIError
+	require.ErrorAs(t, got.Err, &apiErr)
+	assert.Equal(t, providers.APIError{Provider: "ollama", Message: "an error was encountered while running the model: unexpected EOF"}, *apiErr)
+	assert.EqualError(t, got.Err, "ollama: stream error: an error was encountered while running the model: unexpected EOF")
 }
 
 func TestOllama_ModelNotFoundTellsTheUserToPullIt(t *testing.T) {
@@ -120,9 +127,9 @@ func TestOllama_ModelNotFoundTellsTheUserToPullIt(t *testing.T) {
 	got := stream(m, userRequest("hi"))
 
 	require.Error(t, got.Err)
-	assert.ErrorIs(t, got.Err, errNotFound)
+	assert.ErrorIs(t, got.Err, providers.ErrNotFound)
 	assert.Contains(t, got.Err.Error(), "run `ollama pull llama9:70b`")
-	var apiErr *apiError
+	var apiErr *providers.APIError
 	require.ErrorAs(t, got.Err, &apiErr)
 	assert.Equal(t, http.StatusNotFound, apiErr.StatusCode)
 	assert.Equal(t, `model "llama9:70b" not found, try pulling it first`, apiErr.Message)
@@ -135,18 +142,19 @@ func TestOllama_HTTPErrorsBecomeAPIErrors(t *testing.T) {
 		is     error
 		msg    string
 	}{
-		{http.StatusBadRequest, `{"error":"registry.ollama.ai/library/gemma:2b does not support tools"}`, errBadRequest, "registry.ollama.ai/library/gemma:2b does not support tools"},
-		{http.StatusUnauthorized, `{"error":"unauthorized","signin_url":"https://ollama.com/connect?key=abc"}`, errAuth, "401 Unauthorized; sign in at https://ollama.com/connect?key=abc"},
-		{http.StatusForbidden, `{"error":"forbidden"}`, errAuth, "forbidden"},
-		{http.StatusInternalServerError, "Internal Server Error", errOverloaded, "Internal Server Error"},
-		{http.StatusTooManyRequests, `{"error":"too many requests"}`, errRateLimited, "too many requests"},
+		{http.StatusBadRequest, `{"error":"registry.ollama.ai/library/gemma:2b does not support tools"}`, providers.ErrBadRequest, "registry.ollama.ai/library/gemma:2b does not support tools"},
+		{http.StatusUnauthorized, `{"error":"unauthorized","signin_url":"https://ollama.com/connect?key=abc"}`, providers.ErrAuth, "401 Unauthorized; sign in at https://ollama.com/connect?key=abc"},
+		{http.StatusForbidden, `{"error":"forbidden"}`, providers.ErrAuth, "forbidden"},
+		{http.StatusInternalServerError, "Internal Server Error", providers.ErrOverloaded, "Internal Server Error"},
+		{http.StatusTooManyRequests, `{"error":"too many requests"}`, providers.ErrRateLimited, "too many requests"},
 	} {
 		srv := errorServer(t, tc.status, tc.body)
 		m := newTestModel(t, Config{Client: clientFor(t, srv.URL)})
 		got := stream(m, userRequest("hi"))
 		assert.ErrorIs(t, got.Err, tc.is, "status %d", tc.status)
-		var apiErr *apiError
+		var apiErr *providers.APIError
 		if assert.ErrorAs(t, got.Err, &apiErr, "status %d", tc.status) {
+			assert.Equal(t, "ollama", apiErr.Provider)
 			assert.Equal(t, tc.status, apiErr.StatusCode)
 			assert.Equal(t, tc.msg, apiErr.Message)
 		}
@@ -169,7 +177,7 @@ func TestOllama_UnreachableServerSaysWhereItLooked(t *testing.T) {
 	got := stream(m, userRequest("hi"))
 
 	require.Error(t, got.Err)
-	assert.ErrorIs(t, got.Err, errUnreachable)
+	assert.ErrorIs(t, got.Err, providers.ErrUnreachable)
 	var op *net.OpError
 	assert.ErrorAs(t, got.Err, &op, "the network error is kept")
 	assert.Contains(t, got.Err.Error(), "cannot reach the Ollama server at http://"+addr+"/api/chat")

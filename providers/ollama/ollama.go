@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/httpx"
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/envconfig"
 )
@@ -41,9 +42,10 @@ type Config struct {
 
 	// Client is the Ollama client to use. nil means a client for Host
 	// whose HTTP transport retries 429 and 5xx answers and failed
-	// connections (up to 3 tries in all, with backoff, honouring
-	// Retry-After) before the response body is read. A given Client is
-	// used as is: it retries only if its own transport does.
+	// connections (up to 3 tries in all, with exponential backoff from
+	// 500ms, honouring a Retry-After of up to 30s) before any of the
+	// response body is read. A given Client is used as is: it retries only
+	// if its own transport does.
 	Client *api.Client
 	// Host is the server's base URL, used when Client is nil. "" means the
 	// OLLAMA_HOST environment variable, read by New the way the official
@@ -128,7 +130,7 @@ func newModel(cfg Config, rt http.RoundTripper) (*Model, error) {
 			base = u
 		}
 		if rt == nil {
-			rt = newRetryTransport(nil)
+			rt = &httpx.RetryTransport{}
 		}
 		m.client = api.NewClient(base, &http.Client{Transport: rt})
 	}

@@ -4,16 +4,19 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentloop/agentloop/providers"
+	"github.com/agentloop/agentloop/providers/internal/httpx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// fakeSleep records the waits of a retryTransport without waiting.
+// fakeSleep records the waits of a retrying transport without waiting.
 type fakeSleep struct {
 	mu    sync.Mutex
 	waits []time.Duration
@@ -36,7 +39,7 @@ func (f *fakeSleep) Waits() []time.Duration {
 func retryingModel(t *testing.T, host string) (*Model, *fakeSleep) {
 	t.Helper()
 	fs := &fakeSleep{}
-	m, err := newModel(Config{Model: "qwen3:4b", Host: host}, &retryTransport{base: http.DefaultTransport, attempts: retryAttempts, sleep: fs.sleep})
+	m, err := newModel(Config{Model: "qwen3:4b", Host: host}, &httpx.RetryTransport{Sleep: fs.sleep})
 	require.NoError(t, err)
 	return m, fs
 }
@@ -82,8 +85,8 @@ func TestOllama_ServerErrorThenSuccessIsRetriedOnce(t *testing.T) {
 	assert.Equal(t, "Hello", got.Text)
 	assert.EqualValues(t, 2, n.Load(), "one retry")
 	require.Len(t, fs.Waits(), 1)
-	assert.GreaterOrEqual(t, fs.Waits()[0], retryBase/2)
-	assert.LessOrEqual(t, fs.Waits()[0], retryBase)
+	assert.GreaterOrEqual(t, fs.Waits()[0], httpx.DefaultBaseDelay/2)
+	assert.LessOrEqual(t, fs.Waits()[0], httpx.DefaultBaseDelay)
 }
 
 func TestOllama_RateLimitWaitsForRetryAfter(t *testing.T) {
@@ -103,8 +106,8 @@ func TestOllama_RetriesStopAfterThreeTriesWithTheLastError(t *testing.T) {
 
 	assert.EqualValues(t, 3, n.Load(), "three tries in all")
 	assert.Len(t, fs.Waits(), 2)
-	assert.ErrorIs(t, got.Err, errOverloaded)
-	var apiErr *apiError
+	assert.ErrorIs(t, got.Err, providers.ErrOverloaded)
+	var apiErr *providers.APIError
 	require.ErrorAs(t, got.Err, &apiErr)
 	assert.Equal(t, 503, apiErr.StatusCode)
 	assert.Equal(t, "busy", apiErr.Message)
@@ -116,7 +119,7 @@ func TestOllama_ClientErrorsAreNotRetried(t *testing.T) {
 	got := stream(m, userRequest("hi"))
 	assert.EqualValues(t, 1, n.Load())
 	assert.Empty(t, fs.Waits())
-	assert.ErrorIs(t, got.Err, errBadRequest)
+	assert.ErrorIs(t, got.Err, providers.ErrBadRequest)
 }
 
 func TestOllama_UnreachableServerIsRetriedThenSaysWhereItLooked(t *testing.T) {
@@ -125,7 +128,8 @@ func TestOllama_UnreachableServerIsRetriedThenSaysWhereItLooked(t *testing.T) {
 	got := stream(m, userRequest("hi"))
 
 	assert.Len(t, fs.Waits(), 2, "dial failures are retried")
-	assert.ErrorIs(t, got.Err, errUnreachable)
+	assert.ErrorIs(t, got.Err, providers.ErrUnreachable)
+	assert.Equal(t, 1, strings.Count(got.Err.Error(), "/api/chat"), "the URL is named once: %v", got.Err)
 	assert.Contains(t, got.Err.Error(), "cannot reach the Ollama server at http://"+addr+"/api/chat")
 	assert.Contains(t, got.Err.Error(), "OLLAMA_HOST")
 }
@@ -133,34 +137,14 @@ func TestOllama_UnreachableServerIsRetriedThenSaysWhereItLooked(t *testing.T) {
 func TestOllama_CancellingDuringARetryWaitStops(t *testing.T) {
 	srv, n := statusThenStream(t, nil, lines(lineDone), 500, 500, 500)
 	ctx, cancel := context.WithCancel(context.Background())
-	m, err := newModel(Config{Model: "m", Host: srv.URL}, &retryTransport{base: http.DefaultTransport, attempts: 3,
-		sleep: func(ctx context.Context, d time.Duration) error {
+	m, err := newModel(Config{Model: "m", Host: srv.URL}, &httpx.RetryTransport{
+		Sleep: func(ctx context.Context, d time.Duration) error {
 			cancel()
-			return sleepCtx(ctx, time.Hour)
+			<-ctx.Done()
+			return ctx.Err()
 		}})
 	require.NoError(t, err)
 	got := collect(m.Stream(ctx, userRequest("hi")))
 	assert.ErrorIs(t, got.Err, context.Canceled)
 	assert.EqualValues(t, 1, n.Load())
-}
-
-func TestRetryAfter_ParsesSecondsAndDates(t *testing.T) {
-	assert.Equal(t, 3*time.Second, retryAfter("3"))
-	assert.Equal(t, time.Duration(0), retryAfter(""))
-	assert.Equal(t, time.Duration(0), retryAfter("-1"))
-	assert.Equal(t, time.Duration(0), retryAfter("soon"))
-	assert.Equal(t, time.Duration(0), retryAfter("Mon, 02 Jan 2006 15:04:05 GMT"), "a date in the past")
-	future := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
-	assert.InDelta(t, float64(time.Hour), float64(retryAfter(future)), float64(2*time.Second))
-}
-
-func TestBackoff_GrowsAndStaysWithinJitter(t *testing.T) {
-	for attempt := 1; attempt <= 3; attempt++ {
-		full := retryBase << (attempt - 1)
-		for range 50 {
-			d := backoff(attempt)
-			assert.GreaterOrEqual(t, d, full/2)
-			assert.LessOrEqual(t, d, full)
-		}
-	}
 }
