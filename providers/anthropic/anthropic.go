@@ -15,6 +15,9 @@
 // the API requires when thinking is on. All tool results that follow an
 // assistant message go back in one user message. Requests are retried on
 // 429, 5xx and 529 before the body starts streaming, honouring Retry-After.
+// A stream that ends before message_stop (a lost connection) is an error
+// wrapping io.ErrUnexpectedEOF; a server that cannot be reached, one
+// wrapping providers.ErrUnreachable.
 package anthropic
 
 import (

@@ -123,6 +123,7 @@ func TestAnthropic_StreamCutOffIsAnErrorAndTheLoopWrapsItWithTheTurn(t *testing.
 	var te *agentloop.TurnError
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 1, te.Turn)
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "a lost connection is recognisable")
 	assert.Contains(t, err.Error(), "anthropic:")
 }
 
@@ -130,6 +131,7 @@ func TestAnthropic_StreamEndingWithoutMessageStopIsAnError(t *testing.T) {
 	srv := newServer(t, []byte(firstDelta))
 	_, err := collect(newModel(t, srv.URL), userReq())
 	assert.ErrorContains(t, err, "ended before message_stop")
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 }
 
 func TestAnthropic_CancelMidStreamClosesTheConnection(t *testing.T) {
@@ -154,6 +156,21 @@ func TestAnthropic_CancelMidStreamClosesTheConnection(t *testing.T) {
 		}
 	}
 	assert.ErrorIs(t, err, context.Canceled)
+	<-closed
+}
+
+func TestAnthropic_StoppingEarlyClosesTheConnection(t *testing.T) {
+	closed := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, firstDelta)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(closed)
+	}))
+	defer srv.Close()
+	for range newModel(t, srv.URL).Stream(context.Background(), userReq()) {
+		break
+	}
 	<-closed
 }
 

@@ -75,7 +75,7 @@ func (d *decoder) run(body io.Reader, yield func(agentloop.Chunk, error) bool) e
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
-			return fmt.Errorf("anthropic: the stream ended before message_stop (connection lost?)")
+			return fmt.Errorf("anthropic: the stream ended before message_stop (connection lost?): %w", io.ErrUnexpectedEOF)
 		}
 		if err != nil {
 			return fmt.Errorf("anthropic: reading the stream: %w", err)

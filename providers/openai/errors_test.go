@@ -114,6 +114,7 @@ func TestOpenAI_StreamCutOffIsAnErrorAndTheLoopWrapsItWithTheTurn(t *testing.T) 
 	var te *agentloop.TurnError
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 1, te.Turn)
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "a lost connection is recognisable")
 	assert.Contains(t, err.Error(), "openai:")
 }
 
@@ -122,6 +123,7 @@ func TestOpenAI_StreamEndingWithoutFinishIsAnError(t *testing.T) {
 	_, err := collect(newModel(t, srv.URL), userReq())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ended before a finish reason")
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 }
 
 func TestOpenAI_CancelMidStreamClosesTheConnection(t *testing.T) {

@@ -9,7 +9,12 @@
 // sends inside a 200 stream, and any non-2xx answer, becomes a
 // *providers.APIError; check it with errors.Is against the providers
 // sentinels. Requests are retried on 429 and 5xx before the body starts
-// streaming, honouring Retry-After.
+// streaming, honouring Retry-After. A stream that ends before its finish
+// reason (a lost connection) is an error wrapping io.ErrUnexpectedEOF; a
+// server that cannot be reached, one wrapping providers.ErrUnreachable.
+//
+// Only the Chat Completions protocol is spoken; OpenAI's newer Responses
+// API (/v1/responses) is not.
 //
 // Reasoning parts of the history are not sent back (Chat Completions has no
 // field for them; DeepSeek rejects reasoning_content in requests).

@@ -65,7 +65,7 @@ func (d *decoder) run(body io.Reader, yield func(agentloop.Chunk, error) bool) e
 		ev, err := r.Next()
 		if err == io.EOF {
 			if !d.sawFinish {
-				return fmt.Errorf("openai: the stream ended before a finish reason (connection lost?)")
+				return fmt.Errorf("openai: the stream ended before a finish reason (connection lost?): %w", io.ErrUnexpectedEOF)
 			}
 			break
 		}
