@@ -193,3 +193,11 @@ func TestAnthropic_NewNamesTheBadField(t *testing.T) {
 	_, err = anthropic.New(anthropic.Config{Model: "m", ThinkingBudget: -1})
 	assert.ErrorContains(t, err, "Config.ThinkingBudget")
 }
+
+func TestAnthropic_NilRequestIsAnErrorNotAPanic(t *testing.T) {
+	srv := newServer(t, []byte(textBody))
+	chunks, err := collect(newModel(t, srv.URL), nil)
+	assert.Empty(t, chunks)
+	assert.EqualError(t, err, "anthropic: nil request")
+	assert.Empty(t, srv.requests, "nothing is sent")
+}

@@ -260,3 +260,12 @@ func waitClosed(t *testing.T, gone <-chan struct{}) {
 		t.Fatal("the server never saw the connection close")
 	}
 }
+
+func TestOllama_NilRequestIsAnErrorNotAPanic(t *testing.T) {
+	srv := newNDJSONServer(t)
+	m := newTestModel(t, Config{Client: clientFor(t, srv.URL)})
+	got := stream(m, nil)
+	assert.EqualError(t, got.Err, "ollama: nil request")
+	assert.Equal(t, 0, got.ErrIndex, "only the error is yielded")
+	assert.Empty(t, srv.Requests(), "nothing is sent")
+}

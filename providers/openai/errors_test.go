@@ -203,3 +203,11 @@ func TestOpenAI_LengthWhileACallIsHalfFormedStillYieldsTheCallThenFinishLength(t
 	assert.False(t, ran)
 	assert.ErrorIs(t, err, agentloop.ErrTruncated)
 }
+
+func TestOpenAI_NilRequestIsAnErrorNotAPanic(t *testing.T) {
+	srv := newServer(t, []byte(textBody))
+	chunks, err := collect(newModel(t, srv.URL), nil)
+	assert.Empty(t, chunks)
+	assert.EqualError(t, err, "openai: nil request")
+	assert.Empty(t, srv.requests, "nothing is sent")
+}

@@ -138,6 +138,10 @@ func New(cfg Config) (*Model, error) {
 // starts with "openai:" or is a *providers.APIError.
 func (m *Model) Stream(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 	return func(yield func(agentloop.Chunk, error) bool) {
+		if req == nil {
+			yield(nil, errors.New("openai: nil request"))
+			return
+		}
 		body, err := m.requestBody(req)
 		if err != nil {
 			yield(nil, err)
