@@ -134,15 +134,23 @@ func TestAnthropic_StreamEndingWithoutMessageStopIsAnError(t *testing.T) {
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 }
 
-func TestAnthropic_CancelMidStreamClosesTheConnection(t *testing.T) {
-	closed := make(chan struct{})
+// holdingServer sends firstDelta, then holds the stream open until the
+// client goes away; the returned channel is closed then.
+func holdingServer(t *testing.T) (*httptest.Server, <-chan struct{}) {
+	t.Helper()
+	gone := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, firstDelta)
 		w.(http.Flusher).Flush()
-		<-r.Context().Done() // the client went away
-		close(closed)
+		<-r.Context().Done()
+		close(gone)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv, gone
+}
+
+func TestAnthropic_CancelMidStreamClosesTheConnection(t *testing.T) {
+	srv, gone := holdingServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var err error
@@ -156,22 +164,15 @@ func TestAnthropic_CancelMidStreamClosesTheConnection(t *testing.T) {
 		}
 	}
 	assert.ErrorIs(t, err, context.Canceled)
-	<-closed
+	<-gone
 }
 
 func TestAnthropic_StoppingEarlyClosesTheConnection(t *testing.T) {
-	closed := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, firstDelta)
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		close(closed)
-	}))
-	defer srv.Close()
+	srv, gone := holdingServer(t)
 	for range newModel(t, srv.URL).Stream(context.Background(), userReq()) {
 		break
 	}
-	<-closed
+	<-gone
 }
 
 func TestAnthropic_UnreachableServerSaysWhere(t *testing.T) {
