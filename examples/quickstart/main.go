@@ -5,6 +5,10 @@
 //	go run ./examples/quickstart -script turns.json   # a scripted model (simtest JSON format)
 //	go run ./examples/quickstart -provider openai -model gpt-4.1-mini
 //
+// With no -model, Ollama runs qwen3:4b (ollama pull qwen3:4b) when the server
+// has it, else the first model the server lists, and says so. OpenAI and
+// Anthropic read their keys from OPENAI_API_KEY and ANTHROPIC_API_KEY.
+//
 // With no LLM configured and no Ollama server reachable it runs a built-in
 // simulator (the simtest scripted model) that calls a tool and answers, and
 // says so. With no -prompt and no terminal on stdin it runs one demo prompt.

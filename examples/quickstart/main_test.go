@@ -133,3 +133,34 @@ func TestQuickstart_ProviderFlagPicksTheProvider(t *testing.T) {
 	_, _, err = runQuickstart(t, "", "-provider", "gemini", "-prompt", "hi")
 	require.ErrorContains(t, err, `-provider "gemini": want ollama, openai or anthropic`)
 }
+
+func TestQuickstart_OllamaPrefersTheDefaultModel(t *testing.T) {
+	srv := fakeOllama(t, "llama3.2", "qwen3:4b")
+	t.Setenv("OLLAMA_HOST", srv.URL)
+	out, errOut, err := runQuickstart(t, "", "-prompt", "hi")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "model: Ollama qwen3:4b at "+srv.URL)
+	assert.NotContains(t, errOut, "ollama pull")
+	assert.Contains(t, out, "Hello from qwen3:4b.")
+}
+
+func TestQuickstart_ProviderOllamaWithoutTheDefaultModelSaysHowToPullIt(t *testing.T) {
+	srv := fakeOllama(t, "llama3.2")
+	out, errOut, err := runQuickstart(t, "", "-provider", "ollama", "-base-url", srv.URL, "-prompt", "hi")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "the default model qwen3:4b is not pulled (`ollama pull qwen3:4b`); using llama3.2")
+	assert.Contains(t, out, "Hello from llama3.2.")
+
+	empty := fakeOllama(t)
+	_, _, err = runQuickstart(t, "", "-provider", "ollama", "-base-url", empty.URL, "-prompt", "hi")
+	require.ErrorContains(t, err, "-provider ollama: the server has no models; pull the default with `ollama pull qwen3:4b`, or pass -model")
+}
+
+func TestQuickstart_HostedProviderWithoutAKeyNamesTheVariable(t *testing.T) {
+	for provider, variable := range map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"} {
+		t.Setenv(variable, "")
+		t.Setenv(strings.ToUpper(provider)+"_BASE_URL", "")
+		_, _, err := runQuickstart(t, "", "-provider", provider, "-prompt", "hi")
+		require.ErrorContains(t, err, "-provider "+provider+": set "+variable)
+	}
+}

@@ -29,7 +29,7 @@ func chooseModel(ctx context.Context, cfg modelConfig, stderr io.Writer) (agentl
 		return simtest.NewModel(turns...), fmt.Sprintf("model: scripted (%s, %d turns)", cfg.script, len(turns)), nil
 	}
 	if cfg.provider != "" {
-		return providerModel(ctx, cfg)
+		return providerModel(ctx, cfg, stderr)
 	}
 	if m, desc, ok := detectOllama(ctx, cfg, stderr); ok {
 		return m, desc, nil

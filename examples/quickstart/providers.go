@@ -3,10 +3,12 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -18,8 +20,10 @@ import (
 	"github.com/agentloop/agentloop/providers/openai"
 )
 
-// Default model names for -provider when -model is not given.
+// Default model names when -model is not given.
 const (
+	// defaultOllamaModel is small enough for a laptop and calls tools well.
+	defaultOllamaModel    = "qwen3:4b"
 	defaultOpenAIModel    = "gpt-4.1-mini"
 	defaultAnthropicModel = "claude-sonnet-4-5"
 )
@@ -29,7 +33,8 @@ const (
 const probeTimeout = 2 * time.Second
 
 // providerModel builds the model named by -provider.
-func providerModel(ctx context.Context, cfg modelConfig) (agentloop.Model, string, error) {
+// Notes for the user (a missing default Ollama model) go to stderr.
+func providerModel(ctx context.Context, cfg modelConfig, stderr io.Writer) (agentloop.Model, string, error) {
 	switch cfg.provider {
 	case "ollama":
 		host := cmp.Or(cfg.baseURL, envconfig.Host().String())
@@ -39,21 +44,30 @@ func providerModel(ctx context.Context, cfg modelConfig) (agentloop.Model, strin
 			if err != nil {
 				return nil, "", fmt.Errorf("-provider ollama: %w", err)
 			}
-			if len(models) == 0 {
-				return nil, "", fmt.Errorf("-provider ollama: the server at %s has no models; pull one (ollama pull qwen3:4b) or pass -model", host)
+			var note string
+			if name, note = pickOllamaModel(models); name == "" {
+				return nil, "", fmt.Errorf("-provider ollama: %s", note)
 			}
-			name = models[0]
+			if note != "" {
+				fmt.Fprintln(stderr, note)
+			}
 		}
 		m, err := ollama.New(ollama.Config{Model: name, Host: host})
 		return built(m, err, fmt.Sprintf("model: Ollama %s at %s", name, host))
 	case "openai":
 		c := openai.ConfigFromEnv(cmp.Or(cfg.model, defaultOpenAIModel))
 		c.BaseURL = cmp.Or(cfg.baseURL, c.BaseURL)
+		if c.APIKey == "" && c.BaseURL == "" { // a local server (-base-url) may need no key
+			return nil, "", errors.New("-provider openai: set OPENAI_API_KEY, or -base-url for another OpenAI-compatible server")
+		}
 		m, err := openai.New(c)
 		return built(m, err, "model: OpenAI-compatible "+c.Model)
 	case "anthropic":
 		c := anthropic.ConfigFromEnv(cmp.Or(cfg.model, defaultAnthropicModel))
 		c.BaseURL = cmp.Or(cfg.baseURL, c.BaseURL)
+		if c.APIKey == "" && c.BaseURL == "" {
+			return nil, "", errors.New("-provider anthropic: set ANTHROPIC_API_KEY")
+		}
 		m, err := anthropic.New(c)
 		return built(m, err, "model: Anthropic "+c.Model)
 	}
@@ -71,7 +85,7 @@ func built[M agentloop.Model](m M, err error, desc string) (agentloop.Model, str
 
 // detectOllama returns an Ollama model when a server answers at OLLAMA_HOST
 // (or Ollama's default address) and has a model: cfg.model if given, else
-// the first one it lists. It reports false, after saying why on stderr when
+// the one pickOllamaModel picks. It reports false, after saying why on stderr when
 // a server answered, otherwise.
 func detectOllama(ctx context.Context, cfg modelConfig, stderr io.Writer) (agentloop.Model, string, bool) {
 	host := envconfig.Host().String()
@@ -81,11 +95,14 @@ func detectOllama(ctx context.Context, cfg modelConfig, stderr io.Writer) (agent
 	}
 	name := cfg.model
 	if name == "" {
-		if len(models) == 0 {
-			fmt.Fprintf(stderr, "Ollama at %s has no models (try: ollama pull qwen3:4b)\n", host)
+		var note string
+		name, note = pickOllamaModel(models)
+		if note != "" {
+			fmt.Fprintf(stderr, "Ollama at %s: %s\n", host, note)
+		}
+		if name == "" {
 			return nil, "", false
 		}
-		name = models[0]
 	}
 	m, err := ollama.New(ollama.Config{Model: name, Host: host})
 	if err != nil {
@@ -113,4 +130,19 @@ func ollamaModels(ctx context.Context, host string) ([]string, error) {
 		names = append(names, m.Name)
 	}
 	return names, nil
+}
+
+// pickOllamaModel picks the model to use from those a server has when -model
+// is not given: defaultOllamaModel if it is there, else the first listed.
+// note, when not "", tells the user how to get the default; name is "" when
+// the server has no model at all.
+func pickOllamaModel(models []string) (name, note string) {
+	pull := fmt.Sprintf("ollama pull %s", defaultOllamaModel)
+	switch {
+	case slices.Contains(models, defaultOllamaModel):
+		return defaultOllamaModel, ""
+	case len(models) == 0:
+		return "", fmt.Sprintf("the server has no models; pull the default with `%s`, or pass -model", pull)
+	}
+	return models[0], fmt.Sprintf("the default model %s is not pulled (`%s`); using %s", defaultOllamaModel, pull, models[0])
 }
