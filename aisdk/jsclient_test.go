@@ -21,7 +21,8 @@ import (
 )
 
 // jsClientDir holds the Node harness that drives the real AI SDK client
-// (package.json pins ai@7.0.173; install with `npm ci --prefix
+// (package.json pins ai@7.0.173, @ai-sdk/react@4.0.177 and
+// @assistant-ui/react-ai-sdk@1.4.12; install with `npm ci --prefix
 // aisdk/testdata/jsclient`).
 const jsClientDir = "testdata/jsclient"
 
@@ -47,13 +48,14 @@ type jsMessage struct {
 
 // jsRequest is the part of a posted body the tests look at.
 type jsRequest struct {
-	ID        string          `json:"id"`
-	Trigger   string          `json:"trigger"`
-	MessageID *string         `json:"messageId"`
-	Messages  []jsMessage     `json:"messages"`
-	Tools     map[string]any  `json:"tools"`
-	System    *string         `json:"system"`
-	Metadata  json.RawMessage `json:"metadata"`
+	ID           string          `json:"id"`
+	Trigger      string          `json:"trigger"`
+	MessageID    *string         `json:"messageId"`
+	Messages     []jsMessage     `json:"messages"`
+	Tools        map[string]any  `json:"tools"`
+	System       *string         `json:"system"`
+	CallSettings json.RawMessage `json:"callSettings"`
+	Metadata     json.RawMessage `json:"metadata"`
 }
 
 // requireNodeHarness skips the test when Node or the installed harness is
@@ -280,14 +282,30 @@ func TestJSClient_FrontendToolRoundTrip(t *testing.T) {
 
 func TestJSClient_AssistantUIBodyToolsBecomeClientTools(t *testing.T) {
 	node := requireNodeHarness(t)
-	// The server knows no getLocation: it comes from the body's tools.
-	res := runJSClient(t, node, jsHandler(clientToolScript([]string{"getLocation"})), "assistant-ui")
+	// The server knows no getLocation: it comes from the body's tools, which
+	// the real AssistantChatTransport builds from the page's model context,
+	// together with its system prompt and call settings.
+	model := clientToolScript([]string{"getLocation"})
+	h := jsHandler(model)
+	h.AllowClientSystem, h.AllowClientSettings = true, true
+	res := runJSClient(t, node, h, "assistant-ui")
 	asst := assertChat(t, res, clientToolParts)
 	reqs := res.requests(t)
 	assertContinuation(t, reqs, asst.ID, "output-available")
 	for i, r := range reqs {
-		if r.Tools["getLocation"] == nil || r.System == nil || string(r.Metadata) != "{}" {
-			t.Errorf("POST %d lacks assistant-ui's tools/system/metadata: %s", i+1, res.Requests[i])
+		if r.Tools["getLocation"] == nil || r.System == nil || r.CallSettings == nil {
+			t.Errorf("POST %d lacks assistant-ui's tools/system/callSettings: %s", i+1, res.Requests[i])
+		}
+	}
+	if len(reqs) > 0 && string(reqs[0].Metadata) != "{}" {
+		t.Errorf("POST 1 metadata %s, want assistant-ui's run config {}", reqs[0].Metadata)
+	}
+	for i, r := range model.Requests() {
+		if r.System != "You are a test assistant." {
+			t.Errorf("model call %d: system %q, want the body's system prompt", i+1, r.System)
+		}
+		if r.Settings.Temperature == nil || *r.Settings.Temperature != 0.25 {
+			t.Errorf("model call %d: temperature %v, want the body's callSettings.temperature 0.25", i+1, r.Settings.Temperature)
 		}
 	}
 }

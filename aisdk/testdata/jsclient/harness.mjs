@@ -1,5 +1,8 @@
-// harness.mjs drives the real AI SDK client (AbstractChat from "ai", the class
-// useChat wraps, with DefaultChatTransport) against a chat server.
+// harness.mjs drives the real AI SDK client against a chat server: the Chat
+// class of @ai-sdk/react (what useChat holds; no React rendering needed)
+// with DefaultChatTransport from "ai", or, for the assistant-ui scenario,
+// assistant-ui's own AssistantChatTransport (@assistant-ui/react-ai-sdk)
+// wired to a stub runtime whose model context holds the page's tools.
 //
 //   node harness.mjs <scenario> <url>
 //
@@ -11,8 +14,9 @@
 // safeParseJSON the transport uses). The Go test aisdk/jsclient_test.go
 // asserts on it. Exit status 0 means the harness itself worked, whatever the
 // chat's status; 2 means bad usage or a harness failure.
+import { Chat } from '@ai-sdk/react';
+import { AssistantChatTransport } from '@assistant-ui/react-ai-sdk';
 import {
-  AbstractChat,
   DefaultChatTransport,
   lastAssistantMessageIsCompleteWithApprovalResponses,
   lastAssistantMessageIsCompleteWithToolCalls,
@@ -40,41 +44,38 @@ const scenarios = {
   error: { say: 'Fail please' },
 };
 
-// The tool definitions assistant-ui's AssistantChatTransport puts in the
-// body (toToolsJSONSchema: name -> {description, parameters}).
-const assistantUITools = {
-  getLocation: {
-    description: "The user's location.",
-    parameters: {
-      type: 'object',
-      properties: { precision: { type: 'string', enum: ['city', 'country'] } },
-      required: ['precision'],
+// The model context of the assistant-ui page: a system prompt, call
+// settings and the frontend tool getLocation (a plain JSON Schema, which
+// toToolsJSONSchema passes through; a "frontend" tool is only sent when it
+// has an execute). AssistantChatTransport turns it into the body's system,
+// callSettings and tools. The chat answers the call in onToolCall, like
+// every scenario.
+const assistantUIContext = {
+  system: 'You are a test assistant.',
+  callSettings: { temperature: 0.25 },
+  tools: {
+    getLocation: {
+      type: 'frontend',
+      description: "The user's location.",
+      parameters: {
+        type: 'object',
+        properties: { precision: { type: 'string', enum: ['city', 'country'] } },
+        required: ['precision'],
+      },
+      execute: async input => ({ city: 'Berlin', precision: input.precision }),
     },
   },
 };
 
-class MemoryState {
-  status = 'ready';
-  error = undefined;
-  messages = [];
-  pushMessage = m => {
-    this.messages = this.messages.concat(m);
-  };
-  popMessage = () => {
-    this.messages = this.messages.slice(0, -1);
-  };
-  replaceMessage = (i, m) => {
-    this.messages = [...this.messages.slice(0, i), m, ...this.messages.slice(i + 1)];
-  };
-  snapshot = v => structuredClone(v);
-}
-
-class NodeChat extends AbstractChat {
-  constructor(init) {
-    const state = new MemoryState();
-    super({ ...init, state });
-    this.memory = state;
-  }
+// assistantUITransport returns the real AssistantChatTransport wired to a
+// stub of the runtime it reads (thread.getModelContext, threads.mainItem).
+function assistantUITransport(init) {
+  const transport = new AssistantChatTransport(init);
+  transport.setRuntime({
+    thread: { getModelContext: () => assistantUIContext },
+    threads: { mainItem: undefined },
+  });
+  return transport;
 }
 
 // sseData returns the data of every complete event in text (the rest is
@@ -138,29 +139,11 @@ async function main() {
     return new Response(theirs, { status: res.status, statusText: res.statusText, headers: res.headers });
   };
 
-  const transport = new DefaultChatTransport({
-    api: url,
-    fetch: recordingFetch,
-    // assistant-ui's AssistantChatTransport body (spec §3.2): tools, system,
-    // callSettings and config from the model context, then the chat fields,
-    // then metadata (the run config).
-    prepareSendMessagesRequest: sc.assistantUI
-      ? ({ id, messages, trigger, messageId }) => ({
-          body: {
-            system: 'You are a test assistant.',
-            tools: assistantUITools,
-            id,
-            messages,
-            trigger,
-            messageId,
-            metadata: {},
-          },
-        })
-      : undefined,
-  });
+  const init = { api: url, fetch: recordingFetch };
+  const transport = sc.assistantUI ? assistantUITransport(init) : new DefaultChatTransport(init);
 
   const errors = [];
-  const chat = new NodeChat({
+  const chat = new Chat({
     id: 'chat-' + name,
     transport,
     sendAutomaticallyWhen: async ({ messages }) =>
@@ -184,7 +167,9 @@ async function main() {
     },
   });
 
-  await chat.sendMessage({ text: sc.say });
+  // assistant-ui sends its run config as the request metadata ({} from the
+  // composer).
+  await chat.sendMessage({ text: sc.say }, sc.assistantUI ? { metadata: {} } : undefined);
   await settle(chat, pending);
 
   if (sc.approve) {
