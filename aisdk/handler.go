@@ -180,11 +180,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	messageID := ""
+	// A continuation (the last posted message is the assistant's) must
+	// repeat that message's id, or leave it out when the client sent none:
+	// any other id makes the client show a second assistant message.
+	var messageID string
 	if last := req.Messages[len(req.Messages)-1]; last.Role == "assistant" {
 		messageID = last.ID
-	}
-	if messageID == "" {
+	} else {
 		messageID = h.newMessageID()
 	}
 	h.stream(w, r, req, history, opts, messageID, release)
@@ -231,7 +233,7 @@ func (h *Handler) reconcile(r *http.Request, req *ChatRequest, posted agentloop.
 		last = posted[len(posted)-1]
 	}
 	switch {
-	case req.Trigger == "regenerate-message":
+	case req.Trigger == TriggerRegenerate:
 		stored = ForRegenerate(stored, posted)
 	case req.MessageID != "" && last.Role == agentloop.RoleUser && last.ID == req.MessageID:
 		stored = ForEdit(stored, req.MessageID)

@@ -207,6 +207,26 @@ func TestHandler_ClientToolRoundTripAcrossTwoPosts(t *testing.T) {
 	}
 }
 
+// A continuation whose assistant message has no id must not get a new one
+// in its start chunk: the client would show the continuation as a second
+// assistant message.
+func TestHandler_ContinuationWithoutAnAssistantIDLeavesMessageIDOut(t *testing.T) {
+	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Go on.")}})
+	body := `{"id":"c","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"hi"}]},` +
+		`{"role":"assistant","parts":[{"type":"step-start"},{"type":"text","text":"Hel","state":"done"}]}],"trigger":"submit-message"}`
+	rec := postRaw(t, newHandler(model), body)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	chunks := parseStream(t, rec.Body.String())
+	if len(chunks) == 0 {
+		t.Fatal("no chunks")
+	}
+	if start, ok := chunks[0].(StartChunk); !ok || start.MessageID != "" {
+		t.Errorf("first chunk %#v, want a start chunk without messageId", chunks[0])
+	}
+}
+
 func TestHandler_ClientToolWithInvalidArgumentsIsAnInputError(t *testing.T) {
 	model := simtest.NewModel(
 		simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "form", map[string]any{"wrong": 1})}},

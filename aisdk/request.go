@@ -18,8 +18,10 @@ type ChatRequest struct {
 	ID string `json:"id"`
 	// Messages is the whole conversation as the client holds it.
 	Messages []UIMessage `json:"messages"`
-	// Trigger is "submit-message" (new messages, edits and automatic tool
-	// or approval continuations) or "regenerate-message".
+	// Trigger is [TriggerSubmit] (new messages, edits and automatic tool
+	// or approval continuations), [TriggerRegenerate], or "" when the
+	// client sent none (treated as a submit). [DecodeRequest] refuses any
+	// other value.
 	Trigger string `json:"trigger,omitempty"`
 	// MessageID is the assistant message id on a continuation, the edited
 	// message on an edit, or "".
@@ -39,6 +41,12 @@ type ChatRequest struct {
 	// Extra holds every other top-level key (a transport's extra body).
 	Extra map[string]json.RawMessage `json:"-"`
 }
+
+// The values of [ChatRequest.Trigger].
+const (
+	TriggerSubmit     = "submit-message"
+	TriggerRegenerate = "regenerate-message"
+)
 
 // CallSettings are assistant-ui's callSettings. Unset fields are nil.
 type CallSettings struct {
@@ -300,7 +308,7 @@ var knownBodyKeys = map[string]bool{
 // shape: a JSON object with a non-empty "messages" array of messages with
 // an id-able role ("system", "user" or "assistant") and a "parts" array
 // whose entries each have a string "type"; tool parts need a "toolCallId"
-// and a "state". Every error names the problem and wraps [ErrBadRequest]
+// and a "state"; "trigger", when present, is one of the two triggers. Every error names the problem and wraps [ErrBadRequest]
 // ([ErrTooLarge] for an oversized body).
 func DecodeRequest(r io.Reader, limits Limits) (*ChatRequest, error) {
 	limits = limits.withDefaults()
@@ -356,6 +364,11 @@ func decodeBody(data []byte, limits Limits) (*ChatRequest, error) {
 		if err := field(f.name, f.v); err != nil {
 			return nil, err
 		}
+	}
+	switch req.Trigger {
+	case "", TriggerSubmit, TriggerRegenerate:
+	default:
+		return nil, fmt.Errorf("%w: field \"trigger\" is %q; want %q or %q", ErrBadRequest, req.Trigger, TriggerSubmit, TriggerRegenerate)
 	}
 	if raw, ok := top["config"]; ok {
 		req.Config = raw

@@ -150,6 +150,7 @@ func TestDecodeRequest_BadBodiesNameTheProblem(t *testing.T) {
 		{`{"messages":[{"id":"1","role":"user","parts":[]}],"tools":[]}`, `"tools" must be an object`},
 		{`{"messages":[{"id":"1","role":"user","parts":[]}],"tools":{"t":{"parameters":"x"}}}`, `tool "t": "parameters" must be a JSON Schema object`},
 		{`{"messages":[{"id":"1","role":"user","parts":[{"type":"text","text":5}]}]}`, `message 0`},
+		{`{"messages":[{"id":"1","role":"user","parts":[]}],"trigger":"continue"}`, `field "trigger" is "continue"; want "submit-message" or "regenerate-message"`},
 	} {
 		_, err := DecodeRequest(strings.NewReader(tc.body), Limits{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrBadRequest) {
