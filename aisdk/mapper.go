@@ -27,7 +27,9 @@ import (
 // providerExecuted and without dynamic) once the run pauses for them, so
 // that a call the loop rejects (arguments that fail the tool's schema), or
 // one left behind by a failed run, gets a tool-input-error instead and the
-// front end never runs it.
+// front end never runs it. A client call of an earlier response that the
+// run still waits for (a client tool the user has just approved) is
+// announced again, since that is what makes the client run it.
 //
 // A Mapper is used by one goroutine for one response; the zero value is not
 // usable, call [NewMapper].
@@ -49,6 +51,7 @@ type Mapper struct {
 	announced  map[string]bool               // call ids whose tool-input-start was sent
 	deferred   map[string]agentloop.ToolCall // client calls not yet announced
 	order      []string                      // their ids, in call order
+	handedOver map[string]bool               // call ids whose tool-input-available was sent
 }
 
 // NewMapper returns a Mapper for a response that builds the assistant
@@ -59,6 +62,7 @@ func NewMapper(messageID string) *Mapper {
 		deltaCalls: make(map[int]string),
 		announced:  make(map[string]bool),
 		deferred:   make(map[string]agentloop.ToolCall),
+		handedOver: make(map[string]bool),
 	}
 }
 
@@ -139,6 +143,7 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 			m.order = append(m.order, it.Call.ID)
 			break
 		}
+		m.handedOver[it.Call.ID] = true
 		dst = append(dst, ToolInputAvailableChunk{ToolCallID: it.Call.ID, ToolName: it.Call.Name, Input: inputJSON(it.Call.Args)})
 	case agentloop.TurnEnd:
 		dst = m.closeBlocks(dst)
@@ -169,10 +174,20 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 	case agentloop.Pending:
 		dst = m.closeBlocks(dst)
 		for _, c := range it.ClientCalls {
-			if call, ok := m.deferred[c.ID]; ok {
+			call, ok := m.deferred[c.ID]
+			if ok {
 				delete(m.deferred, c.ID)
-				dst = append(dst, ToolInputAvailableChunk{ToolCallID: call.ID, ToolName: call.Name, Input: inputJSON(call.Args)})
+			} else if m.handedOver[c.ID] {
+				continue
+			} else {
+				// A call made in an earlier response: a client tool the user
+				// has just approved, or a call the client posted back
+				// unanswered. Hand it over (again), or the client never
+				// runs it.
+				call = c
 			}
+			m.handedOver[c.ID] = true
+			dst = append(dst, ToolInputAvailableChunk{ToolCallID: call.ID, ToolName: call.Name, Input: inputJSON(call.Args)})
 		}
 		dst = m.closeStep(dst)
 		m.done = true

@@ -155,6 +155,18 @@ func TestMapper_SpecSequences(t *testing.T) {
 			},
 		},
 		{
+			name: "an approved client tool is handed to the client on resume",
+			id:   "msg-appr-1",
+			pairs: []pair{
+				{item: agentloop.Pending{ClientCalls: []agentloop.ToolCall{getLoc}}},
+			},
+			want: []string{
+				`{"type":"start","messageId":"msg-appr-1"}`,
+				`{"type":"tool-input-available","toolCallId":"call-loc","toolName":"getLocation","input":{"precision":"city"}}`,
+				`{"type":"finish","finishReason":"tool-calls"}`,
+			},
+		},
+		{
 			name: "denied call (§5.1 step 3)",
 			id:   "msg-appr-1",
 			pairs: []pair{

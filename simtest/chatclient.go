@@ -301,7 +301,7 @@ func (c *ChatClient) post(ctx context.Context, n int, messageID string) (string,
 		asst = UIMessage{ID: c.newID("client-msg"), Role: "assistant"}
 	}
 	b := &builder{client: c, msg: &asst, continued: continued, request: n,
-		text: map[string]int{}, reasoning: map[string]int{}, streaming: map[string]bool{}}
+		text: map[string]int{}, reasoning: map[string]int{}, streaming: map[string]bool{}, inputs: map[string]bool{}}
 	err = readSSE(resp.Body, func(data string) error {
 		if data == "[DONE]" {
 			ex.Done = true
@@ -760,6 +760,7 @@ type builder struct {
 
 	text, reasoning map[string]int  // active part ids → part index
 	streaming       map[string]bool // tool calls started in this response
+	inputs          map[string]bool // tool calls whose input this response completed
 	finish          string
 	errorText       *string
 	stopped         bool
@@ -804,6 +805,7 @@ func (b *builder) apply(index int, data string) error {
 		clear(b.text)
 		clear(b.reasoning)
 		clear(b.streaming)
+		clear(b.inputs)
 	case "text-start", "reasoning-start":
 		active := b.text
 		p := UIPart{Type: "text", State: "streaming"}
@@ -846,7 +848,7 @@ func (b *builder) apply(index int, data string) error {
 	case "tool-input-available", "tool-input-error":
 		id := str("toolCallId")
 		p := b.toolPart(id)
-		if p != nil && !b.streaming[id] {
+		if p != nil && !b.streaming[id] && (b.inputs[id] || !awaitsClient(p.State)) {
 			return fail("tool call %q already has a part in this message (toolCallIds must be unique)", id)
 		}
 		if p == nil {
@@ -854,6 +856,7 @@ func (b *builder) apply(index int, data string) error {
 			p = &(*parts)[len(*parts)-1]
 		}
 		delete(b.streaming, id)
+		b.inputs[id] = true
 		p.Input, p.RawInput = f["input"], ""
 		if pe := flag("providerExecuted"); pe != nil {
 			p.ProviderExecuted = pe
@@ -923,6 +926,18 @@ func (b *builder) apply(index int, data string) error {
 		*parts = append(*parts, UIPart{Type: typ, ID: id, Data: f["data"]})
 	}
 	return nil
+}
+
+// awaitsClient reports whether a tool part in state may be handed to the
+// client again by a later response (the client updates the part, as for a
+// client tool the user has just approved): it has no output yet. Within
+// one response a second tool-input-available for a call is an error.
+func awaitsClient(state string) bool {
+	switch state {
+	case "input-available", "approval-requested", "approval-responded":
+		return true
+	}
+	return false
 }
 
 // checkEnd reports parts a finished response left open.

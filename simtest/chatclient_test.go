@@ -569,3 +569,45 @@ func TestChatClient_URLClientToolErrorReachesTheModel(t *testing.T) {
 		t.Errorf("assistant parts (-want +got):\n%s", diff)
 	}
 }
+
+// A client tool that needs approval is handed to the client once the user
+// approved it: the continuation announces the call again, the client runs
+// it and posts the output, and the model answers from it, all in one
+// assistant message.
+func TestChatClient_AISDKHandlerApprovedClientToolRunsOnTheClient(t *testing.T) {
+	loc, err := agentloop.NewClientTool("getLocation", "The user's location.", json.RawMessage(`{"type":"object","properties":{"precision":{"type":"string"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc.NeedsApproval = true
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("call-loc", "getLocation", map[string]string{"precision": "city"})}},
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"call-loc": "Berlin"}}, Reply: []simtest.Step{simtest.Text("You are in Berlin.")}},
+	)
+	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{loc}}}
+	c := &simtest.ChatClient{
+		Handler: h,
+		Approve: func(string, json.RawMessage) (bool, string) { return true, "" },
+		Tools: map[string]simtest.ClientToolFunc{"getLocation": func(json.RawMessage) (any, error) {
+			return map[string]string{"city": "Berlin"}, nil
+		}},
+	}
+	msgs, err := c.Send(context.Background(), "Where am I?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2 {
+		t.Fatalf("%d messages, want the user message and one assistant message", len(msgs))
+	}
+	var got []string
+	for _, p := range msgs[1].Parts {
+		got = append(got, p.Type+"("+p.State+")")
+	}
+	want := []string{"step-start()", "tool-getLocation(output-available)", "step-start()", "text(done)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("assistant parts (-want +got):\n%s", diff)
+	}
+	if model.Remaining() != 0 {
+		t.Errorf("%d model turns left, want the answer after the client's output", model.Remaining())
+	}
+}
