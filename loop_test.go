@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -80,6 +81,38 @@ func TestRule2_StreamTheModel_YieldsEveryDeltaInOrder(t *testing.T) {
 	assert.Equal(t, agentloop.FinishToolCalls, end.FinishReason)
 	assert.Equal(t, agentloop.Usage{Input: 3, Output: 4}, end.Usage)
 	assert.Equal(t, "done", final(t, items).Text)
+}
+
+// Rule 2: a provider's empty text and reasoning pieces (keep-alives, role
+// announcements) are not yielded, nor passed to the delta hooks.
+func TestRule2_StreamTheModel_SkipsEmptyDeltas(t *testing.T) {
+	m := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			for _, c := range []agentloop.Chunk{agentloop.ReasoningDelta{}, agentloop.ReasoningDelta{Text: "hm"},
+				agentloop.TextDelta{}, agentloop.TextDelta{Text: "Hi"}, agentloop.TextDelta{}} {
+				if !yield(c, nil) {
+					return
+				}
+			}
+		}
+	})
+	var hooked []string
+	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{
+		OnTextDelta:      func(_ context.Context, s string) error { hooked = append(hooked, "text:"+s); return nil },
+		OnReasoningDelta: func(_ context.Context, s string) error { hooked = append(hooked, "reasoning:"+s); return nil },
+	}}
+	items, err := collect(a.Stream(t.Context(), user("hi")))
+	require.NoError(t, err)
+	var deltas []agentloop.Item
+	for _, it := range items {
+		switch it.(type) {
+		case agentloop.TextDelta, agentloop.ReasoningDelta:
+			deltas = append(deltas, it)
+		}
+	}
+	assert.Equal(t, []agentloop.Item{agentloop.ReasoningDelta{Text: "hm"}, agentloop.TextDelta{Text: "Hi"}}, deltas)
+	assert.Equal(t, []string{"reasoning:hm", "text:Hi"}, hooked)
+	assert.Equal(t, "Hi", final(t, items).Text)
 }
 
 // Rule 3: the turn's assistant message keeps reasoning (with signature),
