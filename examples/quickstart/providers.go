@@ -41,15 +41,11 @@ func providerModel(ctx context.Context, cfg modelConfig, stderr io.Writer) (agen
 		name := cfg.model
 		if name == "" {
 			models, err := ollamaModels(ctx, host)
+			if err == nil {
+				name, err = ollamaModelName(models, stderr)
+			}
 			if err != nil {
 				return nil, "", fmt.Errorf("-provider ollama: %w", err)
-			}
-			var note string
-			if name, note = pickOllamaModel(models); name == "" {
-				return nil, "", fmt.Errorf("-provider ollama: %s", note)
-			}
-			if note != "" {
-				fmt.Fprintln(stderr, note)
 			}
 		}
 		m, err := ollama.New(ollama.Config{Model: name, Host: host})
@@ -85,8 +81,8 @@ func built[M agentloop.Model](m M, err error, desc string) (agentloop.Model, str
 
 // detectOllama returns an Ollama model when a server answers at OLLAMA_HOST
 // (or Ollama's default address) and has a model: cfg.model if given, else
-// the one pickOllamaModel picks. It reports false, after saying why on stderr when
-// a server answered, otherwise.
+// the one ollamaModelName picks. It reports false otherwise, after saying
+// why on stderr when a server answered.
 func detectOllama(ctx context.Context, cfg modelConfig, stderr io.Writer) (agentloop.Model, string, bool) {
 	host := envconfig.Host().String()
 	models, err := ollamaModels(ctx, host)
@@ -95,12 +91,8 @@ func detectOllama(ctx context.Context, cfg modelConfig, stderr io.Writer) (agent
 	}
 	name := cfg.model
 	if name == "" {
-		var note string
-		name, note = pickOllamaModel(models)
-		if note != "" {
-			fmt.Fprintf(stderr, "Ollama at %s: %s\n", host, note)
-		}
-		if name == "" {
+		if name, err = ollamaModelName(models, stderr); err != nil {
+			fmt.Fprintf(stderr, "Ollama at %s: %v\n", host, err)
 			return nil, "", false
 		}
 	}
@@ -132,17 +124,18 @@ func ollamaModels(ctx context.Context, host string) ([]string, error) {
 	return names, nil
 }
 
-// pickOllamaModel picks the model to use from those a server has when -model
-// is not given: defaultOllamaModel if it is there, else the first listed.
-// note, when not "", tells the user how to get the default; name is "" when
-// the server has no model at all.
-func pickOllamaModel(models []string) (name, note string) {
-	pull := fmt.Sprintf("ollama pull %s", defaultOllamaModel)
+// ollamaModelName returns the model to run when -model is not given:
+// defaultOllamaModel if the server has it, else the first one it lists
+// (saying on stderr how to get the default). A server without models is an
+// error that says how to pull one.
+func ollamaModelName(models []string, stderr io.Writer) (string, error) {
+	pull := "ollama pull " + defaultOllamaModel
 	switch {
 	case slices.Contains(models, defaultOllamaModel):
-		return defaultOllamaModel, ""
+		return defaultOllamaModel, nil
 	case len(models) == 0:
-		return "", fmt.Sprintf("the server has no models; pull the default with `%s`, or pass -model", pull)
+		return "", fmt.Errorf("the server has no models; pull the default with `%s`, or pass -model", pull)
 	}
-	return models[0], fmt.Sprintf("the default model %s is not pulled (`%s`); using %s", defaultOllamaModel, pull, models[0])
+	fmt.Fprintf(stderr, "the default model %s is not pulled (`%s`); using %s\n", defaultOllamaModel, pull, models[0])
+	return models[0], nil
 }
