@@ -86,6 +86,13 @@ func Unmarshal(data []byte) (*State, error) {
 	return s, nil
 }
 
+// undecodable reports whether err says that a stored state could not be
+// decoded (corrupt, or of an unknown version): the caller may set it aside
+// and start fresh.
+func undecodable(err error) bool {
+	return errors.Is(err, ErrCorrupt) || errors.Is(err, ErrVersion)
+}
+
 // validate reports the first thing in s that [Unmarshal] would refuse.
 func (s *State) validate() error {
 	if err := s.Config.Validate(); err != nil {
@@ -93,12 +100,19 @@ func (s *State) validate() error {
 	}
 	for name, ts := range s.Tools {
 		if checkTool(name, ts) != nil {
-			// Report the first bad tool by name, whatever the map order.
-			for _, name := range slices.Sorted(maps.Keys(s.Tools)) {
-				if err := checkTool(name, s.Tools[name]); err != nil {
-					return err
-				}
-			}
+			return firstBadTool(s.Tools)
+		}
+	}
+	return nil
+}
+
+// firstBadTool returns the error of the first bad tool state in name
+// order, so that the same state always gets the same error. Sorting costs
+// allocations, so validate calls it only once it has found a bad one.
+func firstBadTool(tools map[string]ToolState) error {
+	for _, name := range slices.Sorted(maps.Keys(tools)) {
+		if err := checkTool(name, tools[name]); err != nil {
+			return err
 		}
 	}
 	return nil

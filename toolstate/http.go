@@ -116,7 +116,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s, err := h.store.Load(r.Context(), id)
-	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrVersion) {
+	if undecodable(err) {
 		s, err = NewState(Config{}), nil
 	}
 	if err != nil {
@@ -165,7 +165,7 @@ func (h *handler) reset(w http.ResponseWriter, r *http.Request) {
 		return nil
 	}
 	err = h.store.Update(r.Context(), id, update)
-	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrVersion) {
+	if undecodable(err) {
 		// Resetting a corrupt state starts it fresh.
 		if err = h.store.Discard(r.Context(), id); err == nil {
 			err = h.store.Update(r.Context(), id, update)

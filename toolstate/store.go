@@ -60,7 +60,7 @@ type Store interface {
 // other error (an I/O failure, a done ctx) returns a nil state.
 func LoadOrFresh(ctx context.Context, store Store, id string, cfg Config) (*State, error) {
 	s, err := store.Load(ctx, id)
-	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrVersion) {
+	if undecodable(err) {
 		return NewState(cfg), err
 	}
 	return s, err
@@ -331,7 +331,7 @@ func (f *FileStore) Discard(ctx context.Context, id string) error {
 	}
 	defer unlock()
 	_, _, err = f.load(ctx, id)
-	if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrVersion) {
+	if !undecodable(err) {
 		return err // nil: nothing to set aside
 	}
 	// The name is new: the conversation's lock is held, and a coarse clock

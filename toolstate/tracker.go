@@ -59,7 +59,7 @@ func (t *Tracker) update(ctx context.Context, id string, fn func(*State) error) 
 		return fn(s)
 	}
 	err := t.Store.Update(ctx, id, apply)
-	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrVersion) {
+	if undecodable(err) {
 		if t.OnError == nil {
 			return err
 		}
