@@ -308,8 +308,9 @@ var knownBodyKeys = map[string]bool{
 // shape: a JSON object with a non-empty "messages" array of messages with
 // an id-able role ("system", "user" or "assistant") and a "parts" array
 // whose entries each have a string "type"; tool parts need a "toolCallId"
-// and a "state"; "trigger", when present, is one of the two triggers. Every error names the problem and wraps [ErrBadRequest]
-// ([ErrTooLarge] for an oversized body).
+// and a "state"; "trigger", when present, is [TriggerSubmit] or
+// [TriggerRegenerate]. Every error names the problem and wraps
+// [ErrBadRequest] ([ErrTooLarge] for an oversized body).
 func DecodeRequest(r io.Reader, limits Limits) (*ChatRequest, error) {
 	limits = limits.withDefaults()
 	var data []byte
