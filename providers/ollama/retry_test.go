@@ -16,32 +16,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fakeSleep records the waits of a retrying transport without waiting.
-type fakeSleep struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (f *fakeSleep) sleep(ctx context.Context, d time.Duration) error {
-	f.mu.Lock()
-	f.waits = append(f.waits, d)
-	f.mu.Unlock()
-	return ctx.Err()
-}
-
-func (f *fakeSleep) Waits() []time.Duration {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]time.Duration(nil), f.waits...)
-}
-
-// retryingModel is a model whose client retries like New's, with fake waits.
-func retryingModel(t *testing.T, host string) (*Model, *fakeSleep) {
+// retryingModel is a model whose client retries like New's; the waits it
+// asks for are recorded in *waits instead of slept. Retries run on the
+// goroutine that ranges over the stream (api.Client.Chat is synchronous).
+func retryingModel(t *testing.T, host string) (*Model, *[]time.Duration) {
 	t.Helper()
-	fs := &fakeSleep{}
-	m, err := newModel(Config{Model: "qwen3:4b", Host: host}, &httpx.RetryTransport{Sleep: fs.sleep})
+	waits := new([]time.Duration)
+	sleep := func(ctx context.Context, d time.Duration) error { *waits = append(*waits, d); return ctx.Err() }
+	m, err := newModel(Config{Model: "qwen3:4b", Host: host}, &httpx.RetryTransport{Sleep: sleep})
 	require.NoError(t, err)
-	return m, fs
+	return m, waits
 }
 
 // statusThenStream answers the first len(statuses) requests with those
@@ -78,34 +62,34 @@ func statusThenStream(t *testing.T, header http.Header, body []byte, statuses ..
 
 func TestOllama_ServerErrorThenSuccessIsRetriedOnce(t *testing.T) {
 	srv, n := statusThenStream(t, nil, lines(lineHello, lineDone), http.StatusInternalServerError)
-	m, fs := retryingModel(t, srv.URL)
+	m, waits := retryingModel(t, srv.URL)
 	got := stream(m, userRequest("hi"))
 
 	require.NoError(t, got.Err)
 	assert.Equal(t, "Hello", got.Text)
 	assert.EqualValues(t, 2, n.Load(), "one retry")
-	require.Len(t, fs.Waits(), 1)
-	assert.GreaterOrEqual(t, fs.Waits()[0], httpx.DefaultBaseDelay/2)
-	assert.LessOrEqual(t, fs.Waits()[0], httpx.DefaultBaseDelay)
+	require.Len(t, *waits, 1)
+	assert.GreaterOrEqual(t, (*waits)[0], httpx.DefaultBaseDelay/2)
+	assert.LessOrEqual(t, (*waits)[0], httpx.DefaultBaseDelay)
 }
 
 func TestOllama_RateLimitWaitsForRetryAfter(t *testing.T) {
 	srv, n := statusThenStream(t, http.Header{"Retry-After": {"7"}}, lines(lineHello, lineDone), http.StatusTooManyRequests)
-	m, fs := retryingModel(t, srv.URL)
+	m, waits := retryingModel(t, srv.URL)
 	got := stream(m, userRequest("hi"))
 
 	require.NoError(t, got.Err)
 	assert.EqualValues(t, 2, n.Load())
-	assert.Equal(t, []time.Duration{7 * time.Second}, fs.Waits())
+	assert.Equal(t, []time.Duration{7 * time.Second}, *waits)
 }
 
 func TestOllama_RetriesStopAfterThreeTriesWithTheLastError(t *testing.T) {
 	srv, n := statusThenStream(t, nil, lines(lineDone), 503, 503, 503, 503)
-	m, fs := retryingModel(t, srv.URL)
+	m, waits := retryingModel(t, srv.URL)
 	got := stream(m, userRequest("hi"))
 
 	assert.EqualValues(t, 3, n.Load(), "three tries in all")
-	assert.Len(t, fs.Waits(), 2)
+	assert.Len(t, *waits, 2)
 	assert.ErrorIs(t, got.Err, providers.ErrOverloaded)
 	var apiErr *providers.APIError
 	require.ErrorAs(t, got.Err, &apiErr)
@@ -115,19 +99,19 @@ func TestOllama_RetriesStopAfterThreeTriesWithTheLastError(t *testing.T) {
 
 func TestOllama_ClientErrorsAreNotRetried(t *testing.T) {
 	srv, n := statusThenStream(t, nil, lines(lineDone), http.StatusBadRequest)
-	m, fs := retryingModel(t, srv.URL)
+	m, waits := retryingModel(t, srv.URL)
 	got := stream(m, userRequest("hi"))
 	assert.EqualValues(t, 1, n.Load())
-	assert.Empty(t, fs.Waits())
+	assert.Empty(t, *waits)
 	assert.ErrorIs(t, got.Err, providers.ErrBadRequest)
 }
 
 func TestOllama_UnreachableServerIsRetriedThenSaysWhereItLooked(t *testing.T) {
 	addr := closedAddr(t)
-	m, fs := retryingModel(t, "http://"+addr)
+	m, waits := retryingModel(t, "http://"+addr)
 	got := stream(m, userRequest("hi"))
 
-	assert.Len(t, fs.Waits(), 2, "dial failures are retried")
+	assert.Len(t, *waits, 2, "dial failures are retried")
 	assert.ErrorIs(t, got.Err, providers.ErrUnreachable)
 	assert.Equal(t, 1, strings.Count(got.Err.Error(), "/api/chat"), "the URL is named once: %v", got.Err)
 	assert.Contains(t, got.Err.Error(), "cannot reach the Ollama server at http://"+addr+"/api/chat")
