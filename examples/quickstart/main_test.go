@@ -114,6 +114,16 @@ func TestQuickstart_UsesOllamaWhenReachableWithTheDefaultModel(t *testing.T) {
 	assert.Contains(t, out, "[1 turns, 3 input + 4 output tokens]")
 }
 
+func TestQuickstart_DetectedOllamaWithoutTheDefaultModelUsesTheFirstAndSaysHowToPullIt(t *testing.T) {
+	srv := fakeOllama(t, "llama3.2", "mistral")
+	t.Setenv("OLLAMA_HOST", srv.URL)
+	out, errOut, err := runQuickstart(t, "", "-prompt", "hi")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "the default model qwen3:4b is not pulled (`ollama pull qwen3:4b`); using llama3.2")
+	assert.Contains(t, errOut, "model: Ollama llama3.2 at "+srv.URL)
+	assert.Contains(t, out, "Hello from llama3.2.")
+}
+
 func TestQuickstart_OllamaWithoutModelsFallsBackToSimulator(t *testing.T) {
 	srv := fakeOllama(t)
 	t.Setenv("OLLAMA_HOST", srv.URL)
