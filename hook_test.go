@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"sync"
 	"testing"
 
@@ -242,4 +243,47 @@ func TestComposeHooks_BeforeToolCallSeesEarlierRewritesFirstSubstituteWins(t *te
 	_, err := collect(a.Stream(t.Context(), user("x")))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"rewrite", `substitute saw {"text":"rewritten"}`}, order)
+}
+
+// A BeforeModelCall hook gets a deep copy: redacting a tool result or
+// renaming a call in req changes what the model is sent, never the run's
+// or the caller's history.
+func TestHooks_BeforeModelCallEditsNeverReachTheHistory(t *testing.T) {
+	history := func() agentloop.History {
+		return agentloop.History{
+			agentloop.UserMessage("look me up"),
+			{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c1", Name: "lookup", Args: json.RawMessage(`{"q":"me"}`)}}}},
+			{Role: agentloop.RoleTool, Parts: []agentloop.Part{{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "c1", Name: "lookup", Content: "SSN 123"}}}},
+		}
+	}
+	h, before := history(), history()
+	m := simtest.NewModel(turn(simtest.Text("done")))
+	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{BeforeModelCall: func(_ context.Context, req *agentloop.Request) error {
+		req.Messages[2].Parts[0].ToolResult.Content = "[redacted]"
+		req.Messages[1].Parts[0].ToolCall.Name = "renamed"
+		req.Messages[1].Parts[0].ToolCall.Args[2] = 'Q'
+		return nil
+	}}}
+	items, err := collect(a.Stream(t.Context(), h))
+	require.NoError(t, err)
+	sent := m.Requests()[0].Messages
+	assert.Equal(t, "[redacted]", sent[2].Parts[0].ToolResult.Content)
+	assert.Equal(t, "renamed", sent[1].Parts[0].ToolCall.Name)
+	assert.Equal(t, before, h, "the caller's history")
+	assert.Equal(t, before, final(t, items).History[:3], "the run's history")
+}
+
+// Without a BeforeModelCall hook the request shares the run's messages: a
+// run copies nothing per turn.
+func TestHooks_WithoutBeforeModelCallNothingIsCopied(t *testing.T) {
+	h := user("hi")
+	inner := simtest.NewModel(turn(simtest.Text("hello")))
+	var sent agentloop.History
+	m := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		sent = req.Messages
+		return inner.Stream(ctx, req)
+	})
+	_, err := collect((&agentloop.Agent{Model: m}).Stream(t.Context(), h))
+	require.NoError(t, err)
+	assert.Same(t, &h[0].Parts[0], &sent[0].Parts[0])
 }

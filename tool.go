@@ -202,14 +202,15 @@ func recursive(typ reflect.Type, seen []reflect.Type) bool {
 }
 
 // checkArgs validates a call's arguments and returns them normalised (empty
-// arguments become {}). The error is written for the model to act on.
+// arguments become {}). The error is written for the model to act on and
+// matches [ErrInvalidArgs].
 func (t *Tool) checkArgs(args json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage(`{}`)
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
-		return nil, fmt.Errorf("the arguments are not valid JSON (%v); call %s again with a JSON object", err, t.Name)
+		return nil, &toolError{kind: ErrInvalidArgs, msg: fmt.Sprintf("the arguments are not valid JSON (%v); call %s again with a JSON object", err, t.Name)}
 	}
 	if t.validator == nil {
 		return args, nil
@@ -223,7 +224,7 @@ func (t *Tool) checkArgs(args json.RawMessage) (json.RawMessage, error) {
 				msg = strings.TrimSpace(msg[i+1:])
 			}
 		}
-		return nil, fmt.Errorf("the arguments do not match the tool's schema: %s; call %s again with corrected arguments", msg, t.Name)
+		return nil, &toolError{kind: ErrInvalidArgs, msg: fmt.Sprintf("the arguments do not match the tool's schema: %s; call %s again with corrected arguments", msg, t.Name)}
 	}
 	return args, nil
 }

@@ -43,52 +43,16 @@ func NewMemoryStore() *MemoryStore {
 func (s *MemoryStore) Load(ctx context.Context, chatID string) (agentloop.History, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return deepCopy(s.chats[chatID]), nil
+	return s.chats[chatID].Clone(), nil
 }
 
 // Save stores a copy of h as the chat's history.
 func (s *MemoryStore) Save(ctx context.Context, chatID string, h agentloop.History) error {
-	c := deepCopy(h)
+	c := h.Clone()
 	s.mu.Lock()
 	s.chats[chatID] = c
 	s.mu.Unlock()
 	return nil
-}
-
-// deepCopy copies h down to the bytes. (It does not go through the
-// history's JSON form, which fails on a tool call whose arguments the model
-// wrote as invalid JSON.)
-func deepCopy(h agentloop.History) agentloop.History {
-	if h == nil {
-		return nil
-	}
-	out := make(agentloop.History, len(h))
-	for i, m := range h {
-		m.Parts = append([]agentloop.Part(nil), m.Parts...)
-		for j := range m.Parts {
-			p := &m.Parts[j]
-			if p.ToolCall != nil {
-				c := *p.ToolCall
-				c.Args = append(json.RawMessage(nil), c.Args...)
-				p.ToolCall = &c
-			}
-			if p.ToolResult != nil {
-				r := *p.ToolResult
-				p.ToolResult = &r
-			}
-			if p.Approval != nil {
-				a := *p.Approval
-				p.Approval = &a
-			}
-			if p.File != nil {
-				f := *p.File
-				f.Data = append([]byte(nil), f.Data...)
-				p.File = &f
-			}
-		}
-		out[i] = m
-	}
-	return out
 }
 
 // ErrConflict is wrapped by the error of [Reconcile] when a request does not
