@@ -160,3 +160,31 @@ func BenchmarkStream_ConcurrentRuns(b *testing.B) {
 		b.ReportMetric(perRun, "B/run")
 	}
 }
+
+// BenchmarkStream_ToolCalls measures the loop's cost per tool call of a
+// trivial typed tool: 100 calls in one turn, then the answer.
+func BenchmarkStream_ToolCalls(b *testing.B) {
+	const calls = 100
+	type addArgs struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	add, err := agentloop.NewTool("add", "Add.", func(ctx context.Context, in addArgs) (int, error) { return in.A + in.B, nil })
+	if err != nil {
+		b.Fatal(err)
+	}
+	var steps []simtest.Step
+	for i := range calls {
+		steps = append(steps, simtest.Call(fmt.Sprintf("c%d", i), "add", map[string]int{"a": i, "b": 1}))
+	}
+	turns := []simtest.Turn{{Reply: steps}, {Reply: []simtest.Step{simtest.Text("ok")}}}
+	history := agentloop.History{agentloop.UserMessage("add")}
+	b.ReportAllocs()
+	for b.Loop() {
+		a := &agentloop.Agent{Model: simtest.NewModel(turns...), Tools: []*agentloop.Tool{add}}
+		if _, err := agentloop.Drain(a.Stream(context.Background(), history)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/calls, "ns/call")
+}

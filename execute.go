@@ -2,6 +2,7 @@ package agentloop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,7 +10,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -23,6 +23,11 @@ type job struct {
 	preset    *ToolResult
 	denied    bool
 	pending   bool // left for the caller
+
+	// Set while the job runs, on the goroutine that runs it.
+	sink      progressSink // what ReportProgress finds in the func's ctx
+	inFunc    bool         // the tool's func runs on the job's goroutine now
+	handedOff bool         // a func with a timeout frees the slot when it returns
 }
 
 // handleCalls runs the server tools among calls, yields their progress and
@@ -144,34 +149,43 @@ func (r *run) dispatch(jobs []job, results []ToolResult, done []chan struct{}) {
 			close(done[i])
 			continue
 		}
-		release := sync.OnceFunc(func() { <-r.slots })
 		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			defer close(done[i])
-			completed := false
-			defer func() {
-				if !completed { // a tool hook called runtime.Goexit
-					const hook = "BeforeToolCall or AfterToolCall"
-					r.hookCancel(hook, &HookPanicError{Hook: hook, Value: "runtime.Goexit", Stack: debug.Stack()})
-					results[i] = r.cancelledResult(j.call)
-				}
-			}()
-			results[i] = r.execute(j, release)
-			completed = true
-		}()
+		go r.runJob(j, &results[i], done[i])
 	}
 }
 
-// execute produces the result of one server-side call: hooks, argument
-// checks, then the tool itself. release frees the call's slot; execute
-// calls it unless a tool func runs on, which then calls it when it returns.
-func (r *run) execute(j *job, release func()) ToolResult {
-	call := j.call
-	handedOff := false // a tool func runs and will release the slot itself
+// runJob produces the result of a job that holds a slot, and closes done.
+func (r *run) runJob(j *job, res *ToolResult, done chan<- struct{}) {
+	defer r.wg.Done()
+	defer close(done)
+	completed := false
 	defer func() {
-		if !handedOff {
-			release()
+		if completed {
+			return
+		}
+		// The goroutine ends without a result: runtime.Goexit.
+		if j.inFunc { // in the tool's func, which ran on this goroutine
+			r.logf(slog.LevelError, "agentloop: a tool called runtime.Goexit", "tool", j.call.Name, "call", j.call.ID)
+			*res = errorResultErr(j.call, "the tool stopped without returning a result (runtime.Goexit)", errGoexit)
+			r.afterToolCall(j.call, res)
+			return
+		}
+		const hook = "BeforeToolCall or AfterToolCall"
+		r.hookCancel(hook, &HookPanicError{Hook: hook, Value: "runtime.Goexit", Stack: debug.Stack()})
+		*res = r.cancelledResult(j.call)
+	}()
+	*res = r.execute(j)
+	completed = true
+}
+
+// execute produces the result of one server-side call: hooks, argument
+// checks, then the tool itself. It frees the call's slot when it returns,
+// unless a tool func that timed out runs on and frees it when it returns.
+func (r *run) execute(j *job) ToolResult {
+	call := j.call
+	defer func() {
+		if !j.handedOff {
+			<-r.slots
 		}
 	}()
 	if r.stopped() {
@@ -197,7 +211,7 @@ func (r *run) execute(j *job, release func()) ToolResult {
 		call.Args = c.Args
 	}
 	if !substituted {
-		res, handedOff = r.runTool(j, call, release)
+		res = r.runTool(j, call)
 	}
 	r.afterToolCall(call, &res)
 	return res
@@ -234,8 +248,8 @@ func (r *run) afterToolCall(call ToolCall, res *ToolResult) {
 	}
 }
 
-// Tool func outcomes, as runTool and the goroutine that runs the func agree
-// on them.
+// Tool func outcomes, as runTool and the goroutine that runs a func with
+// a timeout agree on them.
 const (
 	funcRunning int32 = iota
 	funcReturned
@@ -247,39 +261,45 @@ type outcome struct {
 	err     error
 }
 
-// runTool checks the arguments and runs the tool func. It reports whether a
-// func was started; that func's goroutine then calls release when it
-// returns.
-func (r *run) runTool(j *job, call ToolCall, release func()) (ToolResult, bool) {
+// runTool checks the arguments and runs the tool func: on the calling
+// goroutine, or, when the call has a timeout, on a goroutine of its own that
+// runTool stops waiting for at the timeout (j.handedOff is then set: that
+// goroutine frees the slot when the func returns).
+func (r *run) runTool(j *job, call ToolCall) ToolResult {
 	t := j.tool
 	if t == nil {
-		return errorResult(call, unknownTool(call.Name, j.available)), false
+		return errorResult(call, unknownTool(call.Name, j.available))
 	}
 	args, err := t.checkArgs(call.Args)
 	if err != nil {
-		return errorResult(call, err), false
+		return errorResult(call, err)
 	}
-	ctx := context.WithValue(r.ctx, progressKey{}, &progressSink{ch: r.progress, job: j.index, call: call})
+	j.sink = progressSink{ch: r.progress, job: j.index, call: call}
+	ctx := context.WithValue(r.ctx, progressKey{}, &j.sink)
 	timeout := t.Timeout
 	if timeout == 0 {
 		timeout = r.agent.ToolTimeout
 	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
+	if timeout <= 0 {
+		// Without a timeout the run waits for the func whatever happens (a
+		// result that is ready wins over a cancel), so it runs right here.
+		j.inFunc = true
+		o := callFunc(t, ctx, args)
+		j.inFunc = false
+		return r.toolResult(t, call, ctx, 0, o)
 	}
+	var cancel context.CancelFunc
+	ctx, cancel = context.WithTimeout(ctx, timeout)
+	defer cancel()
 	var state atomic.Int32
 	ch := make(chan outcome, 1)
+	j.handedOff = true
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		defer release()
+		defer func() { <-r.slots }()
 		o := outcome{err: errGoexit} // kept if the func calls runtime.Goexit
 		defer func() {
-			if p := recover(); p != nil {
-				o = outcome{err: &ToolPanicError{Tool: t.Name, Value: p, Stack: debug.Stack()}}
-			}
 			if !state.CompareAndSwap(funcRunning, funcReturned) {
 				r.logf(slog.LevelWarn, "agentloop: a tool returned after its timeout; its result was dropped",
 					"tool", t.Name, "call", call.ID, "err", o.err)
@@ -287,7 +307,7 @@ func (r *run) runTool(j *job, call ToolCall, release func()) (ToolResult, bool) 
 			}
 			ch <- o
 		}()
-		o.content, o.err = t.Func(ctx, args)
+		o = callFunc(t, ctx, args)
 	}()
 
 	var o outcome
@@ -302,24 +322,35 @@ func (r *run) runTool(j *job, call ToolCall, release func()) (ToolResult, bool) 
 		}
 		if state.CompareAndSwap(funcRunning, funcAbandoned) {
 			return errorResult(call, &toolError{kind: ErrToolTimeout,
-				msg: fmt.Sprintf("error: the tool did not finish within %v", timeout)}), true
+				msg: fmt.Sprintf("error: the tool did not finish within %v", timeout)})
 		}
 		o = <-ch // it returned just now: its result wins
 	}
-	return r.toolResult(t, call, ctx, timeout, o), true
+	return r.toolResult(t, call, ctx, timeout, o)
+}
+
+// callFunc calls the tool's func, turning a panic into a *ToolPanicError.
+func callFunc(t *Tool, ctx context.Context, args json.RawMessage) (o outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			o = outcome{err: &ToolPanicError{Tool: t.Name, Value: p, Stack: debug.Stack()}}
+		}
+	}()
+	o.content, o.err = t.Func(ctx, args)
+	return o
 }
 
 // toolResult turns what a tool func returned into its result.
 func (r *run) toolResult(t *Tool, call ToolCall, ctx context.Context, timeout time.Duration, o outcome) ToolResult {
-	var pe *ToolPanicError
+	pe, panicked := o.err.(*ToolPanicError)
 	switch {
 	case o.err == nil:
 		return ToolResult{CallID: call.ID, Name: call.Name, Content: o.content}
-	case errors.As(o.err, &pe):
+	case panicked:
 		r.logf(slog.LevelError, "agentloop: a tool panicked", "tool", t.Name, "call", call.ID,
 			"panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
 		return errorResultErr(call, fmt.Sprintf("the tool crashed (panic: %v)", pe.Value), pe)
-	case errors.Is(o.err, errGoexit):
+	case o.err == errGoexit:
 		r.logf(slog.LevelError, "agentloop: a tool called runtime.Goexit", "tool", t.Name, "call", call.ID)
 		return errorResultErr(call, "the tool stopped without returning a result (runtime.Goexit)", o.err)
 	case r.stopped() && (errors.Is(o.err, context.Canceled) || errors.Is(o.err, context.DeadlineExceeded)):

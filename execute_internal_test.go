@@ -3,7 +3,7 @@ package agentloop
 import (
 	"context"
 	"encoding/json"
-	"sync"
+	"errors"
 	"testing"
 	"time"
 )
@@ -26,11 +26,11 @@ func TestRunTool_TimedOutFuncKeepsItsSlotUntilItReturns(t *testing.T) {
 	r.done = r.ctx.Done()
 	defer r.cancel(nil)
 
-	r.slots <- struct{}{}
-	release := sync.OnceFunc(func() { <-r.slots })
-	res, started := r.runTool(&job{call: ToolCall{ID: "c1", Name: "stuck"}, tool: tool}, ToolCall{ID: "c1", Name: "stuck"}, release)
-	if !started || !res.IsError {
-		t.Fatalf("runTool = %+v, %v; want a timeout result of a started func", res, started)
+	r.slots <- struct{}{} // the job's slot, as dispatch takes it
+	j := &job{call: ToolCall{ID: "c1", Name: "stuck"}, tool: tool}
+	res := r.runTool(j, j.call)
+	if !j.handedOff || !errors.Is(res.Err, ErrToolTimeout) {
+		t.Fatalf("runTool = %+v, handed off %v; want a timeout result of a func that runs on", res, j.handedOff)
 	}
 	if len(r.slots) != 1 {
 		t.Fatal("the slot was freed while the timed-out func still runs")
