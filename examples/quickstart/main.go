@@ -11,7 +11,9 @@
 //
 // With no LLM configured and no Ollama server reachable it runs a built-in
 // simulator (the simtest scripted model) that calls a tool and answers, and
-// says so. With no -prompt and no terminal on stdin it runs one demo prompt.
+// says so. With no -prompt and no terminal on stdin it reads the prompts from
+// stdin, one per line, as one conversation, and stops at the first failed
+// run; empty stdin runs one demo prompt.
 package main
 
 import (
@@ -33,10 +35,17 @@ import (
 const demoPrompt = "What is the weather in Paris, and what is 2 + 3?"
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "quickstart:", err)
-		os.Exit(1)
+	os.Exit(exitCode(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr))
+}
+
+// exitCode reports err and returns the process's exit status: 0 for none
+// and for -help (whose usage was printed), 1 otherwise.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
+	fmt.Fprintln(stderr, "quickstart:", err)
+	return 1
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -78,9 +87,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	if !isTerminal(stdin) {
-		fmt.Fprintf(stdout, "> %s\n", demoPrompt)
-		_, err := converse(ctx, agent, nil, demoPrompt, stdout)
-		return err
+		return piped(ctx, agent, stdin, stdout)
 	}
 	// Interactive: keep the history across prompts.
 	fmt.Fprintf(stdout, "Type a message (try: %s). Ctrl-D to quit.\n", demoPrompt)
@@ -102,6 +109,37 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintln(stdout)
 	return sc.Err()
+}
+
+// piped runs the prompts read from stdin, one per line, as one
+// conversation, and stops at the first failed run. Empty stdin runs the demo
+// prompt.
+func piped(ctx context.Context, agent *agentloop.Agent, stdin io.Reader, stdout io.Writer) error {
+	var history agentloop.History
+	prompts := 0
+	sc := bufio.NewScanner(stdin)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		prompts++
+		fmt.Fprintf(stdout, "> %s\n", line)
+		h, err := converse(ctx, agent, history, line, stdout)
+		if err != nil {
+			return err
+		}
+		history = h
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading prompts from stdin: %w", err)
+	}
+	if prompts == 0 {
+		fmt.Fprintf(stdout, "> %s\n", demoPrompt)
+		_, err := converse(ctx, agent, nil, demoPrompt, stdout)
+		return err
+	}
+	return nil
 }
 
 // converse runs one prompt, printing every item, and returns the history to
@@ -162,6 +200,8 @@ func (p *printer) print(item agentloop.Item) {
 	case agentloop.ToolCallReady:
 		p.line()
 		fmt.Fprintf(p.out, "→ %s(%s)\n", it.Call.Name, it.Call.Args)
+	case agentloop.ToolProgress:
+		fmt.Fprintf(p.out, "… %s\n", it.Content)
 	case agentloop.ToolResultReady:
 		mark := "←"
 		if it.Result.IsError {
@@ -170,7 +210,7 @@ func (p *printer) print(item agentloop.Item) {
 		fmt.Fprintf(p.out, "%s %s\n", mark, it.Result.Content)
 	case agentloop.Final:
 		p.line()
-		fmt.Fprintf(p.out, "[%d turns, %d input + %d output tokens]\n", it.Turns, it.Usage.Input, it.Usage.Output)
+		fmt.Fprintf(p.out, "[%s, %d input + %d output tokens]\n", count(it.Turns, "turn", "turns"), it.Usage.Input, it.Usage.Output)
 	}
 }
 
@@ -178,4 +218,12 @@ func (p *printer) print(item agentloop.Item) {
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// count returns n with the singular or plural noun: "1 turn", "2 turns".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -50,7 +50,8 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil {
+	// -help prints the usage and exits 0.
+	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "webchat:", err)
 		os.Exit(1)
 	}
@@ -176,7 +177,7 @@ func chooseModel(cfg config) (agentloop.Model, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		return simtest.NewModel(turns...), fmt.Sprintf("scripted model from %s (%d turns, for the whole server)", cfg.script, len(turns)), nil
+		return simtest.NewModel(turns...), fmt.Sprintf("scripted model from %s (%d %s, for the whole server)", cfg.script, len(turns), map[bool]string{true: "turn", false: "turns"}[len(turns) == 1]), nil
 	case cfg.model != "":
 		return realModel(cfg.model)
 	}

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -351,5 +353,17 @@ func TestChat_AClientThatGoesAwayCancelsTheRunOnTheServer(t *testing.T) {
 	srv.Close()
 	if got := logs.String(); !strings.Contains(got, "POST /api/chat: the client went away; its run was cancelled") {
 		t.Errorf("server log %q does not report the cancelled run", got)
+	}
+}
+
+// -help is not a failure: run returns flag.ErrHelp, on which main exits 0.
+func TestFlags_HelpReturnsErrHelp(t *testing.T) {
+	var usage strings.Builder
+	err := run(t.Context(), []string{"-help"}, &usage, nil)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("run(-help) = %v, want flag.ErrHelp", err)
+	}
+	if !strings.Contains(usage.String(), "-addr") {
+		t.Errorf("usage %q", usage.String())
 	}
 }
