@@ -177,7 +177,11 @@ func chooseModel(cfg config) (agentloop.Model, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		return simtest.NewModel(turns...), fmt.Sprintf("scripted model from %s (%d %s, for the whole server)", cfg.script, len(turns), map[bool]string{true: "turn", false: "turns"}[len(turns) == 1]), nil
+		noun := "turns"
+		if len(turns) == 1 {
+			noun = "turn"
+		}
+		return simtest.NewModel(turns...), fmt.Sprintf("scripted model from %s (%d %s, for the whole server)", cfg.script, len(turns), noun), nil
 	case cfg.model != "":
 		return realModel(cfg.model)
 	}
