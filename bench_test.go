@@ -188,3 +188,41 @@ func BenchmarkStream_ToolCalls(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/calls, "ns/call")
 }
+
+// BenchmarkStream_BeforeModelCallLongHistory runs 10 turns on a history of
+// 1,000 messages with a BeforeModelCall hook that edits one message: the
+// hook's copy of the history should cost what the hook changes, not the
+// history's length.
+func BenchmarkStream_BeforeModelCallLongHistory(b *testing.B) {
+	var history agentloop.History
+	for i := range 500 {
+		history = append(history, agentloop.UserMessage(fmt.Sprintf("question %d", i)),
+			agentloop.Message{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart(fmt.Sprintf("answer %d", i))}})
+	}
+	history = append(history, agentloop.UserMessage("go"))
+	noop, err := agentloop.NewRawTool("noop", "Nothing.", nil, func(context.Context, json.RawMessage) (string, error) { return "ok", nil })
+	if err != nil {
+		b.Fatal(err)
+	}
+	hooks := &agentloop.Hooks{BeforeModelCall: func(_ context.Context, req *agentloop.Request) error {
+		req.Messages[0].Parts[0].Text = "[redacted]"
+		return nil
+	}}
+	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			if req.Turn < 10 {
+				yield(agentloop.ToolCall{Name: "noop", Args: json.RawMessage(`{}`)}, nil)
+				return
+			}
+			yield(agentloop.TextDelta{Text: "done"}, nil)
+		}
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		a := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{noop}, Hooks: hooks, MaxTurns: 10}
+		if _, err := agentloop.Drain(a.Stream(context.Background(), history)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10, "ns/turn")
+}

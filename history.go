@@ -354,6 +354,43 @@ func (m Message) Clone() Message {
 	return m
 }
 
+// equal reports whether m and o hold the same values, down to the bytes
+// (ToolResult.Err aside).
+func (m Message) equal(o Message) bool {
+	if m.ID != o.ID || m.Role != o.Role || len(m.Parts) != len(o.Parts) {
+		return false
+	}
+	for i := range m.Parts {
+		if !m.Parts[i].equal(o.Parts[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (p Part) equal(o Part) bool {
+	if p.Type != o.Type || p.Text != o.Text || p.Signature != o.Signature || p.Redacted != o.Redacted {
+		return false
+	}
+	switch {
+	case (p.ToolCall == nil) != (o.ToolCall == nil), (p.ToolResult == nil) != (o.ToolResult == nil),
+		(p.Approval == nil) != (o.Approval == nil), (p.File == nil) != (o.File == nil):
+		return false
+	case p.ToolCall != nil && (p.ToolCall.ID != o.ToolCall.ID || p.ToolCall.Name != o.ToolCall.Name ||
+		!bytes.Equal(p.ToolCall.Args, o.ToolCall.Args)):
+		return false
+	case p.ToolResult != nil && (p.ToolResult.CallID != o.ToolResult.CallID || p.ToolResult.Name != o.ToolResult.Name ||
+		p.ToolResult.Content != o.ToolResult.Content || p.ToolResult.IsError != o.ToolResult.IsError):
+		return false // Err is left out: it is not sent, and may not be comparable
+	case p.Approval != nil && *p.Approval != *o.Approval:
+		return false
+	case p.File != nil && (p.File.MediaType != o.File.MediaType || p.File.Filename != o.File.Filename ||
+		p.File.URL != o.File.URL || !bytes.Equal(p.File.Data, o.File.Data)):
+		return false
+	}
+	return true
+}
+
 // approvalsAfterLastAssistant returns the approval decisions that follow the
 // last assistant message, by call id.
 func approvalsAfterLastAssistant(h History) map[string]Approval {

@@ -287,3 +287,31 @@ func TestHooks_WithoutBeforeModelCallNothingIsCopied(t *testing.T) {
 	require.NoError(t, err)
 	assert.Same(t, &h[0].Parts[0], &sent[0].Parts[0])
 }
+
+// Each BeforeModelCall gets the history as it is, whatever the hook did to
+// the copy it got on an earlier turn (the loop reuses unchanged copies).
+func TestHooks_BeforeModelCallEditsLastOneCallEvenWhenCopiesAreReused(t *testing.T) {
+	m := simtest.NewModel(turn(simtest.Call("c1", "echo", `{"text":"a"}`)), turn(simtest.Call("c2", "echo", `{"text":"b"}`)), turn(simtest.Text("done")))
+	var seen []string
+	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Hooks: &agentloop.Hooks{
+		BeforeModelCall: func(_ context.Context, req *agentloop.Request) error {
+			seen = append(seen, req.Messages[0].Parts[0].Text)
+			req.Messages[0].Parts[0].Text = "[redacted]"
+			if len(req.Messages) > 2 {
+				seen = append(seen, req.Messages[2].Parts[0].ToolResult.Content)
+				req.Messages[2].Parts[0].ToolResult.Content = "[gone]"
+				req.Messages[1].Parts = nil
+			}
+			return nil
+		},
+	}}
+	items, err := collect(a.Stream(t.Context(), user("secret")))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"secret", "secret", `{"echo":"a"}`, "secret", `{"echo":"a"}`}, seen)
+	h := final(t, items).History
+	assert.Equal(t, "secret", h[0].Text())
+	assert.Len(t, h[1].Parts, 1)
+	for _, r := range m.Requests() {
+		assert.Equal(t, "[redacted]", r.Messages[0].Text(), "the model got the edit")
+	}
+}

@@ -156,6 +156,7 @@ type run struct {
 	conversationID string
 
 	history    History
+	handed     History         // the deep copy of history the last BeforeModelCall got
 	ids        map[string]bool // every tool-call id in history
 	assistants int             // assistant messages in history
 	usage      Usage
@@ -453,7 +454,7 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 		return turnResult{}, err
 	}
 	if h := r.hooks; h != nil && h.BeforeModelCall != nil {
-		req.Messages = r.history.Clone() // the hook may edit them for this call only
+		req.Messages = r.hookCopy() // the hook may edit them for this call only
 		if err := h.BeforeModelCall(r.ctx, req); err != nil {
 			return fail(r.hookFailed("BeforeModelCall", err))
 		}
@@ -544,4 +545,23 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 func (r *run) appendAssistant(msg Message) {
 	r.history = append(r.history, msg)
 	r.assistants++
+}
+
+// hookCopy returns a deep copy of the history for BeforeModelCall. It
+// reuses the copy it handed out on the previous turn: a message the hook
+// left as it was is kept, one it changed is copied again, and new messages
+// are copied, so a turn copies what the hook changed, not the whole
+// history (a comparison pass remains).
+func (r *run) hookCopy() History {
+	c := r.handed
+	for i := range c {
+		if !c[i].equal(r.history[i]) {
+			c[i] = r.history[i].Clone()
+		}
+	}
+	for _, m := range r.history[len(c):] {
+		c = append(c, m.Clone())
+	}
+	r.handed = c
+	return c[:len(c):len(c)]
 }
