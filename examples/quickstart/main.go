@@ -4,6 +4,11 @@
 //	go run ./examples/quickstart -prompt "2 + 3?"     # one run, then exit (non-zero if the run fails)
 //	go run ./examples/quickstart -script turns.json   # a scripted model (simtest JSON format)
 //	go run ./examples/quickstart -provider openai -model gpt-4.1-mini
+//	go run ./examples/quickstart -mcp "npx -y @modelcontextprotocol/server-everything"
+//	go run ./examples/quickstart -mcp-url http://127.0.0.1:3001/mcp
+//
+// -mcp "COMMAND ARGS" (repeatable) adds the tools of an MCP server started
+// over stdio, -mcp-url URL those of one reached over streamable HTTP.
 //
 // With no -model, Ollama runs qwen3:4b (ollama pull qwen3:4b) when the server
 // has it, else the first model the server lists, and says so. OpenAI and
@@ -30,6 +35,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/examples/internal/mcpflags"
 )
 
 const demoPrompt = "What is the weather in Paris, and what is 2 + 3?"
@@ -57,6 +63,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.StringVar(&cfg.provider, "provider", "", "ollama, openai or anthropic (default: Ollama when reachable, else the simulator)")
 	fs.StringVar(&cfg.model, "model", "", "model name for -provider")
 	fs.StringVar(&cfg.baseURL, "base-url", "", "server URL for -provider (default: the provider's own, or OLLAMA_HOST / OPENAI_BASE_URL / ANTHROPIC_BASE_URL)")
+	mcpServers := mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -71,6 +78,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fmt.Fprintln(stderr, describe)
 	tools, err := demoTools()
 	if err != nil {
+		return err
+	}
+	defer mcpServers.Close()
+	if tools, err = mcpServers.Tools(ctx, tools, stderr); err != nil {
 		return err
 	}
 	agent := &agentloop.Agent{

@@ -7,6 +7,8 @@
 //	go run ./examples/webchat -model qwen3:4b       # a real model on Ollama (OLLAMA_HOST)
 //	go run ./examples/webchat -store                # the server's history is authoritative
 //	go run ./examples/webchat -data ./states        # where the per-chat tool states are kept
+//	go run ./examples/webchat -mcp "npx -y @modelcontextprotocol/server-everything"  # an MCP server's tools (repeatable)
+//	go run ./examples/webchat -mcp-url http://127.0.0.1:3001/mcp                     # over streamable HTTP (repeatable)
 //
 // It serves POST /api/chat (the useChat route), GET /api/info (which model
 // runs: {"model": "…", "simulator": true|false, "store": true|false}), the
@@ -44,6 +46,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/examples/internal/mcpflags"
 	"github.com/agentloop/agentloop/simtest"
 )
 
@@ -64,6 +67,7 @@ type config struct {
 	model  string
 	store  bool
 	data   string // tool state folder; "" keeps them in memory
+	mcp    *mcpflags.Flags
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -75,6 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.model, "model", "", "use this Ollama model (the server is OLLAMA_HOST, or Ollama's default)")
 	fs.StringVar(&cfg.data, "data", filepath.Join(os.TempDir(), "agentloop-webchat", "tool-states"), "folder for the per-chat tool states (\"\" keeps them in memory)")
 	fs.BoolVar(&cfg.store, "store", false, "keep each chat's history on the server (in memory) and refuse requests that edit it")
+	cfg.mcp = mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -94,6 +99,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	if err != nil {
 		return err
 	}
+	defer cfg.mcp.Close()
 	handler, describe, err := newServer(cfg, stderr)
 	if err != nil {
 		return err
@@ -135,6 +141,9 @@ func newServer(cfg config, logw io.Writer) (http.Handler, string, error) {
 	}
 	tools, err := backendTools()
 	if err != nil {
+		return nil, "", err
+	}
+	if tools, err = cfg.mcp.Tools(context.Background(), tools, logw); err != nil {
 		return nil, "", err
 	}
 	agent := &agentloop.Agent{
