@@ -64,7 +64,6 @@ func ExampleTools() {
 	var model agentloop.Model = simtest.NewModel() // any model: ollama.New(…), openai.New(…), …
 	token := "secret"
 
-	// README begin
 	files, err := mcptools.NewServer(
 		mcptools.Stdio("npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"),
 		&mcptools.ServerOptions{Prefix: "fs_", NeedsApproval: mcptools.UnlessReadOnly})
@@ -93,5 +92,4 @@ func ExampleTools() {
 		// … as with any tools: MCP progress arrives as agentloop.ToolProgress items
 		_, _ = item, err
 	}
-	// README end
 }
