@@ -197,19 +197,20 @@ func TestFormatProgressOptionShapesTheItems(t *testing.T) {
 
 func TestProgressRestartsTheTimeout(t *testing.T) {
 	f := newFake(t, nil)
-	// Five steps of 150ms each: 750ms in all, three times the timeout, but
-	// never more than 150ms without progress.
-	s := newServer(t, f, &mcptools.ServerOptions{Timeout: 400 * time.Millisecond})
+	// Six steps of 250ms each: 1.5s in all, more than the timeout, but
+	// never more than a quarter of it without progress (room for a loaded
+	// machine).
+	s := newServer(t, f, &mcptools.ServerOptions{Timeout: time.Second})
 	tools, err := s.Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := runHeld(t, f, tools, stepArgs{Steps: 5, DelayMS: 150})
+	items := runHeld(t, f, tools, stepArgs{Steps: 6, DelayMS: 250})
 	if res := resultOf(t, items); res.IsError {
 		t.Fatalf("result = %+v; progress should have kept the call alive", res)
 	}
-	if n := len(progressOf(items)); n != 5 {
-		t.Errorf("%d progress items; want 5", n)
+	if n := len(progressOf(items)); n != 6 {
+		t.Errorf("%d progress items; want 6", n)
 	}
 }
 
