@@ -139,7 +139,10 @@ func TestHooks_ComeInPairsHoweverAStepEnds(t *testing.T) {
 			var c counts
 			inc := func(p *int) { mu.Lock(); *p++; mu.Unlock() }
 			hooks := &agentloop.Hooks{
-				OnRunStart:      func(ctx context.Context, _ agentloop.RunStart) (context.Context, error) { inc(&c.runStart); return ctx, nil },
+				OnRunStart: func(ctx context.Context, _ agentloop.RunStart) (context.Context, error) {
+					inc(&c.runStart)
+					return ctx, nil
+				},
 				OnRunEnd:        func(context.Context, agentloop.RunEnd) { inc(&c.runEnd) },
 				BeforeModelCall: func(context.Context, *agentloop.Request) error { inc(&c.before); return nil },
 				OnTurnEnd:       func(context.Context, agentloop.TurnEnd) error { inc(&c.turnEnd); return nil },
