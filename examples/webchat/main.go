@@ -9,6 +9,7 @@
 //	go run ./examples/webchat -data ./states        # where the per-chat tool states are kept
 //	go run ./examples/webchat -mcp "npx -y @modelcontextprotocol/server-everything"  # an MCP server's tools (repeatable)
 //	go run ./examples/webchat -mcp-url http://127.0.0.1:3001/mcp                     # over streamable HTTP (repeatable)
+//	go run ./examples/webchat -pace 0               # the built-in demo streams at once
 //
 // It serves POST /api/chat (the useChat route), GET /api/info (which model
 // runs: {"model": "…", "simulator": true|false, "store": true|false}), the
@@ -25,7 +26,8 @@
 // which needs the user's approval); tools the page sends in the request
 // body run in the browser. Without -script and -model, a built-in demo script goes
 // through a backend tool, the page's create_record form tool, an approval
-// and a final answer.
+// and a final answer; it streams a word at a time and its get_weather takes
+// a few seconds, like a real model and tool (-pace sets the speed).
 package main
 
 import (
@@ -66,7 +68,8 @@ type config struct {
 	script string
 	model  string
 	store  bool
-	data   string // tool state folder; "" keeps them in memory
+	data   string        // tool state folder; "" keeps them in memory
+	pace   time.Duration // the built-in demo's pause after each word; 0 streams at once
 	mcp    *mcpflags.Flags
 }
 
@@ -78,6 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.script, "script", "", "use a scripted model from this simtest JSON file")
 	fs.StringVar(&cfg.model, "model", "", "use this Ollama model (the server is OLLAMA_HOST, or Ollama's default)")
 	fs.StringVar(&cfg.data, "data", filepath.Join(os.TempDir(), "agentloop-webchat", "tool-states"), "folder for the per-chat tool states (\"\" keeps them in memory)")
+	fs.DurationVar(&cfg.pace, "pace", defaultPace, "the built-in demo's pause after each streamed word (its get_weather takes 70 times as long); 0 streams at once")
 	fs.BoolVar(&cfg.store, "store", false, "keep each chat's history on the server (in memory) and refuse requests that edit it")
 	cfg.mcp = mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -85,6 +89,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if cfg.pace < 0 {
+		return cfg, fmt.Errorf("-pace %v: must not be negative", cfg.pace)
 	}
 	if cfg.script != "" && cfg.model != "" {
 		return cfg, errors.New("-script and -model exclude each other")
@@ -143,6 +150,7 @@ func newServer(cfg config, logw io.Writer) (http.Handler, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	demoPacing(cfg).slowTool(tools, "get_weather")
 	if tools, err = cfg.mcp.Tools(context.Background(), tools, logw); err != nil {
 		return nil, "", err
 	}
@@ -194,7 +202,7 @@ func chooseModel(cfg config) (agentloop.Model, string, error) {
 	case cfg.model != "":
 		return realModel(cfg.model)
 	}
-	return demoModel(), "built-in demo script (" + strings.Join([]string{"get_weather", "create_record", "delete_record approval", "answer"}, " → ") + ")", nil
+	return demoModel(demoPacing(cfg)), "built-in demo script (" + strings.Join([]string{"get_weather", "create_record", "delete_record approval", "answer"}, " → ") + ")", nil
 }
 
 // reportCancelled logs each chat request whose client went away before

@@ -160,7 +160,7 @@ func TestDemo_GoesThroughBackendToolFormApprovalAndAnswer(t *testing.T) {
 				t.Fatalf("POST 3: finish %q, chunks %v", finish, types)
 			}
 			answer := b.msgs[1].Parts[len(b.msgs[1].Parts)-1].Text
-			for _, want := range []string{"The weather in Oslo", "The sum: {\"sum\":5}", `"id":7`, map[bool]string{true: "Record 42 is deleted", false: "You denied"}[approve]} {
+			for _, want := range []string{"**Weather in Oslo:**", "**Sum:** `{\"sum\":5}`", `"id":7`, map[bool]string{true: "Record 42 is deleted", false: "You denied"}[approve]} {
 				if !strings.Contains(answer, want) {
 					t.Errorf("answer %q lacks %q", answer, want)
 				}
