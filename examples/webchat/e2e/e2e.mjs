@@ -191,6 +191,17 @@ async function welcomeAndMarkdown(page) {
   await lastUser(page).scrollIntoViewIfNeeded();
   await shot(page, "04-long-word", "a 240-letter word wrapped inside the user's bubble");
 
+  // With an on-screen keyboard the page gets shorter (the meta viewport
+  // asks for that): the composer must stay in view, above it.
+  if (page.size === "phone") {
+    await page.setViewportSize({ width: 390, height: 480 });
+    await composer(page).focus();
+    const c = await composer(page).boundingBox();
+    if (!c || c.y < 0 || c.y + c.height > 480) throw new Error(`with the keyboard open the composer is at ${JSON.stringify(c)}, outside the 480 px left`);
+    await check(page, "phone with the keyboard open");
+    await page.setViewportSize(sizes.phone);
+  }
+
   // Edit the last user message and send it again: a new branch.
   await lastUser(page).hover();
   await lastUser(page).getByRole("button", { name: "Edit message" }).click();
@@ -210,6 +221,7 @@ async function welcomeAndMarkdown(page) {
   }
   if (await page.locator(".msg.user").filter({ hasText: word }).count()) throw new Error("the edited-away message is still shown");
   await expectText(lastUser(page).locator(".branch-count"), "2 / 2", "the user message's branch picker");
+  await lastUser(page).evaluate((el) => el.scrollIntoView({ block: "start" }));
   await shot(page, "06-edited", "the edited message (version 2 / 2) and its new answer");
 
   // Regenerate the last answer.
@@ -302,11 +314,17 @@ async function toolStates(page) {
       const r = document.querySelector('[data-testid="tool-states"]').getBoundingClientRect();
       return r.right <= window.innerWidth + 0.5 && r.left >= 0;
     });
+    const focused = await page.evaluate(() => document.activeElement?.getAttribute("aria-label"));
+    if (focused !== "Close tool states") throw new Error(`the open drawer does not have the focus (it is on ${JSON.stringify(focused)})`);
   };
   const closePanel = async () => {
     if (!phone) return;
-    await panel.getByRole("button", { name: "Close tool states" }).click();
+    // Escape inside the drawer closes it and gives the focus back.
+    await panel.getByRole("button", { name: "Close tool states" }).focus();
+    await page.keyboard.press("Escape");
     await page.waitForFunction(() => getComputedStyle(document.querySelector('[data-testid="tool-states"]')).visibility === "hidden");
+    const focused = await page.evaluate(() => document.activeElement?.textContent);
+    if (!focused?.includes("Tool states")) throw new Error(`after closing the drawer the focus is on ${JSON.stringify(focused)}, not its button`);
   };
   if (phone && (await panel.isVisible())) throw new Error("the tool-state drawer is open before it is asked for");
 

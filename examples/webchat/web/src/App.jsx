@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { AssistantRuntimeProvider } from "@assistant-ui/react";
 import { useWebchatRuntime } from "./runtime.js";
 import { Thread } from "./Thread.jsx";
@@ -30,6 +30,12 @@ export function App() {
   const [runs, setRuns] = useState(0);
   const [panelOpen, setPanelOpen] = useState(false);
   const refresh = useCallback(() => setRuns((n) => n + 1), []);
+  const toggleRef = useRef(null);
+  // Closing the drawer gives the focus back to the button that opened it.
+  const closePanel = useCallback(() => {
+    setPanelOpen(false);
+    toggleRef.current?.focus();
+  }, []);
   const runtime = useWebchatRuntime({ onChatId: setChatId, onResponseEnd: refresh });
 
   return (
@@ -41,7 +47,7 @@ export function App() {
         <header className="topbar">
           <h1>agentloop webchat</h1>
           <Banner />
-          <button type="button" className="btn panel-toggle" aria-expanded={panelOpen} aria-controls="tool-states"
+          <button type="button" ref={toggleRef} className="btn panel-toggle" aria-expanded={panelOpen} aria-controls="tool-states"
             onClick={() => setPanelOpen((o) => !o)}>
             <PanelIcon /> Tool states
           </button>
@@ -50,8 +56,8 @@ export function App() {
           <main className="chat" aria-label="Chat">
             <Thread />
           </main>
-          {panelOpen && <div className="backdrop" aria-hidden="true" onClick={() => setPanelOpen(false)} />}
-          <ToolStatesPanel id="tool-states" chatId={chatId} version={runs} open={panelOpen} onClose={() => setPanelOpen(false)} />
+          {panelOpen && <div className="backdrop" aria-hidden="true" onClick={closePanel} />}
+          <ToolStatesPanel id="tool-states" chatId={chatId} version={runs} open={panelOpen} onClose={closePanel} />
         </div>
       </div>
     </AssistantRuntimeProvider>

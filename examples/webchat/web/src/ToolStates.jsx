@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { CloseIcon } from "./icons.jsx";
 
 // ToolStatesPanel shows GET /agents/{chatId}/tool-states and resets them.
@@ -9,6 +9,11 @@ import { CloseIcon } from "./icons.jsx";
 export function ToolStatesPanel({ id, chatId, version, open, onClose }) {
   const [states, setStates] = useState(null);
   const [error, setError] = useState("");
+  const closeRef = useRef(null);
+  // Opening the drawer moves the focus into it, so a keyboard can use it.
+  useEffect(() => {
+    if (open) closeRef.current?.focus();
+  }, [open]);
 
   const load = useCallback(async () => {
     if (!chatId) return;
@@ -52,7 +57,7 @@ export function ToolStatesPanel({ id, chatId, version, open, onClose }) {
       }}>
       <div className="panel-head">
         <h2 id={id + "-title"}>Tool states</h2>
-        <button type="button" className="icon-btn panel-close" onClick={onClose} aria-label="Close tool states">
+        <button type="button" ref={closeRef} className="icon-btn panel-close" onClick={onClose} aria-label="Close tool states">
           <CloseIcon />
         </button>
       </div>

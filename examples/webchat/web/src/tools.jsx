@@ -21,9 +21,12 @@ function CreateRecordForm({ args, result, addResult, status }) {
 
   if (result !== undefined) {
     return (
-      <div className="tool tool-form done" data-testid="create-record-result">
-        <b>create_record</b> → <code>{pretty(result)}</code>
-      </div>
+      <ToolCard state={result?.cancelled ? "denied" : "done"} testid="create-record-result" title={<b>create_record</b>}>
+        <div className="tool-status">
+          {result?.cancelled ? "Cancelled: you closed the form. " : "Submitted → "}
+          <code>{pretty(result)}</code>
+        </div>
+      </ToolCard>
     );
   }
   const streaming = status?.type === "running";
