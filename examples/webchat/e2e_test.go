@@ -144,7 +144,7 @@ func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 	} else if abs, err := filepath.Abs(shots); err == nil {
 		shots = abs
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "e2e.mjs")
 	cmd.Dir = "e2e"

@@ -56,6 +56,8 @@ const browser = await chromium.launchPersistentContext(userDataDir, {
   colorScheme: "light",
 });
 
+await browser.grantPermissions(["clipboard-read", "clipboard-write"]);
+
 const log = (...a) => console.log("e2e:", ...a);
 let failed = false;
 const axeTotals = { scans: 0, serious: 0, critical: 0, moderate: 0, minor: 0 };
@@ -234,6 +236,14 @@ async function welcomeAndMarkdown(page) {
     throw new Error(`regenerate sent trigger ${JSON.stringify(page.chatBodies[beforeRegen]?.trigger)}`);
   }
   await shot(page, "07-regenerated", "a regenerated answer (version 2 / 2) with copy and regenerate actions");
+
+  // Copy puts the answer's Markdown, or a code block's code, on the clipboard.
+  const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
+  await lastAssistant(page).getByRole("button", { name: "Copy answer" }).click();
+  await page.waitForFunction(() => navigator.clipboard.readText().then((t) => t.includes("## What answers can look like")));
+  await lastAssistant(page).getByRole("button", { name: "Copy code" }).click();
+  await page.waitForFunction(() => navigator.clipboard.readText().then((t) => t.startsWith("agent := &agentloop.Agent")))
+    .catch(async () => { throw new Error(`Copy code put ${JSON.stringify(await clipboard())} on the clipboard`); });
 }
 
 async function formAndApproval(page, { approve, newName, tag, shots: take }) {
