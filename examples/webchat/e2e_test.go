@@ -105,7 +105,7 @@ var (
 		"05-editing", "06-edited", "07-regenerated", "08-form", "09-approval", "10-final-approve",
 		"11-tool-failed", "13-running", "14-stopped", "15-error",
 	}
-	desktopOnlyShots = []string{"10-final-deny", "10-final-cancel", "12-tool-reset", "16-preliminary"}
+	desktopOnlyShots = []string{"10-final-deny", "10-final-cancel", "12-tool-reset", "16-preliminary", "17-unreachable"}
 )
 
 // TestBrowser_PageAtDesktopAndPhoneSizes drives the embedded page in
@@ -117,7 +117,8 @@ var (
 // safe links) in light and dark mode, scroll-to-bottom, Shift+Enter and a
 // long word that wraps, edit and resend, regenerate, the create_record
 // form edited and submitted, approve, deny and cancel; and, with a canned
-// response, a tool's preliminary output and a javascript: link dropped.
+// response, a tool's preliminary output and a javascript: link dropped;
+// a server that cannot be reached gets its own short sentence.
 // Against e2e/toolstates.json (one server per size): three failures mark
 // get_weather failed in the tool-state panel (a drawer on the phone),
 // Reset clears it, a tool call shows its running state until Stop (the

@@ -421,6 +421,13 @@ async function cannedStream(page) {
   if (await lastAssistant(page).locator('a[href^="javascript:"]').count()) throw new Error("a javascript: link was rendered");
   if (!(await lastAssistant(page).locator(".link-dropped").filter({ hasText: "bad link" }).count())) throw new Error("the unsafe link's text is not shown as plain text");
   await shot(page, "16-preliminary", "a tool with preliminary output shown as partial output; a javascript: link shown as plain text");
+
+  // A server that cannot be reached gets its own short sentence.
+  await page.unroute("**/api/chat");
+  await page.route("**/api/chat", (route) => route.abort("connectionrefused"));
+  await send(page, "anyone there?");
+  await expectText(lastAssistant(page).getByTestId("error"), "The server could not be reached", "the unreachable server's message");
+  await shot(page, "17-unreachable", "a request that could not reach the server: its own short sentence");
 }
 
 async function step(name, size, fn, url = base) {
