@@ -45,6 +45,7 @@ type Tool struct {
 	Timeout time.Duration
 
 	validator *jsonschema.Schema
+	fast      *shape // nil when the schema is beyond the plain subset
 }
 
 // Def returns what the model is told about the tool.
@@ -131,6 +132,7 @@ func (t *Tool) prepare() error {
 		return fmt.Errorf("agentloop: tool %q: %w", t.Name, err)
 	}
 	t.validator = v
+	t.fast, _ = compileShape(t.Schema)
 	return nil
 }
 
@@ -207,6 +209,9 @@ func recursive(typ reflect.Type, seen []reflect.Type) bool {
 func (t *Tool) checkArgs(args json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage(`{}`)
+	}
+	if t.fast != nil && t.fast.accepts(args) {
+		return args, nil // the common case: one pass, no decoding
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
