@@ -162,7 +162,9 @@ func BenchmarkStream_ConcurrentRuns(b *testing.B) {
 }
 
 // BenchmarkStream_ToolCalls measures the loop's cost per tool call of a
-// trivial typed tool: 100 calls in one turn, then the answer.
+// trivial typed tool: 100 calls in one turn, then the answer, from a model
+// that yields pre-built chunks (so the figure is the loop's, not the
+// scripted model's).
 func BenchmarkStream_ToolCalls(b *testing.B) {
 	const calls = 100
 	type addArgs struct {
@@ -173,20 +175,35 @@ func BenchmarkStream_ToolCalls(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var steps []simtest.Step
-	for i := range calls {
-		steps = append(steps, simtest.Call(fmt.Sprintf("c%d", i), "add", map[string]int{"a": i, "b": 1}))
+	chunks := make([]agentloop.Chunk, calls)
+	for i := range chunks {
+		chunks[i] = agentloop.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "add", Args: json.RawMessage(fmt.Sprintf(`{"a":%d,"b":1}`, i))}
 	}
-	turns := []simtest.Turn{{Reply: steps}, {Reply: []simtest.Step{simtest.Text("ok")}}}
+	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			if req.Turn > 1 {
+				yield(agentloop.TextDelta{Text: "ok"}, nil)
+				return
+			}
+			for _, c := range chunks {
+				if !yield(c, nil) {
+					return
+				}
+			}
+		}
+	})
 	history := agentloop.History{agentloop.UserMessage("add")}
+	a := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{add}}
 	b.ReportAllocs()
 	for b.Loop() {
-		a := &agentloop.Agent{Model: simtest.NewModel(turns...), Tools: []*agentloop.Tool{add}}
 		if _, err := agentloop.Drain(a.Stream(context.Background(), history)); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/calls, "ns/call")
+	b.ReportMetric(float64(testing.AllocsPerRun(1, func() {
+		_, _ = agentloop.Drain(a.Stream(context.Background(), history))
+	}))/calls, "allocs/call")
 }
 
 // BenchmarkStream_BeforeModelCallLongHistory runs 10 turns on a history of

@@ -75,8 +75,7 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 	for i := range done {
 		done[i] = make(chan struct{})
 	}
-	r.wg.Add(1)
-	go r.dispatch(jobs, results, done)
+	r.dispatch(jobs, results, done)
 
 	var parts []Part
 	for i := range jobs {
@@ -127,36 +126,88 @@ func (r *run) await(i int, done <-chan struct{}) error {
 	}
 }
 
-// dispatch starts the jobs in call order, each once it holds one of the
-// run's ToolConcurrency slots, and closes done[i] once results[i] is set.
+// dispatch settles the jobs that run nothing (left for the caller, or
+// answered already) and starts workers for the others. Workers take one of
+// the run's ToolConcurrency slots, then the next job in call order, so jobs
+// start in call order and a freed slot goes to the earliest waiting one;
+// done[i] is closed once results[i] is set. A worker runs many jobs, so a
+// turn of many calls starts a few goroutines, not one per call.
 func (r *run) dispatch(jobs []job, results []ToolResult, done []chan struct{}) {
-	defer r.wg.Done()
+	var runnable []int
 	for i := range jobs {
-		j := &jobs[i]
-		switch {
+		switch j := &jobs[i]; {
 		case j.pending:
 			close(done[i])
-			continue
 		case j.preset != nil:
 			results[i] = *j.preset
 			close(done[i])
-			continue
+		default:
+			runnable = append(runnable, i)
 		}
+	}
+	if len(runnable) == 0 {
+		return
+	}
+	q := &jobQueue{jobs: jobs, results: results, done: done, order: runnable}
+	for range min(cap(r.slots), len(runnable)) {
+		r.wg.Add(1)
+		go r.work(q)
+	}
+}
+
+// jobQueue hands out a turn's runnable jobs in call order.
+type jobQueue struct {
+	jobs    []job
+	results []ToolResult
+	done    []chan struct{}
+	order   []int // indices of the jobs to run
+	next    atomic.Int64
+}
+
+// take returns the index of the next job, or false when none is left.
+func (q *jobQueue) take() (int, bool) {
+	k := q.next.Add(1) - 1
+	if k >= int64(len(q.order)) {
+		return 0, false
+	}
+	return q.order[k], true
+}
+
+// work runs jobs from q until none is left. A job whose tool or hook calls
+// runtime.Goexit ends the worker's goroutine; a new worker takes over.
+func (r *run) work(q *jobQueue) {
+	defer r.wg.Done()
+	exited := true
+	defer func() {
+		if exited { // runtime.Goexit in a job: keep the queue moving
+			r.wg.Add(1)
+			go r.work(q)
+		}
+	}()
+	for {
 		select {
 		case r.slots <- struct{}{}:
 		case <-r.done:
-			results[i] = r.cancelledResult(j.call)
-			close(done[i])
-			continue
+			// Cancelled: no job starts; the rest get cancelled results.
+			for i, ok := q.take(); ok; i, ok = q.take() {
+				q.results[i] = r.cancelledResult(q.jobs[i].call)
+				close(q.done[i])
+			}
+			exited = false
+			return
 		}
-		r.wg.Add(1)
-		go r.runJob(j, &results[i], done[i])
+		i, ok := q.take()
+		if !ok {
+			<-r.slots
+			exited = false
+			return
+		}
+		r.runJob(&q.jobs[i], &q.results[i], q.done[i])
 	}
 }
 
 // runJob produces the result of a job that holds a slot, and closes done.
 func (r *run) runJob(j *job, res *ToolResult, done chan<- struct{}) {
-	defer r.wg.Done()
 	defer close(done)
 	completed := false
 	defer func() {
