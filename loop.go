@@ -294,7 +294,7 @@ func (r *run) start() (Item, error) {
 		Agent:          r.agent,
 		ConversationID: r.conversationID,
 		History:        r.snapshot(),
-		Resumed:        len(r.history.Unanswered()) > 0,
+		Resumed:        endsWithToolCalls(r.history),
 	})
 	if ctx != nil && ctx != r.ctx {
 		// The hook's context derives from the run's; the run keeps a
@@ -307,6 +307,18 @@ func (r *run) start() (Item, error) {
 		return nil, r.hookFailed("OnRunStart", err)
 	}
 	return nil, nil
+}
+
+// endsWithToolCalls reports whether h ends with an assistant message that
+// made tool calls, followed only by tool messages: the history of a paused
+// run, whether or not the caller has answered its calls since.
+func endsWithToolCalls(h History) bool {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Role != RoleTool {
+			return h[i].Role == RoleAssistant && len(h[i].ToolCalls()) > 0
+		}
+	}
+	return false
 }
 
 // end calls OnRunEnd once, if OnRunStart was called.
