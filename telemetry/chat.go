@@ -18,14 +18,14 @@ func (r *recorder) beforeModelCall(ctx context.Context, req *agentloop.Request) 
 	if st == nil {
 		return nil
 	}
-	st.endLeftovers(time.Now()) // none, unless a hook broke the pairing
+	st.endLeftovers() // none, unless a hook broke the pairing
 	attrs := st.genAIAttrs(opChat, keyRequestStream.Bool(true))
 	if st.conversationID != "" {
 		attrs = append(attrs, keyConversationID.String(st.conversationID))
 	}
 	st.chatStart = time.Now()
 	_, st.chat = r.tracer.Start(ctx, spanName(opChat, st.info.Model),
-		trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(st.chatStart), trace.WithAttributes(attrs...))
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	st.chatReq, st.seenChunk, st.hasTTFC = req, false, false
 	return nil
 }
@@ -92,21 +92,15 @@ func (r *recorder) turnEnd(ctx context.Context, end agentloop.TurnEnd) error {
 		errType = errorType(end.Err)
 		setError(span, errType, end.Err)
 	}
-	span.End(trace.WithTimestamp(now))
+	span.End()
 
-	mctx := context.WithoutCancel(ctx)
-	base := st.genAIAttrs(opChat)
-	dur := base
-	if errType != "" {
-		dur = append(dur[:len(dur):len(dur)], keyErrorType.String(errType))
-	}
-	r.duration.Record(mctx, now.Sub(st.chatStart).Seconds(), metric.WithAttributes(dur...))
+	r.duration.Record(ctx, now.Sub(st.chatStart).Seconds(), measured(st.chatSet, errType))
 	if st.hasTTFC {
-		r.ttfc.Record(mctx, st.ttfc.Seconds(), metric.WithAttributes(base...))
+		r.ttfc.Record(ctx, st.ttfc.Seconds(), metric.WithAttributeSet(st.chatSet))
 	}
 	if end.Usage != (agentloop.Usage{}) {
-		r.tokens.Record(mctx, int64(end.Usage.Input), metric.WithAttributes(append(base[:len(base):len(base)], keyTokenType.String(tokenInput))...))
-		r.tokens.Record(mctx, int64(end.Usage.Output), metric.WithAttributes(append(base[:len(base):len(base)], keyTokenType.String(tokenOutput))...))
+		r.tokens.Record(ctx, int64(end.Usage.Input), metric.WithAttributeSet(st.inputSet))
+		r.tokens.Record(ctx, int64(end.Usage.Output), metric.WithAttributeSet(st.outputSet))
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentloop/agentloop"
@@ -28,6 +27,7 @@ func (r *recorder) runStart(ctx context.Context, start agentloop.RunStart) (cont
 	if st.log == nil {
 		st.log = a.Logger
 	}
+	st.initSets()
 	attrs := st.genAIAttrs(opInvokeAgent)
 	if a.Name != "" {
 		attrs = append(attrs, keyAgentName.String(a.Name))
@@ -35,7 +35,7 @@ func (r *recorder) runStart(ctx context.Context, start agentloop.RunStart) (cont
 	if st.conversationID != "" {
 		attrs = append(attrs, keyConversationID.String(st.conversationID))
 	}
-	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(st.start)}
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 	if start.Resumed {
 		attrs = append(attrs, keyRunResumed.Bool(true))
 		opts = append(opts, trace.WithLinks(r.pausedRuns(ctx, st, start.History)...))
@@ -84,7 +84,7 @@ func (r *recorder) runEnd(ctx context.Context, end agentloop.RunEnd) {
 		return
 	}
 	now := time.Now()
-	st.endLeftovers(now)
+	st.endLeftovers()
 	span := st.span
 	span.SetAttributes(
 		keyUsageInputTokens.Int(end.Usage.Input),
@@ -108,13 +108,8 @@ func (r *recorder) runEnd(ctx context.Context, end agentloop.RunEnd) {
 			span.SetAttributes(keyOutputMessages.String(r.content.output(ctx, m, st.lastFinish)))
 		}
 	}
-	span.End(trace.WithTimestamp(now))
-
-	attrs := st.genAIAttrs(opInvokeAgent)
-	if errType != "" {
-		attrs = append(attrs, keyErrorType.String(errType))
-	}
-	r.duration.Record(context.WithoutCancel(ctx), now.Sub(st.start).Seconds(), metric.WithAttributes(attrs...))
+	span.End()
+	r.duration.Record(ctx, now.Sub(st.start).Seconds(), measured(st.runSet, errType))
 }
 
 // paused marks the span of a run that ended with p and saves it under the
@@ -151,15 +146,15 @@ func (r *recorder) paused(ctx context.Context, st *run, p agentloop.Pending) {
 // endLeftovers ends spans whose closing hook did not come, which the
 // loop's pairing guarantees rule out; it keeps a broken promise from
 // leaking spans.
-func (st *run) endLeftovers(now time.Time) {
+func (st *run) endLeftovers() {
 	if st.chat != nil {
-		st.chat.End(trace.WithTimestamp(now))
+		st.chat.End()
 		st.chat = nil
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for id, t := range st.tools {
-		t.span.End(trace.WithTimestamp(now))
+		t.span.End()
 		delete(st.tools, id)
 	}
 }

@@ -142,6 +142,9 @@ type run struct {
 	info           agentloop.ModelInfo
 	conversationID string
 
+	// Metric attributes, made once per run.
+	runSet, chatSet, inputSet, outputSet attribute.Set
+
 	// The model call in flight. Only the goroutine that ranges over the
 	// run touches these.
 	chat      trace.Span
@@ -153,9 +156,10 @@ type run struct {
 	// lastFinish is the finish reason of the last model call.
 	lastFinish agentloop.FinishReason
 
-	mu    sync.Mutex
-	tools map[string]toolSpan // by call id: BeforeToolCall to AfterToolCall
-	defs  []agentloop.ToolDef // offered on the last model call
+	mu       sync.Mutex
+	tools    map[string]toolSpan      // by call id: BeforeToolCall to AfterToolCall
+	defs     []agentloop.ToolDef      // offered on the last model call
+	toolSets map[string]attribute.Set // metric attributes, by tool name
 }
 
 type toolSpan struct {
@@ -206,6 +210,36 @@ func (st *run) genAIAttrs(op string, extra ...attribute.KeyValue) []attribute.Ke
 		attrs = append(attrs, keyRequestModel.String(st.info.Model))
 	}
 	return append(attrs, extra...)
+}
+
+// initSets makes the run's metric attributes.
+func (st *run) initSets() {
+	st.runSet = attribute.NewSet(st.genAIAttrs(opInvokeAgent)...)
+	st.chatSet = attribute.NewSet(st.genAIAttrs(opChat)...)
+	st.inputSet = attribute.NewSet(st.genAIAttrs(opChat, keyTokenType.String(tokenInput))...)
+	st.outputSet = attribute.NewSet(st.genAIAttrs(opChat, keyTokenType.String(tokenOutput))...)
+	st.toolSets = make(map[string]attribute.Set)
+}
+
+// toolSet returns the metric attributes of calls to the named tool.
+func (st *run) toolSet(name string) attribute.Set {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	set, ok := st.toolSets[name]
+	if !ok {
+		set = attribute.NewSet(st.genAIAttrs(opExecuteTool, keyToolName.String(name))...)
+		st.toolSets[name] = set
+	}
+	return set
+}
+
+// measured returns set as a measurement option, with error.type added
+// when errType is not "".
+func measured(set attribute.Set, errType string) metric.MeasurementOption {
+	if errType == "" {
+		return metric.WithAttributeSet(set)
+	}
+	return metric.WithAttributes(append(set.ToSlice(), keyErrorType.String(errType))...)
 }
 
 // spanName returns "op name", or op when name is empty.

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentloop/agentloop"
@@ -42,7 +41,7 @@ func (r *recorder) startTool(ctx context.Context, st *run, call agentloop.ToolCa
 	}
 	st.mu.Unlock()
 	_, span := r.tracer.Start(ctx, spanName(opExecuteTool, call.Name),
-		trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	return toolSpan{span: span, start: start}
 }
 
@@ -82,12 +81,7 @@ func (r *recorder) afterToolCall(ctx context.Context, call agentloop.ToolCall, r
 		errType = errorType(res.Err)
 		setError(span, errType, err)
 	}
-	span.End(trace.WithTimestamp(now))
-
-	attrs := st.genAIAttrs(opExecuteTool, keyToolName.String(call.Name))
-	if errType != "" {
-		attrs = append(attrs, keyErrorType.String(errType))
-	}
-	r.duration.Record(context.WithoutCancel(ctx), now.Sub(t.start).Seconds(), metric.WithAttributes(attrs...))
+	span.End()
+	r.duration.Record(ctx, now.Sub(t.start).Seconds(), measured(st.toolSet(call.Name), errType))
 	return nil
 }
