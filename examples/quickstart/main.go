@@ -14,6 +14,10 @@
 // has it, else the first model the server lists, and says so. OpenAI and
 // Anthropic read their keys from OPENAI_API_KEY and ANTHROPIC_API_KEY.
 //
+// Traces: OTEL_TRACES_EXPORTER=console prints each run's OpenTelemetry spans
+// to stderr, and OTEL_EXPORTER_OTLP_ENDPOINT sends them to a collector
+// (telemetry.go).
+//
 // With no LLM configured and no Ollama server reachable it runs a built-in
 // simulator (the simtest scripted model) that calls a tool and answers, and
 // says so. With no -prompt and no terminal on stdin it reads the prompts from
@@ -89,6 +93,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		System: "You are a helpful assistant. Use the tools when they help, then answer briefly.",
 		Tools:  tools,
 	}
+	flush, err := traceAgent(ctx, agent, stderr)
+	if err != nil {
+		return err
+	}
+	defer flush()
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
