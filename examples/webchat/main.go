@@ -28,6 +28,11 @@
 // through a backend tool, the page's create_record form tool, an approval
 // and a final answer; it streams a word at a time and its get_weather takes
 // a few seconds, like a real model and tool (-pace sets the speed).
+//
+// Traces: OTEL_TRACES_EXPORTER=console prints each request's OpenTelemetry
+// spans (the request, the run under it, its model and tool calls) to
+// stderr, and OTEL_EXPORTER_OTLP_ENDPOINT sends them to a collector
+// (telemetry.go).
 package main
 
 import (
@@ -71,6 +76,7 @@ type config struct {
 	data   string        // tool state folder; "" keeps them in memory
 	pace   time.Duration // the built-in demo's pause after each word; 0 streams at once
 	mcp    *mcpflags.Flags
+	hooks  *agentloop.Hooks // the agent's hooks (tracing); nil for none
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -107,6 +113,12 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		return err
 	}
 	defer cfg.mcp.Close()
+	tracing, err := startTracing(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer tracing.stop(ctx, stderr)
+	cfg.hooks = tracing.agentHooks()
 	handler, describe, err := newServer(cfg, stderr)
 	if err != nil {
 		return err
@@ -115,7 +127,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: tracing.handler(handler), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stderr, "webchat: %s\nwebchat: serving http://%s (POST /api/chat)\n", describe, ln.Addr())
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -160,12 +172,13 @@ func newServer(cfg config, logw io.Writer) (http.Handler, string, error) {
 			"create_record shows the user a form in the browser; delete_record needs the user's approval.",
 		Tools:    tools,
 		MaxTurns: 8,
+		Hooks:    cfg.hooks,
 	}
 	states, err := newToolStates(cfg.data, tools, logw)
 	if err != nil {
 		return nil, "", err
 	}
-	chat := &aisdk.Handler{Agent: agent, Prepare: states.prepare}
+	chat := &aisdk.Handler{Agent: agent, Prepare: withConversationID(states.prepare)}
 	if cfg.store {
 		chat.Store = aisdk.NewMemoryStore()
 	}
