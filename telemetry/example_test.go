@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"log/slog"
+	"os"
 	"slices"
 	"strings"
 
@@ -52,6 +54,34 @@ func Example() {
 	//   chat [gen_ai.usage.input_tokens=12 gen_ai.usage.output_tokens=7]
 	//   execute_tool add [gen_ai.tool.call.id=call_1]
 	//   chat [gen_ai.usage.input_tokens=25 gen_ai.usage.output_tokens=6]
+}
+
+// Tracing an agent with the application's OpenTelemetry setup: the hooks
+// use the global providers, and the agent's logs carry the run's trace id.
+func ExampleNewHooks() {
+	ctx := context.Background()
+	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hello!")}})
+	history := agentloop.History{agentloop.UserMessage("Hi")}
+
+	// Spans and metrics go to the providers the app installed with
+	// otel.SetTracerProvider and otel.SetMeterProvider.
+	hooks, err := telemetry.NewHooks(telemetry.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	agent := &agentloop.Agent{
+		Model: model,
+		Hooks: hooks,
+		// Tool panics and hook errors are logged with the run's trace and span ids.
+		Logger: slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, nil))),
+	}
+	answer, err := agentloop.Text(agent.Stream(ctx, history, agentloop.WithConversationID("chat-42")))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(answer)
+	// Output:
+	// Hello!
 }
 
 // printTree prints spans as a tree, children in the order they started,
