@@ -23,6 +23,7 @@ func (r *recorder) runStart(ctx context.Context, start agentloop.RunStart) (cont
 		info:           modelInfo(a.Model),
 		conversationID: start.ConversationID,
 		tools:          make(map[string]toolSpan),
+		agentTools:     a.Tools,
 	}
 	if st.log == nil {
 		st.log = a.Logger

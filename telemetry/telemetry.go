@@ -156,10 +156,11 @@ type run struct {
 	// lastFinish is the finish reason of the last model call.
 	lastFinish agentloop.FinishReason
 
-	mu       sync.Mutex
-	tools    map[string]toolSpan      // by call id: BeforeToolCall to AfterToolCall
-	defs     []agentloop.ToolDef      // offered on the last model call
-	toolSets map[string]attribute.Set // metric attributes, by tool name
+	mu         sync.Mutex
+	tools      map[string]toolSpan      // by call id: BeforeToolCall to AfterToolCall
+	defs       []agentloop.ToolDef      // offered on the last model call
+	agentTools []*agentloop.Tool        // the agent's, for calls before any model call
+	toolSets   map[string]attribute.Set // metric attributes, by tool name
 }
 
 type toolSpan struct {

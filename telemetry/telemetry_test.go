@@ -303,7 +303,7 @@ func TestPauseStoreSharedByTwoHooksLinksAcrossThem(t *testing.T) {
 		},
 	}
 	first, second := newHarness(t, telemetry.Options{PauseStore: store}), newHarness(t, telemetry.Options{PauseStore: store})
-	approve, err := agentloop.NewRawTool("delete", "", nil, func(context.Context, json.RawMessage) (string, error) { return "deleted", nil })
+	approve, err := agentloop.NewRawTool("delete", "Deletes a record.", nil, func(context.Context, json.RawMessage) (string, error) { return "deleted", nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,10 @@ func TestPauseStoreSharedByTwoHooksLinksAcrossThem(t *testing.T) {
 	if links := run.Links(); len(links) != 1 || links[0].SpanContext.SpanID() != paused.SpanContext().SpanID() {
 		t.Errorf("resumed run links %v, want the paused run %s", links, paused.SpanContext().SpanID())
 	}
-	wantChild(t, run, second.one("execute_tool delete"))
+	// The approved call runs before the resumed run's first model call.
+	tool := second.one("execute_tool delete")
+	wantChild(t, run, tool)
+	wantAttrs(t, tool, map[string]any{"gen_ai.tool.call.id": "call_del", "gen_ai.tool.description": "Deletes a record."})
 }
 
 func TestPauseStoreErrorsAreLoggedAndCostOnlyTheLink(t *testing.T) {

@@ -32,14 +32,9 @@ func (r *recorder) startTool(ctx context.Context, st *run, call agentloop.ToolCa
 		keyToolName.String(call.Name),
 		keyToolCallID.String(call.ID),
 	}
-	st.mu.Lock()
-	for _, d := range st.defs {
-		if d.Name == call.Name && d.Description != "" {
-			attrs = append(attrs, keyToolDescription.String(d.Description))
-			break
-		}
+	if d := st.description(call.Name); d != "" {
+		attrs = append(attrs, keyToolDescription.String(d))
 	}
-	st.mu.Unlock()
 	_, span := r.tracer.Start(ctx, spanName(opExecuteTool, call.Name),
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	return toolSpan{span: span, start: start}
@@ -84,4 +79,25 @@ func (r *recorder) afterToolCall(ctx context.Context, call agentloop.ToolCall, r
 	span.End()
 	r.duration.Record(ctx, now.Sub(t.start).Seconds(), measured(st.toolSet(call.Name), errType))
 	return nil
+}
+
+// description returns the description of the named tool: as offered on the
+// last model call, or, before any (an approved call that a resumed run
+// runs first), as the agent has it.
+func (st *run) description(name string) string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, d := range st.defs {
+		if d.Name == name {
+			return d.Description
+		}
+	}
+	if st.defs == nil {
+		for _, t := range st.agentTools {
+			if t != nil && t.Name == name {
+				return t.Description
+			}
+		}
+	}
+	return ""
 }
