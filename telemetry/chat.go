@@ -25,7 +25,7 @@ func (r *recorder) beforeModelCall(ctx context.Context, req *agentloop.Request) 
 	}
 	st.chatStart = time.Now()
 	_, st.chat = r.tracer.Start(ctx, spanName(opChat, st.info.Model),
-		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(st.chatStart), trace.WithAttributes(attrs...))
 	st.chatReq, st.seenChunk, st.hasTTFC = req, false, false
 	return nil
 }
@@ -92,7 +92,7 @@ func (r *recorder) turnEnd(ctx context.Context, end agentloop.TurnEnd) error {
 		errType = errorType(end.Err)
 		setError(span, errType, end.Err)
 	}
-	span.End()
+	span.End(trace.WithTimestamp(now)) // the span's times are those of its duration and time to first chunk
 
 	r.duration.Record(ctx, now.Sub(st.chatStart).Seconds(), measured(st.chatSet, errType))
 	if st.hasTTFC {

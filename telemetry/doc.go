@@ -5,7 +5,7 @@
 // OpenTelemetry.
 //
 //	hooks, err := telemetry.NewHooks(telemetry.Options{}) // the global providers
-//	agent := &agentloop.Agent{Model: model, Tools: tools, Hooks: hooks}
+//	agent := &agentloop.Agent{Model: telemetry.WrapModel(model), Tools: tools, Hooks: hooks}
 //
 // # Spans
 //
@@ -36,11 +36,13 @@
 // a context lookup and a comparison, with no allocation, whether or not the
 // span is sampled.
 //
-// The context a model or a tool func gets is the run's, so spans they make
-// themselves (an otelhttp transport in the provider's HTTP client, a
-// database call in a tool) are children of the invoke_agent span, beside
-// the chat and execute_tool spans, not under them: the hooks cannot hand a
-// context to the model call or the tool func.
+// Spans that a model makes itself (an otelhttp transport on a provider's
+// HTTP client) are children of the chat span when the agent's model is
+// wrapped with [WrapModel]; otherwise they are children of the run's span,
+// beside the chat span. A tool func gets the run's context, so spans a
+// tool makes (a database call) are children of the run's span, beside its
+// execute_tool span, not under it: hooks cannot hand a context to a tool
+// func.
 //
 // # Errors
 //

@@ -45,7 +45,7 @@ func (r *recorder) runStart(ctx context.Context, start agentloop.RunStart) (cont
 	if r.content != nil && st.span.IsRecording() {
 		st.span.SetAttributes(keyInputMessages.String(r.content.input(ctx, start.History)))
 	}
-	return context.WithValue(ctx, runKey{r}, st), nil
+	return context.WithValue(context.WithValue(ctx, anyRunKey{}, st), runKey{r}, st), nil
 }
 
 // pausedRuns returns links to the spans of the runs that paused for the

@@ -134,6 +134,9 @@ type recorder struct {
 // that two sets of hooks on one run keep apart.
 type runKey struct{ r *recorder }
 
+// anyRunKey finds the state of the innermost traced run, for WrapModel.
+type anyRunKey struct{}
+
 // run is the state of one traced run.
 type run struct {
 	span           trace.Span

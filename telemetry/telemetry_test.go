@@ -590,3 +590,38 @@ func TestConsumerThatStopsRangingEndsEverySpan(t *testing.T) {
 	wantAttrs(t, root, map[string]any{"error.type": "stopped"})
 	wantChild(t, root, h.one("chat"))
 }
+
+func TestWrapModelGivesTheModelTheChatSpan(t *testing.T) {
+	h := newHarness(t, telemetry.Options{})
+	var seen []trace.SpanContext
+	inner := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("hi")}})
+	spy := describedModel{agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		seen = append(seen, trace.SpanContextFromContext(ctx))
+		return inner.Stream(ctx, req)
+	}), gpt}
+	wrapped := telemetry.WrapModel(spy)
+	if info := wrapped.(agentloop.ModelDescriber).ModelInfo(); info != gpt {
+		t.Errorf("wrapped ModelInfo %+v, want the model's %+v", info, gpt)
+	}
+	agent := &agentloop.Agent{Model: wrapped, Hooks: h.hooks}
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
+		t.Fatal(err)
+	}
+	chat := h.one("chat gpt-test")
+	if len(seen) != 1 || seen[0].SpanID() != chat.SpanContext().SpanID() {
+		t.Errorf("the model saw span %v, want the chat span %s", seen, chat.SpanContext().SpanID())
+	}
+
+	// Without the hooks, the model gets the caller's context as it is.
+	seen = nil
+	inner = simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("hi")}})
+	ctx, span := h.tracerProvider().Tracer("app").Start(context.Background(), "app")
+	defer span.End()
+	bare := &agentloop.Agent{Model: wrapped}
+	if _, err := drain(t, bare.Stream(ctx, agentloop.History{agentloop.UserMessage("x")})); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || seen[0].SpanID() != span.SpanContext().SpanID() {
+		t.Errorf("without hooks the model saw %v, want the caller's span", seen)
+	}
+}
