@@ -55,6 +55,7 @@
 //	panic              the tool panicked; the span also has an "exception"
 //	                   event with the panic's stack in exception.stacktrace
 //	unknown_tool       the model called a tool that is not offered
+//	denied             the call was denied approval
 //	invalid_arguments  the arguments did not fit the tool's schema
 //	not_run            the call was not run because the run could not go on
 //	turn_limit         the run reached Agent.MaxTurns
