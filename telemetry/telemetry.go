@@ -144,6 +144,7 @@ type run struct {
 	log            *slog.Logger
 	info           agentloop.ModelInfo
 	conversationID string
+	agentTools     []*agentloop.Tool // the agent's, for calls before any model call
 
 	// Metric attributes, made once per run.
 	runSet, chatSet, inputSet, outputSet attribute.Set
@@ -159,11 +160,10 @@ type run struct {
 	// lastFinish is the finish reason of the last model call.
 	lastFinish agentloop.FinishReason
 
-	mu         sync.Mutex
-	tools      map[string]toolSpan      // by call id: BeforeToolCall to AfterToolCall
-	defs       []agentloop.ToolDef      // offered on the last model call
-	agentTools []*agentloop.Tool        // the agent's, for calls before any model call
-	toolSets   map[string]attribute.Set // metric attributes, by tool name
+	mu       sync.Mutex
+	tools    map[string]toolSpan      // by call id: BeforeToolCall to AfterToolCall
+	defs     []agentloop.ToolDef      // offered on the last model call
+	toolSets map[string]attribute.Set // metric attributes, by tool name
 }
 
 type toolSpan struct {
