@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/agentloop/agentloop/telemetry"
@@ -151,5 +153,18 @@ func TestRedactCanLeaveMessagesOut(t *testing.T) {
 	in, _ := attr(h.one("chat"), "gen_ai.input.messages")
 	if in.AsString() != "[]" {
 		t.Errorf("input messages %s, want [] (the user message left out)", in.AsString())
+	}
+}
+
+func TestContentIsNotBuiltForSpansThatAreNotSampled(t *testing.T) {
+	var calls int
+	count := func(_ context.Context, m agentloop.Message) agentloop.Message { calls++; return m }
+	h := newHarness(t, telemetry.Options{RecordContent: true, Redact: count}, sdktrace.WithSampler(sdktrace.NeverSample()))
+	agent := &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("hi")}}), Hooks: h.hooks}
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 0 {
+		t.Errorf("Redact was called %d times for spans nobody records", calls)
 	}
 }

@@ -380,6 +380,27 @@ func TestPauseStoreErrorsAreLoggedAndCostOnlyTheLink(t *testing.T) {
 	}
 }
 
+func TestPauseStoreErrorsGoToTheAgentsLoggerWithoutOneOfTheirOwn(t *testing.T) {
+	logs := &syncBuffer{}
+	failing := storeFunc{
+		save: func(context.Context, string, trace.SpanContext) error { return errors.New("db down") },
+		load: func(context.Context, string) (trace.SpanContext, error) { return trace.SpanContext{}, nil },
+	}
+	h := newHarness(t, telemetry.Options{PauseStore: failing})
+	pick, err := agentloop.NewClientTool("pick", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Call("call_p", "pick", map[string]any{})}}),
+		Tools: []*agentloop.Tool{pick}, Hooks: h.hooks, Logger: newTextLogger(logs)}
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "could not save") {
+		t.Errorf("the agent's log lacks the store error:\n%s", logs.String())
+	}
+}
+
 func TestCancelledRunMarksTheRunAndTheCutToolAsCancelled(t *testing.T) {
 	h := newHarness(t, telemetry.Options{})
 	started := make(chan struct{})
