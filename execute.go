@@ -279,6 +279,19 @@ func (r *run) beforeToolCall(call *ToolCall) (res *ToolResult, err error) {
 	return r.hooks.BeforeToolCall(r.ctx, call)
 }
 
+// toolContext calls the ToolContext hook, turning a panic into an error.
+func (r *run) toolContext(ctx context.Context, call ToolCall) (next context.Context, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			next, err = nil, &HookPanicError{Hook: "ToolContext", Value: p, Stack: debug.Stack()}
+		}
+	}()
+	if next = r.hooks.ToolContext(ctx, call); next == nil {
+		next = ctx
+	}
+	return next, nil
+}
+
 // afterToolCall calls the AfterToolCall hook, if any; an error or a panic
 // cancels the run (the result stands).
 func (r *run) afterToolCall(call ToolCall, res *ToolResult) {
@@ -327,6 +340,14 @@ func (r *run) runTool(j *job, call ToolCall) ToolResult {
 	}
 	j.sink = progressSink{ch: r.progress, job: j.index, call: call}
 	ctx := context.WithValue(r.ctx, progressKey{}, &j.sink)
+	if h := r.hooks; h != nil && h.ToolContext != nil {
+		next, err := r.toolContext(ctx, call)
+		if err != nil {
+			r.hookCancel("ToolContext", err)
+			return r.cancelledResult(call)
+		}
+		ctx = next
+	}
 	timeout := t.Timeout
 	if timeout == 0 {
 		timeout = r.agent.ToolTimeout

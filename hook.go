@@ -62,6 +62,15 @@ type Hooks struct {
 	// tools, approvals awaited), or that a cancel kept from starting.
 	BeforeToolCall func(ctx context.Context, call *ToolCall) (*ToolResult, error)
 
+	// ToolContext is called on the tool's goroutine just before a tool's
+	// func runs (after BeforeToolCall, and only when the func runs). It
+	// returns the context the func gets, which must be ctx or derived from
+	// it; a nil context keeps ctx. A tracer puts the call's span there, so
+	// that what the tool does (a query, an HTTP request) nests under it.
+	// It may run concurrently with itself for other calls; a panic in it is
+	// recovered like one in BeforeToolCall.
+	ToolContext func(ctx context.Context, call ToolCall) context.Context
+
 	// AfterToolCall is called once for every call BeforeToolCall is called
 	// for (and, when BeforeToolCall is nil, for the same calls), with its
 	// result: the tool's output or error, an error result for an unknown
@@ -118,7 +127,8 @@ type RunEnd struct {
 // ones; a field no hook sets stays nil. The first error stops the chain and
 // is returned, except for the end notifications (AfterToolCall of a
 // cancelled call, OnTurnEnd of a failed turn, OnRunEnd), which every hook
-// gets. OnRunStart passes each hook the context the one before returned.
+// gets. OnRunStart and ToolContext pass each hook the context the one before
+// returned.
 // For BeforeToolCall, the first hook that returns a substitute result ends
 // the chain; later hooks see arguments rewritten by earlier ones.
 func ComposeHooks(hooks ...*Hooks) *Hooks {
@@ -141,11 +151,12 @@ func ComposeHooks(hooks ...*Hooks) *Hooks {
 		OnToolCallDelta:  chain(hs, func(h *Hooks) func(context.Context, ToolCallDelta) error { return h.OnToolCallDelta }),
 	}
 	var (
-		start  []func(context.Context, RunStart) (context.Context, error)
-		before []func(context.Context, *ToolCall) (*ToolResult, error)
-		after  []func(context.Context, ToolCall, *ToolResult) error
-		turn   []func(context.Context, TurnEnd) error
-		end    []func(context.Context, RunEnd)
+		start   []func(context.Context, RunStart) (context.Context, error)
+		before  []func(context.Context, *ToolCall) (*ToolResult, error)
+		toolCtx []func(context.Context, ToolCall) context.Context
+		after   []func(context.Context, ToolCall, *ToolResult) error
+		turn    []func(context.Context, TurnEnd) error
+		end     []func(context.Context, RunEnd)
 	)
 	for _, h := range hs {
 		if h.OnRunStart != nil {
@@ -153,6 +164,9 @@ func ComposeHooks(hooks ...*Hooks) *Hooks {
 		}
 		if h.BeforeToolCall != nil {
 			before = append(before, h.BeforeToolCall)
+		}
+		if h.ToolContext != nil {
+			toolCtx = append(toolCtx, h.ToolContext)
 		}
 		if h.AfterToolCall != nil {
 			after = append(after, h.AfterToolCall)
@@ -186,6 +200,16 @@ func ComposeHooks(hooks ...*Hooks) *Hooks {
 				}
 			}
 			return nil, nil
+		}
+	}
+	if toolCtx != nil {
+		c.ToolContext = func(ctx context.Context, call ToolCall) context.Context {
+			for _, f := range toolCtx {
+				if next := f(ctx, call); next != nil {
+					ctx = next
+				}
+			}
+			return ctx
 		}
 	}
 	if after != nil {

@@ -315,3 +315,37 @@ func TestHooks_BeforeModelCallEditsLastOneCallEvenWhenCopiesAreReused(t *testing
 		assert.Equal(t, "[redacted]", r.Messages[0].Text(), "the model got the edit")
 	}
 }
+
+// ToolContext gives each call's func a context of its own, also when calls
+// of one tool run at the same time; a panic in it cancels the run.
+func TestHooks_ToolContextReachesTheToolsFunc(t *testing.T) {
+	type key struct{}
+	var mu sync.Mutex
+	got := map[string]string{}
+	tool := rawTool(t, "t", func(ctx context.Context, _ json.RawMessage) (string, error) {
+		v, _ := ctx.Value(key{}).(string)
+		mu.Lock()
+		got[v] = "ran"
+		mu.Unlock()
+		return "ok", nil
+	})
+	m := simtest.NewModel(turn(simtest.Call("c1", "t", nil), simtest.Call("c2", "t", nil)), turn(simtest.Text("done")))
+	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{tool}, Hooks: agentloop.ComposeHooks(
+		&agentloop.Hooks{ToolContext: func(ctx context.Context, call agentloop.ToolCall) context.Context {
+			return context.WithValue(ctx, key{}, "span of "+call.ID)
+		}},
+		&agentloop.Hooks{ToolContext: func(ctx context.Context, call agentloop.ToolCall) context.Context {
+			return nil // keeps what the hook before returned
+		}},
+	)}
+	_, err := collect(a.Stream(t.Context(), user("x")))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"span of c1": "ran", "span of c2": "ran"}, got)
+
+	a.Model = simtest.NewModel(turn(simtest.Call("c1", "t", nil)), turn(simtest.Text("never")))
+	a.Hooks = &agentloop.Hooks{ToolContext: func(context.Context, agentloop.ToolCall) context.Context { panic("boom") }}
+	_, err = collect(a.Stream(t.Context(), user("x")))
+	var hp *agentloop.HookPanicError
+	require.ErrorAs(t, err, &hp)
+	assert.Equal(t, "ToolContext", hp.Hook)
+}

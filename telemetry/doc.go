@@ -39,10 +39,9 @@
 // Spans that a model makes itself (an otelhttp transport on a provider's
 // HTTP client) are children of the chat span when the agent's model is
 // wrapped with [WrapModel]; otherwise they are children of the run's span,
-// beside the chat span. A tool func gets the run's context, so spans a
-// tool makes (a database call) are children of the run's span, beside its
-// execute_tool span, not under it: hooks cannot hand a context to a tool
-// func.
+// beside the chat span. A tool func gets its call's execute_tool span in
+// its context (through the ToolContext hook), so spans a tool makes (a
+// database call) are children of that span.
 //
 // # Errors
 //

@@ -114,6 +114,7 @@ func NewHooks(opts Options) (*agentloop.Hooks, error) {
 		OnToolCallDelta:  r.onToolCallDelta,
 		OnTurnEnd:        r.turnEnd,
 		BeforeToolCall:   r.beforeToolCall,
+		ToolContext:      r.toolContext,
 		AfterToolCall:    r.afterToolCall,
 		OnRunEnd:         r.runEnd,
 	}, nil

@@ -646,3 +646,40 @@ func TestWrapModelGivesTheModelTheChatSpan(t *testing.T) {
 		t.Errorf("without hooks the model saw %v, want the caller's span", seen)
 	}
 }
+
+// What a tool does nests under its execute_tool span: the tool's func gets
+// the span in its context, also when calls run concurrently.
+func TestToolFuncGetsItsExecuteToolSpan(t *testing.T) {
+	h := newHarness(t, telemetry.Options{})
+	var mu sync.Mutex
+	seen := map[string]trace.SpanID{}
+	tool, err := agentloop.NewRawTool("lookup", "", nil, func(ctx context.Context, args json.RawMessage) (string, error) {
+		mu.Lock()
+		seen[string(args)] = trace.SpanContextFromContext(ctx).SpanID()
+		mu.Unlock()
+		return "ok", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "lookup", `{"q":1}`), simtest.Call("c2", "lookup", `{"q":2}`)}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("done")}})
+	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{tool}, Hooks: h.hooks}
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
+		t.Fatal(err)
+	}
+	for args, id := range map[string]string{`{"q":1}`: "c1", `{"q":2}`: "c2"} {
+		var span trace.SpanID
+		for _, s := range h.ended("execute_tool lookup") {
+			for _, a := range s.Attributes() {
+				if a.Key == "gen_ai.tool.call.id" && a.Value.AsString() == id {
+					span = s.SpanContext().SpanID()
+				}
+			}
+		}
+		if !span.IsValid() || seen[args] != span {
+			t.Errorf("call %s: the tool saw span %s, want its execute_tool span %s", id, seen[args], span)
+		}
+	}
+}

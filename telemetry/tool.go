@@ -26,6 +26,22 @@ func (r *recorder) beforeToolCall(ctx context.Context, call *agentloop.ToolCall)
 	return nil, nil
 }
 
+// toolContext puts the call's execute_tool span in the context its tool
+// func gets, so the spans the tool makes nest under it.
+func (r *recorder) toolContext(ctx context.Context, call agentloop.ToolCall) context.Context {
+	st := r.runOf(ctx)
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	t, ok := st.tools[call.ID]
+	st.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return trace.ContextWithSpan(ctx, t.span)
+}
+
 func (r *recorder) startTool(ctx context.Context, st *run, call agentloop.ToolCall, start time.Time) toolSpan {
 	attrs := []attribute.KeyValue{
 		keyOperationName.String(opExecuteTool),
