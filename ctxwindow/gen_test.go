@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -300,11 +301,7 @@ func checkSent(t *testing.T, orig, sent agentloop.History) {
 	}
 }
 
-func equalMessages(a, b agentloop.Message) bool {
-	x, err1 := json.Marshal(agentloop.History{a})
-	y, err2 := json.Marshal(agentloop.History{b})
-	return err1 == nil && err2 == nil && string(x) == string(y)
-}
+func equalMessages(a, b agentloop.Message) bool { return reflect.DeepEqual(a, b) }
 
 // requestTokens estimates what req costs, as the Manager counts it.
 func requestTokens(req *agentloop.Request, est ctxwindow.Estimator) int {

@@ -2,6 +2,7 @@ package ctxwindow_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -78,10 +79,11 @@ func shapeOnce(t *testing.T, h agentloop.History, budget int, strategies []ctxwi
 // every request keeps fits.
 func TestStrategies_RandomHistoriesStayValidFitAndAreAccepted(t *testing.T) {
 	ps := newProviderServers(t)
-	seeds := 40
+	seeds := 16
 	if testing.Short() {
-		seeds = 8
+		seeds = 6
 	}
+	sent := map[string]bool{} // requests already sent, by their JSON
 	est := ctxwindow.Bytes{}
 	for seed := range seeds {
 		g := newGen(uint64(seed))
@@ -91,7 +93,7 @@ func TestStrategies_RandomHistoriesStayValidFitAndAreAccepted(t *testing.T) {
 		total := requestTokens(full, est)
 		floor := requestTokens(&agentloop.Request{System: full.System, Tools: tools}, est) + pinnedTokens(h, est) + 300
 		for name, strategies := range strategyCombos() {
-			for _, budget := range []int{floor, (floor + total) / 2, total + 10} {
+			for _, budget := range []int{floor, (floor + total) / 2, total} {
 				t.Run(fmt.Sprintf("seed%d/%s/budget%d", seed, name, budget), func(t *testing.T) {
 					var large *ctxwindow.LargeResults
 					if seed%3 == 0 {
@@ -102,7 +104,15 @@ func TestStrategies_RandomHistoriesStayValidFitAndAreAccepted(t *testing.T) {
 					if err != nil && (mustFit || budget > total) {
 						t.Fatalf("over budget (%v); what every request keeps needs about %d of %d", err, floor-300, budget)
 					}
-					ps.send(t, req)
+					// Strategies often shape alike: send each request once.
+					key, err := json.Marshal(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !sent[string(key)] {
+						sent[string(key)] = true
+						ps.send(t, req)
+					}
 				})
 			}
 		}

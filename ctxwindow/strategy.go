@@ -165,5 +165,8 @@ type gap struct {
 
 // note tells the model that n messages were left out where it stands.
 func note(n int) agentloop.Message {
+	if n == 1 {
+		return agentloop.UserMessage("[1 earlier message of this conversation is left out here to fit the context window.]")
+	}
 	return agentloop.UserMessage(fmt.Sprintf("[%d earlier messages of this conversation are left out here to fit the context window.]", n))
 }

@@ -290,7 +290,12 @@ func shorten(s string, n int) string {
 
 // summaryMessage is the message that stands for what s replaces.
 func summaryMessage(s Summary) agentloop.Message {
-	return agentloop.UserMessage(fmt.Sprintf("[Summary of the %d earlier messages of this conversation that are left out here to fit the context window:]\n\n%s", s.Through-s.From, s.Text))
+	n := s.Through - s.From
+	plural := "s"
+	if n == 1 {
+		plural = ""
+	}
+	return agentloop.UserMessage(fmt.Sprintf("[Summary of the earlier part of this conversation (%d message%s, left out here to fit the context window):]\n\n%s", n, plural, s.Text))
 }
 
 // substitute sends s's message instead of the messages it replaces, taking
