@@ -78,11 +78,13 @@ type Config struct {
 	// conversation id, across runs; nil keeps each summary for the run that
 	// made it only. Runs without a conversation id do not use the store.
 	Store SummaryStore
-	// OnReport, when non-nil, is called after the Manager shaped a request
-	// (every model call of every run whose hooks it serves), with what it
-	// did. It is called on the goroutine that ranges over the run, before
-	// the model call; a Manager shared by concurrent runs calls it
-	// concurrently.
+	// OnReport, when non-nil, is called once for every request the
+	// Manager shapes (every model call of every run whose hooks it
+	// serves), with what it did, also when the request stays over budget;
+	// not when no budget is left after the output reserve, nor when the
+	// run is cancelled while summarizing. It is called on the goroutine
+	// that ranges over the run, before the model call; a Manager shared by
+	// concurrent runs calls it concurrently.
 	OnReport func(ctx context.Context, r Report)
 }
 

@@ -95,13 +95,18 @@ func TestLargeResults_ThePreviewIsSentAndTheReadToolReadsTheRest(t *testing.T) {
 func TestLargeResults_TheMarkerNamesTheReadToolOnlyWhenOffered(t *testing.T) {
 	h := agentloop.History{user("go"), assistant(call("c1")), result("c1", dump())}
 	for _, tools := range [][]agentloop.ToolDef{nil, testTools} {
-		m, err := ctxwindow.New(ctxwindow.Config{ContextWindow: 200_000, LargeResults: &ctxwindow.LargeResults{}})
+		var rep ctxwindow.Report
+		m, err := ctxwindow.New(ctxwindow.Config{ContextWindow: 200_000, LargeResults: &ctxwindow.LargeResults{},
+			OnReport: func(_ context.Context, r ctxwindow.Report) { rep = r }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		req := &agentloop.Request{Messages: h.Clone(), Tools: tools}
 		if err := m.Hooks().BeforeModelCall(t.Context(), req); err != nil {
 			t.Fatal(err)
+		}
+		if rep.SetAside != 1 || rep.Applied != nil {
+			t.Fatalf("report %+v; want one message set aside and no strategy applied", rep)
 		}
 		c := req.Messages[2].Parts[0].ToolResult.Content
 		named := strings.Contains(c, "read_tool_result")

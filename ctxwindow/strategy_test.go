@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/ctxwindow"
+	"github.com/agentloop/agentloop/simtest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -159,5 +160,38 @@ func TestWindow_AloneFitsAnyHistoryWhosePinnedMessagesFit(t *testing.T) {
 		if _, _, err := shapeWith(t, h, budget, ctxwindow.Config{Strategies: []ctxwindow.Strategy{ctxwindow.Window{}}}); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
+	}
+}
+
+func TestManager_AnEmptyStrategyListShapesNothing(t *testing.T) {
+	h := agentloop.History{user("one"), assistant(text(filler(4000))), user("two")}
+	req, rep, err := shapeWith(t, h, 100, ctxwindow.Config{Strategies: []ctxwindow.Strategy{}})
+	if !errors.Is(err, ctxwindow.ErrOverBudget) || len(req.Messages) != 3 || rep.Applied != nil {
+		t.Fatalf("err %v, %d messages sent, applied %v; want ErrOverBudget and nothing changed", err, len(req.Messages), rep.Applied)
+	}
+}
+
+// When even the verbatim tail after a summary is too long, the window
+// leaves out the oldest of its turns and keeps the summary.
+func TestWindow_KeepsTheSummary(t *testing.T) {
+	h := agentloop.History{user("the task")}
+	for i := range 12 {
+		id := string(rune('a' + i))
+		h = append(h, assistant(text("step "+id), call(id)), result(id, filler(800)))
+	}
+	wordy := simtest.NewFuncModel(func(*agentloop.Request) ([]simtest.Step, error) {
+		return []simtest.Step{simtest.Text("A long summary: " + filler(1200))}, nil
+	})
+	s := ctxwindow.Summarize{Model: wordy, Recent: 0.8, MaxTokens: 400}
+	req, rep, err := shapeWith(t, h, 1000, ctxwindow.Config{Strategies: []ctxwindow.Strategy{s, ctxwindow.Window{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := texts(req.Messages)
+	if rep.Summary == nil || len(got) < 4 || !strings.HasPrefix(got[1], "[Summary of the earlier part") || !strings.Contains(got[2], "earlier messages of this conversation are left out") {
+		t.Fatalf("sent %q; want the task, the summary, a note, then the newest turns", got)
+	}
+	if last := got[len(got)-1]; last != "tool:l" {
+		t.Fatalf("the latest turn is missing: %q", got)
 	}
 }

@@ -328,3 +328,32 @@ func TestMemoryStore_SavesLoadsAndDeletesByConversation(t *testing.T) {
 		t.Fatalf("empty id: %v", err)
 	}
 }
+
+// The summarizer gets the messages as text: what was said, which tools
+// were called with what, what they returned (long results shortened) and
+// the approval decisions, without the reasoning.
+func TestSummarize_TheSummarizerGetsTheMessagesAsTextWithoutReasoning(t *testing.T) {
+	h := agentloop.History{
+		user("the task"),
+		assistant(thought("SECRET THOUGHTS"), text("Let me look."), call("c1")),
+		result("c1", strings.Repeat("x", 5000)+"TAIL"),
+		{Role: agentloop.RoleTool, Parts: []agentloop.Part{{Type: agentloop.PartApprovalResponse, Approval: &agentloop.Approval{CallID: "c1", Reason: "too risky"}}}},
+		assistant(text(filler(3000))),
+		user("newest"),
+	}
+	sum := summarizer()
+	_, rep, err := shapeWith(t, h, tokens(h[0], h[5])+200, ctxwindow.Config{Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum, MaxTokens: 100, ContextWindow: 10_000}, ctxwindow.Window{}}})
+	if err != nil || rep.Summary == nil {
+		t.Fatalf("err %v, report %+v", err, rep)
+	}
+	in := sum.Requests()[0].Messages[0].Text()
+	for _, want := range []string{"Messages to summarize:\n", "Assistant: Let me look.\n", "Assistant called the tool search (call c1) with {}\n",
+		"The tool search (call c1) returned: xxx", "TAIL\n", "The user denied the call c1 (too risky)\n"} {
+		if !strings.Contains(in, want) {
+			t.Errorf("the summarizer's input lacks %q:\n%s", want, in)
+		}
+	}
+	if strings.Contains(in, "SECRET") || strings.Contains(in, "the task") || strings.Contains(in, "newest") || len(in) > 6000 {
+		t.Errorf("the summarizer's input holds reasoning, the pinned messages or a whole long result (%d bytes):\n%.500s", len(in), in)
+	}
+}

@@ -31,9 +31,12 @@ type Summary struct {
 	// always ends where a turn ends, so no tool call is parted from its
 	// result.
 	Through int `json:"through"`
-	// Digest identifies History[:Through] (a SHA-256 of its content, in
-	// hex). A history whose start no longer has this digest (edited,
-	// regenerated, another conversation) does not use the summary.
+	// Digest identifies History[:Through]: a SHA-256, in hex, of each
+	// message's role and parts, with every field's length and its first
+	// and last 64 bytes (so that checking it costs the same for a short and
+	// a long result). A history whose start no longer has this digest
+	// (edited, regenerated, another conversation's) does not use the
+	// summary.
 	Digest string `json:"digest"`
 }
 
@@ -101,7 +104,9 @@ func (s *MemoryStore) Delete(id string) {
 }
 
 // digest returns the hex SHA-256 of the content of h: every field a provider
-// could send, each length-prefixed, and not the messages' ids.
+// could send, each as its length, its first and its last sampleBytes bytes;
+// not the messages' ids. Sampling keeps the cost per message bounded: the
+// digest is checked on every model call that uses a summary.
 func digest(h agentloop.History) string {
 	d := digester{h: sha256.New()}
 	for _, m := range h {
@@ -160,17 +165,21 @@ func (d *digester) flag(b bool) {
 }
 
 func (d *digester) str(s string) {
-	d.num(len(s)) // leaves the buffer less than full
-	for len(s) > 0 {
-		n := min(len(s), digestBuf-len(d.buf))
-		d.buf = append(d.buf, s[:n]...)
-		s = s[n:]
-		d.flush(false)
+	d.buf = binary.AppendUvarint(d.buf, uint64(len(s)))
+	if len(s) > 2*sampleBytes {
+		d.buf = append(d.buf, s[:sampleBytes]...)
+		s = s[len(s)-sampleBytes:]
 	}
+	d.buf = append(d.buf, s...)
+	d.flush(false)
 }
 
-// digestBuf is the size of the buffer a digester writes to its hash.
-const digestBuf = 32 << 10
+const (
+	// sampleBytes is how much of each end of a field the digest reads.
+	sampleBytes = 64
+	// digestBuf is the size of the buffer a digester writes to its hash.
+	digestBuf = 32 << 10
+)
 
 func (d *digester) flush(force bool) {
 	if force || len(d.buf) >= digestBuf {
