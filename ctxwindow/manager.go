@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sync/atomic"
 
 	"github.com/agentloop/agentloop"
@@ -163,7 +164,7 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.OutputReserve < 0 || cfg.OutputReserve >= cfg.ContextWindow {
 		return nil, fmt.Errorf("ctxwindow: Config.OutputReserve (%d) must be at least 0 and less than ContextWindow (%d)", cfg.OutputReserve, cfg.ContextWindow)
 	}
-	m := &Manager{cfg: cfg, est: cfg.Estimator, strategies: cfg.Strategies, window: cfg.ContextWindow}
+	m := &Manager{cfg: cfg, est: cfg.Estimator, strategies: slices.Clone(cfg.Strategies), window: cfg.ContextWindow}
 	if m.est == nil {
 		m.est = Bytes{}
 	}

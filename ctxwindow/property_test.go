@@ -32,16 +32,17 @@ func failingSummarizer() *simtest.Model {
 // name; those whose name ends in "+window" must always fit.
 func strategyCombos() map[string][]ctxwindow.Strategy {
 	return map[string][]ctxwindow.Strategy{
-		"DropReasoning":            {ctxwindow.DropReasoning{}},
-		"ShortenResults":           {ctxwindow.ShortenResults{Preview: 200}},
-		"Summarize":                {ctxwindow.Summarize{Model: summarizer()}},
-		"Window+window":            {ctxwindow.Window{}},
-		"default+window":           nil,
-		"all+window":               {ctxwindow.DropReasoning{}, ctxwindow.ShortenResults{Preview: 300, Keep: 2}, ctxwindow.Summarize{Model: summarizer(), Recent: 0.3}, ctxwindow.Window{}},
-		"failed summary+window":    {ctxwindow.Summarize{Model: failingSummarizer()}},
-		"summarize first+window":   {ctxwindow.Summarize{Model: summarizer(), ContextWindow: 3000, MaxTokens: 200}, ctxwindow.DropReasoning{}, ctxwindow.Window{}},
-		"shorten, window+window":   {ctxwindow.ShortenResults{}, ctxwindow.Window{}},
-		"reasoning, window+window": {ctxwindow.DropReasoning{}, ctxwindow.Window{}},
+		"DropReasoning":                 {ctxwindow.DropReasoning{}},
+		"ShortenResults":                {ctxwindow.ShortenResults{Preview: 200}},
+		"Summarize":                     {ctxwindow.Summarize{Model: summarizer()}},
+		"Window+window":                 {ctxwindow.Window{}},
+		"default+window":                nil,
+		"all+window":                    {ctxwindow.DropReasoning{}, ctxwindow.ShortenResults{Preview: 300, Keep: 2}, ctxwindow.Summarize{Model: summarizer(), Recent: 0.3}, ctxwindow.Window{}},
+		"failed summary":                {ctxwindow.Summarize{Model: failingSummarizer()}},
+		"failed summary, window+window": {ctxwindow.Summarize{Model: failingSummarizer()}, ctxwindow.Window{}},
+		"summarize first+window":        {ctxwindow.Summarize{Model: summarizer(), ContextWindow: 3000, MaxTokens: 200}, ctxwindow.DropReasoning{}, ctxwindow.Window{}},
+		"shorten, window+window":        {ctxwindow.ShortenResults{}, ctxwindow.Window{}},
+		"reasoning, window+window":      {ctxwindow.DropReasoning{}, ctxwindow.Window{}},
 	}
 }
 

@@ -31,7 +31,10 @@ var ErrSummarize = errors.New("ctxwindow: summarizing failed")
 // model writes. When the request is over budget it keeps the newest turns
 // verbatim (Recent of the budget) and has Model summarize the messages
 // between the first user message and them, folding in the previous summary;
-// the summary is then sent as a user message where those messages were.
+// the summary is then sent as a user message where those messages were. It
+// never summarizes the newest user message or the latest turn, so when
+// those alone are over budget it leaves the request to the strategies after
+// it: put [Window] last.
 //
 // A summary is kept (see [Summary]): in the run, and, with a
 // Config.Store and a conversation id ([agentloop.WithConversationID]),
@@ -61,9 +64,11 @@ type Summarize struct {
 	// 0 means the Manager's.
 	ContextWindow int
 	// Recent is the share of the budget that the newest messages, sent
-	// verbatim after the summary, may take when a summary is made; 0 means
-	// DefaultRecent. The rest leaves room for the conversation to grow
-	// before the next summary. It must be less than 1.
+	// verbatim after the summary, may take when a summary is made (of the
+	// budget left after the system prompt, the tools, the leading system
+	// messages and the first user message); 0 means DefaultRecent. The
+	// rest holds the summary and leaves room for the conversation to grow
+	// before the next one. It must be less than 1.
 	Recent float64
 	// Timeout bounds the summarizing calls of one model call; 0 means no
 	// bound but the run's context.
@@ -125,7 +130,7 @@ func (s Summarize) apply(ctx context.Context, v *view) error {
 		}
 		lo, prev = old.Through, old.Text
 	}
-	c := v.cut(lo, v.nextPinned(lo), int(s.recent()*float64(v.limit)))
+	c := v.cut(lo, v.nextPinned(lo), int(s.recent()*float64(v.room())))
 	if c <= lo {
 		return nil // nothing more to summarize; later strategies go on
 	}
@@ -315,6 +320,18 @@ func (v *view) fitsSummary(s Summary) bool {
 	return s.Text != "" && s.From == v.headEnd && s.From < s.Through && s.Through < len(v.orig) &&
 		v.unitStart(s.Through) && v.nextPinned(s.From) >= s.Through &&
 		digest(v.orig[:s.Through]) == s.Digest
+}
+
+// room returns the budget left for the conversation after the system
+// prompt, the tools and the pinned head.
+func (v *view) room() int {
+	r := v.limit - v.fixed
+	for i := 0; i < v.headEnd; i++ {
+		if !v.gone[i] {
+			r -= v.tok[i]
+		}
+	}
+	return max(r, 0)
 }
 
 // cut returns where the verbatim tail starts after summarizing from lo: the
