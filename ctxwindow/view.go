@@ -107,16 +107,19 @@ func (v *view) group() {
 		return
 	}
 	// reach[i] is the last message that answers a call made in message i.
+	// An answer usually follows the assistant message that made the call;
+	// a map of every call is built only for histories where one does not.
 	reach := make([]int, n)
-	callAt := make(map[string]int)
+	last := -1 // the latest assistant message
+	var callAt map[string]int
 	for i, m := range h {
 		reach[i] = i
+		if m.Role == agentloop.RoleAssistant {
+			last = i
+		}
 		for _, p := range m.Parts {
 			var id string
 			switch {
-			case p.Type == agentloop.PartToolCall && p.ToolCall != nil:
-				callAt[p.ToolCall.ID] = i
-				continue
 			case p.Type == agentloop.PartToolResult && p.ToolResult != nil:
 				id = p.ToolResult.CallID
 			case (p.Type == agentloop.PartApprovalRequest || p.Type == agentloop.PartApprovalResponse) && p.Approval != nil:
@@ -124,7 +127,18 @@ func (v *view) group() {
 			default:
 				continue
 			}
-			if c, ok := callAt[id]; ok && i > reach[c] {
+			c := -1
+			if last >= 0 && makesCall(h[last], id) {
+				c = last
+			} else {
+				if callAt == nil {
+					callAt = calls(h)
+				}
+				if at, ok := callAt[id]; ok && at <= i {
+					c = at
+				}
+			}
+			if c >= 0 && i > reach[c] {
 				reach[c] = i
 			}
 		}
@@ -159,6 +173,31 @@ func (v *view) group() {
 	}
 	pin(v.newestUser)
 	v.units[len(v.units)-1].pinned = true
+}
+
+// makesCall reports whether m makes the tool call id.
+func makesCall(m agentloop.Message, id string) bool {
+	for _, p := range m.Parts {
+		if p.Type == agentloop.PartToolCall && p.ToolCall != nil && p.ToolCall.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// calls returns the index of the message that makes each call of h.
+func calls(h agentloop.History) map[string]int {
+	at := make(map[string]int)
+	for i, m := range h {
+		for _, p := range m.Parts {
+			if p.Type == agentloop.PartToolCall && p.ToolCall != nil {
+				if _, ok := at[p.ToolCall.ID]; !ok {
+					at[p.ToolCall.ID] = i
+				}
+			}
+		}
+	}
+	return at
 }
 
 // fits reports whether the request fits the budget.
