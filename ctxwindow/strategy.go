@@ -10,8 +10,8 @@ import (
 
 // Strategy is one way to make a request fit its budget: [DropReasoning],
 // [ShortenResults], [Summarize] or [Window]. The [Manager] applies its
-// strategies in order, each only while the request is over budget, and each
-// changes as little as it can, oldest messages first.
+// strategies in order while the request is over budget; each works from the
+// oldest messages on and stops once the request fits.
 //
 // Every strategy keeps what providers need for a valid request: each tool
 // call is sent with all its results and approval decisions or not at all;

@@ -61,6 +61,9 @@ func TestSummarize_KeptPerConversationAndReusedByLaterRuns(t *testing.T) {
 	h := chat(8)
 
 	reps, _ := runWith(t, cfg, answering(), h, "c1")
+	if reps[0].ConversationID != "c1" || reps[0].Turn != 1 {
+		t.Fatalf("report names conversation %q, turn %d; want c1, 1", reps[0].ConversationID, reps[0].Turn)
+	}
 	if sum.Calls() != 1 || !reps[0].NewSummary || reps[0].Summary == nil {
 		t.Fatalf("summarizer calls %d, report %+v; want one new summary", sum.Calls(), reps[0])
 	}

@@ -62,9 +62,9 @@ type SummaryStore interface {
 var ErrEmptyID = errors.New("ctxwindow: empty conversation id")
 
 // MemoryStore is a [SummaryStore] in memory, for tests and single-process
-// apps. It keeps one summary per conversation until the conversation is
-// deleted. The zero value is ready to use; it is safe for concurrent use and
-// must not be copied after first use.
+// apps. It keeps one summary per conversation, until [MemoryStore.Delete].
+// The zero value is ready to use; it is safe for concurrent use and must
+// not be copied after first use.
 type MemoryStore struct {
 	mu sync.Mutex
 	m  map[string]Summary
