@@ -10,8 +10,10 @@ import (
 
 // Strategy is one way to make a request fit its budget: [DropReasoning],
 // [ShortenResults], [Summarize] or [Window]. The [Manager] applies its
-// strategies in order while the request is over budget; each works from the
-// oldest messages on and stops once the request fits.
+// strategies in order while the request is over budget. Each works from the
+// oldest messages on; DropReasoning, ShortenResults and Window stop as soon
+// as the request fits, Summarize leaves room for the conversation to grow
+// (Summarize.Recent).
 //
 // Every strategy keeps what providers need for a valid request: each tool
 // call is sent with all its results and approval decisions or not at all;
