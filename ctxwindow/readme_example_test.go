@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"os"
-	"strings"
-	"testing"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/ctxwindow"
@@ -22,7 +19,6 @@ func Example_readme() {
 		history agentloop.History
 		chatID  string
 	)
-	// README begin
 	mgr, err := ctxwindow.New(ctxwindow.Config{
 		ContextWindow: 128_000,
 		OutputReserve: 8_000,
@@ -46,30 +42,5 @@ func Example_readme() {
 	// The summary is kept under the conversation's id; the run's history
 	// (Final.History) keeps every message, whatever each model call sent.
 	text, err := agentloop.Text(agent.Stream(ctx, history, agentloop.WithConversationID(chatID)))
-	// README end
 	fmt.Println(text, err)
-}
-
-// The README quotes Example_readme verbatim.
-func TestREADME_QuotesTheCompiledExample(t *testing.T) {
-	src, err := os.ReadFile("readme_example_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, _ := strings.Cut(string(src), "\t// README begin\n")
-	body, _, ok := strings.Cut(rest, "\t// README end\n")
-	if !ok {
-		t.Fatal("the README markers are missing")
-	}
-	var snippet strings.Builder
-	for _, line := range strings.SplitAfter(body, "\n") {
-		snippet.WriteString(strings.TrimPrefix(line, "\t"))
-	}
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), "```go\n"+snippet.String()+"```\n") {
-		t.Fatalf("README.md does not quote Example_readme's snippet verbatim; it should hold:\n```go\n%s```", snippet.String())
-	}
 }
