@@ -1,11 +1,14 @@
 // Package sse reads a Server-Sent Events stream (the text/event-stream
-// format of the WHATWG HTML standard) as the LLM providers send it.
+// format of the WHATWG HTML standard): the LLM providers' streams, and the
+// AI SDK UI message streams that aisdk/aisdktest checks.
 //
 // It handles the event and data fields, several data lines in one event
 // (joined with "\n"), LF, CRLF and lone CR line ends, comment lines (":" ...),
 // fields with or without a space after the colon, and ignores id, retry and
 // unknown fields. Unlike a browser it also delivers an event that the stream
-// ends without a blank line after, since some servers omit it.
+// ends without a blank line after, since some servers omit it; such an
+// event is marked [Event.Unterminated], for readers that must behave like
+// a browser (which drops it).
 package sse
 
 import (
@@ -32,6 +35,10 @@ type Event struct {
 	Name string
 	// Data is the data fields' values joined with "\n".
 	Data []byte
+	// Unterminated is true for the last event of a stream that ended
+	// before the blank line that dispatches it. A browser's EventSource,
+	// and the AI SDK client's parser, drop such an event.
+	Unterminated bool
 }
 
 // Reader reads events from an io.Reader. It is not safe for concurrent use.
@@ -79,7 +86,9 @@ func (r *Reader) Next() (Event, error) {
 		if err != nil {
 			if err == io.EOF && r.hasData {
 				r.err = io.EOF
-				return r.event(), nil
+				ev := r.event()
+				ev.Unterminated = true
+				return ev, nil
 			}
 			r.err = err
 			return Event{}, err

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/agentloop/agentloop/providers/internal/sse"
+	"github.com/agentloop/agentloop/internal/sse"
 )
 
 func Example() {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/agentloop/agentloop/providers/internal/sse"
+	"github.com/agentloop/agentloop/internal/sse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -51,6 +51,17 @@ func TestReader_FieldsCommentsAndLineEnds(t *testing.T) {
 		{"", " two spaces"},
 		{"last", "no trailing blank line"},
 	}, got)
+}
+
+func TestReader_MarksOnlyTheEventWithoutItsBlankLineUnterminated(t *testing.T) {
+	sr := sse.NewReader(strings.NewReader("data: a\n\ndata: b"))
+	first, err := sr.Next()
+	require.NoError(t, err)
+	assert.False(t, first.Unterminated, "an event followed by its blank line")
+	last, err := sr.Next()
+	require.NoError(t, err)
+	assert.Equal(t, "b", string(last.Data))
+	assert.True(t, last.Unterminated, "the stream ended before the blank line")
 }
 
 func TestReader_OneByteReads(t *testing.T) {
