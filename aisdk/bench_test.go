@@ -39,7 +39,7 @@ func BenchmarkWriter_TextDelta(b *testing.B) {
 // BenchmarkWriter_ToolOutput measures the generic (encoding/json) path.
 func BenchmarkWriter_ToolOutput(b *testing.B) {
 	w := NewWriter(io.Discard)
-	c := ToolOutputAvailableChunk{ToolCallID: "call_1", Output: OutputJSON(`{"city":"Oslo","forecast":[{"day":1,"temp":20}]}`)}
+	c := ToolOutputAvailableChunk{ToolCallID: "call_1", Output: outputJSON(`{"city":"Oslo","forecast":[{"day":1,"temp":20}]}`)}
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := w.WriteChunk(c); err != nil {
@@ -77,6 +77,7 @@ func BenchmarkHandler_TextRun(b *testing.B) {
 	for b.Loop() {
 		w := &discardResponse{h: http.Header{}}
 		r, _ := http.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
 		h.ServeHTTP(w, r)
 		if w.bytes < deltas*40 {
 			b.Fatalf("only %d bytes written", w.bytes)

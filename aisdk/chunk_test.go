@@ -49,7 +49,7 @@ var minimalChunks = []struct {
 func TestChunks_MinimalFormsHaveNoNullOptionalsAndKeepUnknownTypedFields(t *testing.T) {
 	for _, tc := range minimalChunks {
 		c, want := tc.c, tc.want
-		b, err := MarshalChunk(c)
+		b, err := marshalChunk(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,12 +90,12 @@ func TestChunks_FullFormsRoundTrip(t *testing.T) {
 		ToolOutputAvailableChunk{ToolCallID: "c", Output: raw, Preliminary: &yes},
 		SteeringMessageChunk{ID: "s", Parts: []UIPart{{Type: "text", Text: "steer"}}},
 		DataChunk{Name: "w", ID: "1", Data: raw, Transient: &yes},
-		FinishChunk{FinishReason: FinishInterrupted, MessageMetadata: raw},
+		FinishChunk{FinishReason: FinishReasonInterrupted, MessageMetadata: raw},
 		AbortChunk{Reason: "user"},
 		MessageMetadataChunk{MessageMetadata: raw},
 	}
 	for _, c := range chunks {
-		b, err := MarshalChunk(c)
+		b, err := marshalChunk(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,8 +187,8 @@ func TestOutputJSON_CompactsJSONAndQuotesText(t *testing.T) {
 		``:                                  `""`,
 		`{"broken":`:                        `"{\"broken\":"`,
 	} {
-		if got := string(OutputJSON(in)); got != want {
-			t.Errorf("OutputJSON(%q) = %s, want %s", in, got, want)
+		if got := string(outputJSON(in)); got != want {
+			t.Errorf("outputJSON(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -56,7 +56,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		if err != nil {
 			t.Fatalf("ToHistory(FromHistory(h)): %v\nh: %+v", err, h)
 		}
-		if _, err := Reconcile(h, h2); err != nil {
+		if _, err := reconcile(h, h2); err != nil {
 			t.Fatalf("Reconcile refuses an honest echo: %v", err)
 		}
 	})
@@ -94,7 +94,7 @@ func FuzzParseChunk(f *testing.F) {
 		if err != nil {
 			return
 		}
-		b, err := MarshalChunk(c)
+		b, err := marshalChunk(c)
 		if err != nil {
 			t.Fatalf("re-encoding %T: %v", c, err)
 		}
@@ -159,7 +159,7 @@ func FuzzHandlerScripts(f *testing.F) {
 		for round := 0; round < 4; round++ {
 			body, _ := json.Marshal(map[string]any{"id": "c", "messages": msgs, "trigger": "submit-message"})
 			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/chat", bytes.NewReader(body)))
+			h.ServeHTTP(rec, jsonRequest(string(body)))
 			if rec.Code != http.StatusOK {
 				t.Fatalf("round %d: status %d: %s", round, rec.Code, rec.Body.String())
 			}
@@ -185,7 +185,7 @@ func FuzzHandlerScripts(f *testing.F) {
 				msgs = append(msgs, UIMessage{ID: "u" + strconv.Itoa(round+2), Role: "user", Parts: []UIPart{{Type: "text", Text: "again"}}})
 				continue
 			}
-			if c.finish != FinishToolCalls {
+			if c.finish != FinishReasonToolCalls {
 				break
 			}
 			answered := false

@@ -7,7 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"mime"
 	"net/http"
+	"net/url"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -19,9 +23,13 @@ import (
 
 // Defaults used when the matching [Handler] field is zero.
 const (
-	DefaultMaxRunTime = 10 * time.Minute
-	DefaultKeepAlive  = 15 * time.Second
+	DefaultMaxRunTime  = 10 * time.Minute
+	DefaultKeepAlive   = 15 * time.Second
+	DefaultBodyTimeout = time.Minute
 )
+
+// MinSecretSize is the shortest [Handler.Secret] accepted, in bytes.
+const MinSecretSize = 32
 
 // Handler serves the AI SDK chat route (POST, usually mounted at
 // /api/chat): it decodes the body that useChat or assistant-ui sends,
@@ -30,8 +38,14 @@ const (
 //
 // Without a Store the client's messages are the whole state (the
 // stateless mode): a client tool round trip or an approval needs nothing
-// on the server. The client can then write anything into the history,
-// including results of server tools; configure a Store when that matters.
+// on the server. What the server decided and the client posts back (the
+// assistant's text and reasoning, tool calls, the results of server tools,
+// approval requests) is signed with Secret, and a request whose
+// server-made parts are missing their signature, altered or invented is
+// refused (403, naming the part); user messages, client tool outputs and
+// approval decisions are the client's to write. With a Store, the stored
+// history is authoritative instead. The package documentation compares
+// the two.
 //
 // Per request: the body's "tools" become client tools for the run (a tool
 // named like one of the agent's tools, or with an invalid schema, is a
@@ -45,42 +59,73 @@ const (
 // kept for resumption.
 //
 // Errors before the stream starts are JSON bodies {"error": "…"}: 405 for a
-// method other than POST, 413 for a body over MaxBodyBytes, 400 for a body
-// that cannot be used (the message names the problem), 409 for a request
-// that does not match the stored chat or a chat that has a run in
-// progress, and the status of an [*HTTPError] returned by Prepare (500 for
-// other errors). Once streaming, a failure is an error chunk.
+// method other than POST; 403 for a cross-origin request that
+// AllowedOrigins refuses, and for parts that fail the signature check; 415
+// for a body that is not application/json (a browser sends a cross-origin
+// request without asking first only for text/plain and form bodies);
+// 408 for a body not read within BodyTimeout; 413 for a body over
+// Limits.MaxBodyBytes; 400 for a body that cannot be used (the message
+// names the problem); 409 for a request that does not match the stored
+// chat or a chat that has a run in progress; the status of an [*HTTPError]
+// returned by Prepare; and 500 with a generic message for anything else,
+// whose detail goes to Logger. Once streaming, a failure is an error chunk
+// whose text is ErrorText's.
 //
-// A Handler must not be modified while it serves requests; it is safe for
+// A Handler must not be modified once it serves requests; it is safe for
 // concurrent use.
 type Handler struct {
 	// Agent runs the requests. Required.
 	Agent *agentloop.Agent
 
-	// Prepare, if set, is called for each request after it was decoded. It
-	// returns extra run options (tools or a system prompt for this user,
-	// hooks for this chat…), or an error that refuses the request: an
-	// [*HTTPError] gives the status and message, any other error a 500.
+	// Prepare, if set, is called for each request after it was decoded and
+	// checked. It returns extra run options (tools or a system prompt for
+	// this user, hooks for this chat…), or an error that refuses the
+	// request: an [*HTTPError] gives the status and message, any other
+	// error a 500 (its text is logged, not sent).
 	Prepare func(r *http.Request, req *ChatRequest) ([]agentloop.Option, error)
 
-	// Store, when set, makes the stored history authoritative: the
-	// request's messages are checked with [Reconcile] (a mismatch is a
-	// 409) and the run starts from the stored history plus what the client
-	// may add. A "regenerate-message" request first drops the stored
-	// answer it regenerates ([ForRegenerate]), and an edit (a last user
-	// message named by "messageId") drops the stored messages from the
-	// edited one on ([ForEdit]). After the run the store gets the run's history (from its
-	// Final or Pending item, or the history its error carries) before the
+	// Store, when set, makes the stored history authoritative: each
+	// request is checked with [Reconcile] (a mismatch is a 409) and the
+	// run starts from the stored history plus what the client may add.
+	// After the run the store gets the run's history (from its Final or
+	// Pending item, or the history its error carries) before the
 	// response's last chunk is written. Requests need a chat id, and one
-	// chat serves one request at a time (409 otherwise).
+	// chat serves one request at a time (409 otherwise). Nothing is signed
+	// in this mode.
 	Store ChatStore
 
-	// MaxBodyBytes bounds the request body; 0 means DefaultMaxBodyBytes,
-	// negative means no limit.
-	MaxBodyBytes int64
-	// MaxMessages bounds the number of posted messages; 0 means
-	// DefaultMaxMessages, negative means no limit.
-	MaxMessages int
+	// Secret is the key that signs, in the stateless mode (no Store), the
+	// parts the server made, so that it can refuse a request whose copy of
+	// them was altered or invented. It must be at least MinSecretSize
+	// random bytes, the same on every server that serves the chats (and
+	// kept across restarts), and kept secret: whoever has it can sign
+	// anything. Nil means a random key made for this Handler: signatures
+	// then verify only in this process, so a restart, or a request that
+	// reaches another replica, refuses the chats that were in progress.
+	// Changing Secret does the same.
+	Secret []byte
+
+	// AllowedOrigins, when non-nil, turns on a cross-origin check: a
+	// browser request from an origin other than the handler's own is
+	// refused with a 403 unless its origin (scheme://host[:port], such as
+	// "https://app.example.com") is listed. The check reads the
+	// Sec-Fetch-Site and Origin headers, as Go 1.25's
+	// http.CrossOriginProtection does: requests from the same origin, and
+	// requests without either header (clients that are not browsers), pass.
+	// Nil checks nothing: the application/json requirement already stops
+	// the cross-origin requests that a page can send without the browser
+	// asking the server first.
+	AllowedOrigins []string
+
+	// Limits bound the request body: its size, its messages and their
+	// parts. Zero fields mean the Default* limits.
+	Limits Limits
+	// BodyTimeout bounds reading the request body, from when the handler
+	// starts; a body not read by then is a 408. 0 means
+	// DefaultBodyTimeout, negative means no limit. The deadline is lifted
+	// once the body is read, so it never cuts a response short; see the
+	// package documentation for the http.Server timeouts to set.
+	BodyTimeout time.Duration
 	// MaxRunTime bounds one run; 0 means DefaultMaxRunTime, negative means
 	// no limit. A run that takes longer is cancelled and ends with an error
 	// chunk.
@@ -102,18 +147,32 @@ type Handler struct {
 	AllowClientSettings bool
 
 	// ErrorText turns a run's error into the text of the error chunk the
-	// client shows. Nil means err.Error().
+	// client shows. Nil means a generic text that reveals nothing about the
+	// server; the error itself goes to Logger. To show clients the detail
+	// (in development), set it to func(err error) string { return
+	// err.Error() }.
 	ErrorText func(error) string
-	// NewMessageID returns the id of a new assistant message. Nil means a
-	// random "msg-" id.
+	// Logger receives what the client is not told in full: the error of
+	// every failed run (at level Info when the client went away, else
+	// Error), the detail behind every 500, and requests refused for a bad
+	// signature (Warn). Nil means slog.Default().
+	Logger *slog.Logger
+	// NewMessageID returns the id of a new assistant message. Nil, or an
+	// empty result, means a random "msg-" id.
 	NewMessageID func() string
+
+	initOnce sync.Once
+	initErr  error
+	signer   *signer
+	origins  map[string]bool // AllowedOrigins, normalized; nil: no check
 
 	busyMu sync.Mutex
 	busy   map[string]bool
 }
 
 // HTTPError is an error with the HTTP status to answer it with. Prepare may
-// return one to refuse a request (401, 403, 429…).
+// return one to refuse a request (401, 403, 429…); its Message is sent to
+// the client as is.
 type HTTPError struct {
 	Status  int
 	Message string
@@ -121,8 +180,45 @@ type HTTPError struct {
 
 func (e *HTTPError) Error() string { return e.Message }
 
+// genericErrorText is what clients see of a run's error, and of a 500,
+// unless ErrorText says otherwise.
+const genericErrorText = "The server could not complete the answer."
+
 // toolNameRe is what LLM providers accept as a function name.
 var toolNameRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// init prepares what the Handler derives from its fields, once.
+func (h *Handler) init() error {
+	h.initOnce.Do(func() {
+		if h.Agent == nil {
+			h.initErr = errors.New("aisdk: Handler.Agent is nil")
+			return
+		}
+		if h.Store == nil {
+			secret := h.Secret
+			if secret == nil {
+				secret = make([]byte, MinSecretSize)
+				_, _ = rand.Read(secret)
+			} else if len(secret) < MinSecretSize {
+				h.initErr = fmt.Errorf("aisdk: Handler.Secret has %d bytes; it needs at least %d random bytes", len(secret), MinSecretSize)
+				return
+			}
+			h.signer = newSigner(secret)
+		}
+		if h.AllowedOrigins != nil {
+			h.origins = make(map[string]bool, len(h.AllowedOrigins))
+			for _, o := range h.AllowedOrigins {
+				n, err := normalizeOrigin(o)
+				if err != nil {
+					h.initErr = fmt.Errorf("aisdk: Handler.AllowedOrigins: %w", err)
+					return
+				}
+				h.origins[n] = true
+			}
+		}
+	})
+	return h.initErr
+}
 
 // ServeHTTP serves one chat request; see [Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -134,48 +230,50 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeJSONError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed; POST the chat request", r.Method))
+		h.refuse(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed; POST the chat request", r.Method), nil)
 		return
 	}
-	if h.Agent == nil {
-		writeJSONError(w, http.StatusInternalServerError, "aisdk: Handler.Agent is nil")
+	if err := h.init(); err != nil {
+		h.internalError(w, r, err)
 		return
 	}
-	limits := Limits{MaxBodyBytes: h.MaxBodyBytes, MaxMessages: h.MaxMessages}.withDefaults()
-	body := r.Body
-	if limits.MaxBodyBytes > 0 {
-		body = http.MaxBytesReader(w, r.Body, limits.MaxBodyBytes)
+	if h.origins != nil && !h.originAllowed(r) {
+		h.refuse(w, r, http.StatusForbidden, fmt.Sprintf("cross-origin request from %q refused: the origin is not allowed", r.Header.Get("Origin")), nil)
+		return
 	}
-	req, err := DecodeRequest(body, limits)
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		w.Header().Set("Accept-Post", "application/json")
+		w.Header().Set("Connection", "close")
+		h.refuse(w, r, http.StatusUnsupportedMediaType, fmt.Sprintf("the body must be application/json, not %q", r.Header.Get("Content-Type")), nil)
+		return
+	}
+	req, status, err := h.readRequest(w, r)
 	if err != nil {
-		status := http.StatusBadRequest
-		if errors.Is(err, ErrTooLarge) {
-			status = http.StatusRequestEntityTooLarge
-		}
-		writeJSONError(w, status, err.Error())
+		w.Header().Set("Connection", "close") // the body may not be read to its end
+		h.refuse(w, r, status, err.Error(), err)
 		return
 	}
 
-	history, opts, herr := h.prepare(r, req)
-	if herr != nil {
-		writeJSONError(w, herr.Status, herr.Message)
+	history, opts, err := h.prepare(r, req)
+	if err != nil {
+		h.fail(w, r, err)
 		return
 	}
 	release := func() {}
 	if h.Store != nil {
 		if req.ID == "" {
-			writeJSONError(w, http.StatusBadRequest, `the request has no chat "id", which the chat store needs`)
+			h.refuse(w, r, http.StatusBadRequest, `the request has no chat "id", which the chat store needs`, nil)
 			return
 		}
 		if !h.acquire(req.ID) {
-			writeJSONError(w, http.StatusConflict, fmt.Sprintf("chat %q already has a run in progress", req.ID))
+			h.refuse(w, r, http.StatusConflict, fmt.Sprintf("chat %q already has a run in progress", req.ID), nil)
 			return
 		}
 		var once sync.Once
 		release = func() { once.Do(func() { h.release(req.ID) }) }
 		defer release()
-		if history, herr = h.reconcile(r, req, history); herr != nil {
-			writeJSONError(w, herr.Status, herr.Message)
+		if history, err = h.reconcile(r, req); err != nil {
+			h.fail(w, r, err)
 			return
 		}
 	}
@@ -192,16 +290,87 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.stream(w, r, req, history, opts, messageID, release)
 }
 
-// prepare rebuilds the posted history and collects the run's options: the
-// client's (tools, system prompt, settings) and Prepare's.
-func (h *Handler) prepare(r *http.Request, req *ChatRequest) (agentloop.History, []agentloop.Option, *HTTPError) {
-	msgs := req.Messages
-	if !h.AllowClientSystem || h.Store != nil {
-		msgs = withoutSystem(msgs)
+// originAllowed reports whether r passes the AllowedOrigins check.
+func (h *Handler) originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return true
+	case "":
+		if origin == "" {
+			return true // not a browser, or one too old to say
+		}
+		if u, err := url.Parse(origin); err == nil && strings.EqualFold(u.Host, r.Host) {
+			return true
+		}
 	}
-	history, err := ToHistory(msgs)
-	if err != nil {
-		return nil, nil, &HTTPError{Status: http.StatusBadRequest, Message: err.Error()}
+	n, err := normalizeOrigin(origin)
+	return err == nil && h.origins[n]
+}
+
+// normalizeOrigin returns an origin as scheme://host[:port] in lower case.
+func normalizeOrigin(o string) (string, error) {
+	u, err := url.Parse(o)
+	if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return "", fmt.Errorf("origin %q is not of the form scheme://host[:port]", o)
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
+}
+
+// readRequest reads and decodes the body within BodyTimeout and Limits. On
+// failure it returns the status to answer with.
+func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (*ChatRequest, int, error) {
+	limits := h.Limits.withDefaults()
+	body := r.Body
+	if limits.MaxBodyBytes > 0 {
+		body = http.MaxBytesReader(w, r.Body, limits.MaxBodyBytes)
+	}
+	rc := http.NewResponseController(w)
+	d := h.BodyTimeout
+	if d == 0 {
+		d = DefaultBodyTimeout
+	}
+	if d > 0 {
+		_ = rc.SetReadDeadline(time.Now().Add(d)) // ErrNotSupported: nothing to bound
+	}
+	req, err := DecodeRequest(body, limits)
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, http.StatusRequestTimeout, fmt.Errorf("the request body was not received within %v", d)
+	case errors.Is(err, ErrTooLarge):
+		return nil, http.StatusRequestEntityTooLarge, err
+	case err != nil:
+		return nil, http.StatusBadRequest, err
+	}
+	// The body is read. A deadline left in place would make the server's
+	// read that watches for the client going away fail later, which
+	// cancels the request's context, and the run with it.
+	if d > 0 {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	return req, 0, nil
+}
+
+// prepare checks the posted messages (their signatures, without a Store),
+// rebuilds the history, and collects the run's options: the client's
+// (tools, system prompt, settings) and Prepare's. With a Store the history
+// is rebuilt by reconcile instead.
+//
+// A refusal is an *HTTPError; any other error is the server's own.
+func (h *Handler) prepare(r *http.Request, req *ChatRequest) (agentloop.History, []agentloop.Option, error) {
+	var history agentloop.History
+	if h.Store == nil {
+		msgs := req.Messages
+		if !h.AllowClientSystem {
+			msgs = withoutSystem(msgs)
+		}
+		msgs, err := h.signer.verify(msgs)
+		if err != nil {
+			return nil, nil, &HTTPError{Status: http.StatusForbidden, Message: err.Error()}
+		}
+		if history, err = ToHistory(msgs); err != nil {
+			return nil, nil, &HTTPError{Status: http.StatusBadRequest, Message: err.Error()}
+		}
 	}
 	opts, err := h.clientOptions(req)
 	if err != nil {
@@ -214,7 +383,7 @@ func (h *Handler) prepare(r *http.Request, req *ChatRequest) (agentloop.History,
 			if errors.As(err, &he) {
 				return nil, nil, he
 			}
-			return nil, nil, &HTTPError{Status: http.StatusInternalServerError, Message: err.Error()}
+			return nil, nil, fmt.Errorf("aisdk: Prepare: %w", err)
 		}
 		opts = append(opts, more...)
 	}
@@ -222,25 +391,18 @@ func (h *Handler) prepare(r *http.Request, req *ChatRequest) (agentloop.History,
 }
 
 // reconcile returns the history to run in the store mode: the stored one
-// (cut for a regenerate or an edit) plus what the request may add.
-func (h *Handler) reconcile(r *http.Request, req *ChatRequest, posted agentloop.History) (agentloop.History, *HTTPError) {
+// plus what the request may add.
+func (h *Handler) reconcile(r *http.Request, req *ChatRequest) (agentloop.History, error) {
 	stored, err := h.Store.Load(r.Context(), req.ID)
 	if err != nil {
-		return nil, &HTTPError{Status: http.StatusInternalServerError, Message: fmt.Sprintf("loading chat %q: %v", req.ID, err)}
+		return nil, fmt.Errorf("aisdk: loading chat %q: %w", req.ID, err)
 	}
-	last := agentloop.Message{}
-	if len(posted) > 0 {
-		last = posted[len(posted)-1]
-	}
+	history, err := Reconcile(stored, req)
 	switch {
-	case req.Trigger == TriggerRegenerate:
-		stored = ForRegenerate(stored, posted)
-	case req.MessageID != "" && last.Role == agentloop.RoleUser && last.ID == req.MessageID:
-		stored = ForEdit(stored, req.MessageID)
-	}
-	history, err := Reconcile(stored, posted)
-	if err != nil {
+	case errors.Is(err, ErrConflict):
 		return nil, &HTTPError{Status: http.StatusConflict, Message: err.Error()}
+	case err != nil:
+		return nil, &HTTPError{Status: http.StatusBadRequest, Message: err.Error()}
 	}
 	return history, nil
 }
@@ -321,6 +483,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 		ctx, stop = context.WithTimeoutCause(ctx, d, fmt.Errorf("the run took longer than the limit of %v", d))
 		defer stop()
 	}
+	opts = append(opts, agentloop.WithConversationID(req.ID))
 
 	items := make(chan runPair, 32)
 	stop := make(chan struct{})
@@ -345,9 +508,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 	defer abandon()
 
 	sw := NewWriter(w)
-	sw.NoFlush = true
 	m := NewMapper(messageID)
-	m.ErrorText = h.ErrorText
+	m.ErrorText = h.errorText
+	if h.signer != nil {
+		m.signWith(h.signer, history.Unanswered())
+	}
 	var tick <-chan time.Time
 	if ka := h.KeepAlive; ka >= 0 {
 		if ka == 0 {
@@ -376,19 +541,26 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 		select {
 		case p, ok := <-items:
 			if !ok {
-				chunks = m.End(chunks)
+				if !m.Done() {
+					err := errors.New("aisdk: the run ended without a final item")
+					h.logRunError(r, req, err)
+					chunks = m.Map(chunks, nil, err)
+				}
 				if write() {
-					_ = sw.Done()
+					_ = sw.Close()
 				}
 				return
 			}
 			if h.Store != nil && !m.Done() {
-				if err := h.save(r, req, history, p, messageID); err != nil {
+				if err := h.save(r, req, p, messageID); err != nil {
 					p = runPair{err: err}
 				}
 				if isTerminal(p) {
 					release()
 				}
+			}
+			if p.err != nil && !m.Done() {
+				h.logRunError(r, req, p.err)
 			}
 			chunks = m.Map(chunks, p.item, p.err)
 			if !write() {
@@ -415,7 +587,7 @@ func isTerminal(p runPair) bool {
 }
 
 // save stores the history of a terminal pair; other pairs are left alone.
-func (h *Handler) save(r *http.Request, req *ChatRequest, base agentloop.History, p runPair, messageID string) error {
+func (h *Handler) save(r *http.Request, req *ChatRequest, p runPair, messageID string) error {
 	var hist agentloop.History
 	switch it := p.item.(type) {
 	case agentloop.Final:
@@ -469,11 +641,65 @@ func (h *Handler) release(chatID string) {
 
 func (h *Handler) newMessageID() string {
 	if h.NewMessageID != nil {
-		return h.NewMessageID()
+		if id := h.NewMessageID(); id != "" {
+			return id
+		}
 	}
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return "msg-" + hex.EncodeToString(b[:])
+}
+
+func (h *Handler) errorText(err error) string {
+	if h.ErrorText != nil {
+		return h.ErrorText(err)
+	}
+	return genericErrorText
+}
+
+func (h *Handler) logger() *slog.Logger {
+	if h.Logger != nil {
+		return h.Logger
+	}
+	return slog.Default()
+}
+
+// logRunError logs the error a run ended with.
+func (h *Handler) logRunError(r *http.Request, req *ChatRequest, err error) {
+	level := slog.LevelError
+	if r.Context().Err() != nil {
+		level = slog.LevelInfo // the client went away; the run was cancelled for it
+	}
+	h.logger().LogAttrs(r.Context(), level, "aisdk: chat run failed",
+		slog.String("chat", req.ID), slog.String("path", r.URL.Path), slog.Any("error", err))
+}
+
+// fail answers an error of prepare or reconcile: an *HTTPError as it says,
+// any other error with a 500.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var he *HTTPError
+	if errors.As(err, &he) {
+		h.refuse(w, r, he.Status, he.Message, nil)
+		return
+	}
+	h.internalError(w, r, err)
+}
+
+// refuse answers a request the client got wrong; the message names the
+// problem. Signature failures are logged, as they may be attacks.
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, msg string, err error) {
+	if status == http.StatusForbidden {
+		h.logger().LogAttrs(r.Context(), slog.LevelWarn, "aisdk: chat request refused",
+			slog.Int("status", status), slog.String("path", r.URL.Path), slog.String("reason", msg))
+	}
+	writeJSONError(w, status, msg)
+}
+
+// internalError answers a 500 with a generic message and logs err.
+func (h *Handler) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	h.logger().LogAttrs(r.Context(), slog.LevelError, "aisdk: chat request failed",
+		slog.String("path", r.URL.Path), slog.Any("error", err))
+	writeJSONError(w, http.StatusInternalServerError, genericErrorText)
 }
 
 func withoutSystem(msgs []UIMessage) []UIMessage {

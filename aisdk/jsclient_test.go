@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/aisdk/aisdktest"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -103,10 +104,10 @@ func runJSClient(t *testing.T, node string, h http.Handler, scenario string) jsR
 	for _, bad := range res.InvalidChunks {
 		t.Errorf("the client's schema rejected chunk %s: %s", bad.Data, bad.Error)
 	}
-	// simtest's Go validator must agree with the real client on real output.
+	// aisdktest.s Go validator must agree with the real client on real output.
 	for _, c := range res.Chunks {
-		if err := simtest.ValidateChunk([]byte(c)); err != nil && len(res.InvalidChunks) == 0 {
-			t.Errorf("simtest.ValidateChunk rejects a chunk the JS client accepted: %v", err)
+		if err := aisdktest.ValidateChunk([]byte(c)); err != nil && len(res.InvalidChunks) == 0 {
+			t.Errorf("aisdktest.ValidateChunk rejects a chunk the JS client accepted: %v", err)
 		}
 	}
 	if t.Failed() {

@@ -259,6 +259,7 @@ func TestMapper_SpecSequences(t *testing.T) {
 				`{"type":"text-start","id":"text-1"}`,
 				`{"type":"text-delta","id":"text-1","delta":"Hal"}`,
 				`{"type":"text-end","id":"text-1"}`,
+				`{"type":"finish-step"}`,
 				`{"type":"error","errorText":"provider went away"}`,
 			},
 		},
@@ -297,6 +298,7 @@ func TestMapper_SpecSequences(t *testing.T) {
 				`{"type":"start","messageId":"m"}`,
 				`{"type":"start-step"}`,
 				`{"type":"tool-input-error","toolCallId":"c","toolName":"form","input":{"x":1},"errorText":"not run: model failed"}`,
+				`{"type":"finish-step"}`,
 				`{"type":"error","errorText":"model failed"}`,
 			},
 		},
@@ -307,6 +309,7 @@ func TestMapper_SpecSequences(t *testing.T) {
 			want: []string{
 				`{"type":"start"}`,
 				`{"type":"start-step"}`,
+				`{"type":"finish-step"}`,
 				`{"type":"error","errorText":"aisdk: the run ended without a final item"}`,
 			},
 		},
@@ -368,13 +371,13 @@ func TestMapper_InvalidArgumentsTravelAsString(t *testing.T) {
 }
 
 func TestFinishReasonOf_MapsEveryLoopReason(t *testing.T) {
-	for in, want := range map[agentloop.FinishReason]string{
+	for in, want := range map[agentloop.FinishReason]FinishReason{
 		agentloop.FinishStop: "stop", agentloop.FinishLength: "length", agentloop.FinishToolCalls: "tool-calls",
 		agentloop.FinishContentFilter: "content-filter", agentloop.FinishError: "error", agentloop.FinishOther: "other",
 		"": "stop", "weird": "other",
 	} {
-		if got := FinishReasonOf(in); got != want || !validFinishReason(got) {
-			t.Errorf("FinishReasonOf(%q) = %q, want %q", in, got, want)
+		if got := finishReasonOf(in); got != want || !got.valid() {
+			t.Errorf("finishReasonOf(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -22,7 +22,7 @@ type ChatRequest struct {
 	// or approval continuations), [TriggerRegenerate], or "" when the
 	// client sent none (treated as a submit). [DecodeRequest] refuses any
 	// other value.
-	Trigger string `json:"trigger,omitempty"`
+	Trigger Trigger `json:"trigger,omitempty"`
 	// MessageID is the assistant message id on a continuation, the edited
 	// message on an edit, or "".
 	MessageID string `json:"messageId,omitempty"`
@@ -42,10 +42,13 @@ type ChatRequest struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-// The values of [ChatRequest.Trigger].
+// Trigger says why the client posted ([ChatRequest.Trigger]).
+type Trigger string
+
+// The triggers of AI SDK 7.
 const (
-	TriggerSubmit     = "submit-message"
-	TriggerRegenerate = "regenerate-message"
+	TriggerSubmit     Trigger = "submit-message"
+	TriggerRegenerate Trigger = "regenerate-message"
 )
 
 // CallSettings are assistant-ui's callSettings. Unset fields are nil.
@@ -85,8 +88,8 @@ type UIPart struct {
 	Type string `json:"type"`
 
 	// text, reasoning
-	Text  string `json:"text,omitempty"`
-	State string `json:"state,omitempty"` // also a tool part's state
+	Text  string    `json:"text,omitempty"`
+	State PartState `json:"state,omitempty"` // also a tool part's state
 	// reasoning, steering-message and data parts may carry an id.
 	ID        string          `json:"id,omitempty"`
 	Citations json.RawMessage `json:"citations,omitempty"`
@@ -143,15 +146,26 @@ type UIApproval struct {
 	InputSchemaInput json.RawMessage `json:"inputSchemaInput,omitempty"`
 }
 
-// Tool part states (ui-message-stream.md §3.3).
+// PartState is the state of a part ([UIPart.State]): a text or reasoning
+// part is streaming or done; a tool part goes through the other states
+// (ui-message-stream.md §3.3).
+type PartState string
+
+// The states of text and reasoning parts.
 const (
-	StateInputStreaming    = "input-streaming"
-	StateInputAvailable    = "input-available"
-	StateApprovalRequested = "approval-requested"
-	StateApprovalResponded = "approval-responded"
-	StateOutputAvailable   = "output-available"
-	StateOutputError       = "output-error"
-	StateOutputDenied      = "output-denied"
+	StateStreaming PartState = "streaming"
+	StateDone      PartState = "done"
+)
+
+// The states of tool parts.
+const (
+	StateInputStreaming    PartState = "input-streaming"
+	StateInputAvailable    PartState = "input-available"
+	StateApprovalRequested PartState = "approval-requested"
+	StateApprovalResponded PartState = "approval-responded"
+	StateOutputAvailable   PartState = "output-available"
+	StateOutputError       PartState = "output-error"
+	StateOutputDenied      PartState = "output-denied"
 )
 
 // IsTool reports whether the part is a tool part ("tool-<name>" or
@@ -208,9 +222,13 @@ func (p *UIPart) UnmarshalJSON(data []byte) error {
 }
 
 // MarshalJSON encodes the part with its Extra keys (which never override a
-// field of the struct).
+// field of the struct). A text or reasoning part always has its "text", as
+// the AI SDK's message schema requires, even when empty.
 func (p UIPart) MarshalJSON() ([]byte, error) {
 	b, err := json.Marshal(uiPartFields(p))
+	if err == nil && p.Text == "" && (p.Type == "text" || p.Type == "reasoning") {
+		b = append([]byte(`{"text":"",`), b[1:]...)
+	}
 	if err != nil || len(p.Extra) == 0 {
 		return b, err
 	}
@@ -328,7 +346,7 @@ func DecodeRequest(r io.Reader, limits Limits) (*ChatRequest, error) {
 		if errors.As(err, &mbe) {
 			return nil, fmt.Errorf("%w: %v", ErrTooLarge, err)
 		}
-		return nil, fmt.Errorf("%w: reading the body: %v", ErrBadRequest, err)
+		return nil, fmt.Errorf("%w: reading the body: %w", ErrBadRequest, err)
 	}
 	return decodeBody(data, limits)
 }

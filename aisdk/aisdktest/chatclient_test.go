@@ -1,10 +1,11 @@
-package simtest_test
+package aisdktest_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/aisdk/aisdktest"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -41,6 +43,9 @@ func (r *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	_, _ = w.Write([]byte(r.bodies[n]))
 }
 
+// discardLogger keeps the handler's error logs out of the test output.
+var discardLogger = slog.New(slog.DiscardHandler)
+
 // sse frames chunk lines as "data: <line>\n\n" and ends with [DONE].
 func sse(lines ...string) string {
 	var b strings.Builder
@@ -52,14 +57,14 @@ func sse(lines ...string) string {
 }
 
 // summary is a compact view of a part for comparisons.
-func summary(msgs []simtest.UIMessage) []string {
+func summary(msgs []aisdk.UIMessage) []string {
 	var out []string
 	for _, m := range msgs {
 		out = append(out, m.Role+" "+m.ID)
 		for _, p := range m.Parts {
 			s := "  " + p.Type
 			if p.State != "" {
-				s += "(" + p.State + ")"
+				s += "(" + string(p.State) + ")"
 			}
 			if p.Text != "" {
 				s += " " + p.Text
@@ -83,7 +88,7 @@ func TestChatClient_PlainAnswerFromSpec(t *testing.T) {
 		`{"type":"text-start","id":"t1"}`, `{"type":"text-delta","id":"t1","delta":"Hel"}`, `{"type":"text-delta","id":"t1","delta":"lo"}`, `{"type":"text-end","id":"t1"}`,
 		`{"type":"finish-step"}`, `{"type":"finish","finishReason":"stop"}`,
 	)}}
-	c := &simtest.ChatClient{Handler: h, ChatID: "chat-plain"}
+	c := &aisdktest.ChatClient{Handler: h, ChatID: "chat-plain"}
 	msgs, err := c.Send(context.Background(), "Hi")
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +127,7 @@ func TestChatClient_FrontendToolRoundTripFromSpec(t *testing.T) {
 			`{"type":"finish-step"}`, `{"type":"finish","finishReason":"stop"}`),
 	}}
 	var gotInput string
-	c := &simtest.ChatClient{Handler: h, ChatID: "chat-tool", Tools: map[string]simtest.ClientToolFunc{
+	c := &aisdktest.ChatClient{Handler: h, ChatID: "chat-tool", Tools: map[string]aisdktest.ClientToolFunc{
 		"getLocation": func(input json.RawMessage) (any, error) {
 			gotInput = string(input)
 			return map[string]string{"city": "Berlin", "country": "DE"}, nil
@@ -155,8 +160,13 @@ func TestChatClient_FrontendToolRoundTripFromSpec(t *testing.T) {
 		`{"type":"text","state":"done","text":"Let me check the time and your location."},` +
 		`{"type":"tool-getTime","state":"output-available","toolCallId":"call-time","input":{"tz":"UTC"},"output":{"iso":"2026-01-01T00:00:00Z"}},` +
 		`{"type":"tool-getLocation","state":"output-available","toolCallId":"call-loc","input":{"precision":"city"},"output":{"city":"Berlin","country":"DE"}}]}]`
-	if string(second["messages"]) != wantMsgs {
-		t.Errorf("POST 2 messages\n got %s\nwant %s", second["messages"], wantMsgs)
+	var gotJSON, wantJSON any
+	if err := json.Unmarshal(second["messages"], &gotJSON); err != nil {
+		t.Fatal(err)
+	}
+	_ = json.Unmarshal([]byte(wantMsgs), &wantJSON)
+	if diff := cmp.Diff(wantJSON, gotJSON); diff != "" {
+		t.Errorf("POST 2 messages (-want +got):\n%s", diff)
 	}
 }
 
@@ -172,7 +182,7 @@ func TestChatClient_ApprovalDeniedFromSpec(t *testing.T) {
 			`{"type":"finish-step"}`, `{"type":"finish","finishReason":"stop"}`),
 	}}
 	var asked []string
-	c := &simtest.ChatClient{Handler: h, Approve: func(name string, input json.RawMessage) (bool, string) {
+	c := &aisdktest.ChatClient{Handler: h, Approve: func(name string, input json.RawMessage) (bool, string) {
 		asked = append(asked, name+" "+string(input))
 		return false, "user said no"
 	}}
@@ -204,7 +214,7 @@ func TestChatClient_AcceptsSSEFramingVariants(t *testing.T) {
 		"data: {\"type\":\"data-weather\",\"id\":\"w\",\"data\":{\"t\":1}}\n\n" +
 		"data: {\"type\":\"data-note\",\"transient\":true,\"data\":1}\n\n" +
 		"data: {\"type\":\"start\",\"messageMetadata\":null}\n\n" // no finish, no [DONE]
-	c := &simtest.ChatClient{Handler: &replay{bodies: []string{body}}}
+	c := &aisdktest.ChatClient{Handler: &replay{bodies: []string{body}}}
 	msgs, err := c.Send(context.Background(), "Hi")
 	if err != nil {
 		t.Fatal(err)
@@ -251,11 +261,11 @@ func TestChatClient_RejectsInvalidChunksNamingThem(t *testing.T) {
 			sse(`{"type":"start","messageId":"m2"}`)}, []string{"response 2, chunk 1", `"m2" differs from the continued assistant message "m1"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &simtest.ChatClient{Handler: &replay{bodies: tc.bodies}, Tools: map[string]simtest.ClientToolFunc{
+			c := &aisdktest.ChatClient{Handler: &replay{bodies: tc.bodies}, Tools: map[string]aisdktest.ClientToolFunc{
 				"loc": func(json.RawMessage) (any, error) { return "here", nil },
 			}}
 			_, err := c.Send(context.Background(), "Hi")
-			if !errors.Is(err, simtest.ErrProtocol) {
+			if !errors.Is(err, aisdktest.ErrProtocol) {
 				t.Fatalf("error %v, want a protocol error", err)
 			}
 			for _, w := range tc.want {
@@ -278,9 +288,9 @@ func TestChatClient_ReportsTheRePostLoop(t *testing.T) {
 	for i := range 5 {
 		h.bodies = append(h.bodies, fmt.Sprintf(loop, i, i))
 	}
-	c := &simtest.ChatClient{Handler: h, MaxRoundTrips: 3}
+	c := &aisdktest.ChatClient{Handler: h, MaxRoundTrips: 3}
 	_, err := c.Send(context.Background(), "Weather?")
-	if !errors.Is(err, simtest.ErrTooManyRoundTrips) {
+	if !errors.Is(err, aisdktest.ErrTooManyRoundTrips) {
 		t.Fatalf("error %v, want ErrTooManyRoundTrips", err)
 	}
 	if len(h.requests) != 3 {
@@ -292,9 +302,9 @@ func TestChatClient_ErrorChunkEndsWithStreamError(t *testing.T) {
 	h := &replay{bodies: []string{sse(`{"type":"start","messageId":"m1"}`, `{"type":"text-start","id":"t1"}`,
 		`{"type":"text-delta","id":"t1","delta":"Partial"}`, `{"type":"error","errorText":"model exploded"}`,
 		`{"type":"text-delta","id":"nope","delta":"ignored after the error"}`)}}
-	c := &simtest.ChatClient{Handler: h}
+	c := &aisdktest.ChatClient{Handler: h}
 	msgs, err := c.Send(context.Background(), "Hi")
-	var se *simtest.StreamError
+	var se *aisdktest.StreamError
 	if !errors.As(err, &se) || se.ErrorText != "model exploded" {
 		t.Fatalf("error %v, want a StreamError with the error text", err)
 	}
@@ -310,9 +320,9 @@ func TestChatClient_HTTPErrorCarriesTheBody(t *testing.T) {
 	})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	c := &simtest.ChatClient{URL: srv.URL, HTTPClient: srv.Client()}
+	c := &aisdktest.ChatClient{URL: srv.URL, HTTPClient: srv.Client()}
 	_, err := c.Send(context.Background(), "Hi")
-	var he *simtest.HTTPStatusError
+	var he *aisdktest.HTTPStatusError
 	if !errors.As(err, &he) || he.Status != 400 || !strings.Contains(he.Body, "messages: empty") {
 		t.Fatalf("error %v, want HTTP 400 with the body", err)
 	}
@@ -320,34 +330,34 @@ func TestChatClient_HTTPErrorCarriesTheBody(t *testing.T) {
 
 func TestCompleteWithToolCalls_FollowsTheAISDKRules(t *testing.T) {
 	yes, no := true, false
-	asst := func(parts ...simtest.UIPart) []simtest.UIMessage {
-		return []simtest.UIMessage{{ID: "u", Role: "user"}, {ID: "a", Role: "assistant", Parts: parts}}
+	asst := func(parts ...aisdk.UIPart) []aisdk.UIMessage {
+		return []aisdk.UIMessage{{ID: "u", Role: "user"}, {ID: "a", Role: "assistant", Parts: parts}}
 	}
-	step := simtest.UIPart{Type: "step-start"}
-	done := simtest.UIPart{Type: "tool-x", State: "output-available", Output: json.RawMessage(`1`)}
+	step := aisdk.UIPart{Type: "step-start"}
+	done := aisdk.UIPart{Type: "tool-x", State: "output-available", Output: json.RawMessage(`1`)}
 	for _, tc := range []struct {
 		name string
-		msgs []simtest.UIMessage
+		msgs []aisdk.UIMessage
 		want bool
 	}{
 		{"answered client tool", asst(step, done), true},
-		{"errored client tool", asst(step, simtest.UIPart{Type: "tool-x", State: "output-error"}), true},
-		{"pending call", asst(step, done, simtest.UIPart{Type: "tool-y", State: "input-available"}), false},
-		{"preliminary output", asst(step, simtest.UIPart{Type: "tool-x", State: "output-available", Preliminary: &yes}), false},
-		{"provider-executed only", asst(step, simtest.UIPart{Type: "tool-x", State: "output-available", ProviderExecuted: &yes}), false},
-		{"providerExecuted false counts", asst(step, simtest.UIPart{Type: "tool-x", State: "output-available", ProviderExecuted: &no}), true},
-		{"final text step", asst(step, done, step, simtest.UIPart{Type: "text", State: "done"}), false},
-		{"streaming text after the call", asst(step, done, simtest.UIPart{Type: "text", State: "streaming"}), false},
-		{"last message from the user", []simtest.UIMessage{{Role: "user"}}, false},
+		{"errored client tool", asst(step, aisdk.UIPart{Type: "tool-x", State: "output-error"}), true},
+		{"pending call", asst(step, done, aisdk.UIPart{Type: "tool-y", State: "input-available"}), false},
+		{"preliminary output", asst(step, aisdk.UIPart{Type: "tool-x", State: "output-available", Preliminary: &yes}), false},
+		{"provider-executed only", asst(step, aisdk.UIPart{Type: "tool-x", State: "output-available", ProviderExecuted: &yes}), false},
+		{"providerExecuted false counts", asst(step, aisdk.UIPart{Type: "tool-x", State: "output-available", ProviderExecuted: &no}), true},
+		{"final text step", asst(step, done, step, aisdk.UIPart{Type: "text", State: "done"}), false},
+		{"streaming text after the call", asst(step, done, aisdk.UIPart{Type: "text", State: "streaming"}), false},
+		{"last message from the user", []aisdk.UIMessage{{Role: "user"}}, false},
 	} {
-		if got := simtest.CompleteWithToolCalls(tc.msgs); got != tc.want {
+		if got := aisdktest.CompleteWithToolCalls(tc.msgs); got != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if !simtest.CompleteWithApprovalResponses(asst(step, done, simtest.UIPart{Type: "tool-d", State: "approval-responded"})) {
+	if !aisdktest.CompleteWithApprovalResponses(asst(step, done, aisdk.UIPart{Type: "tool-d", State: "approval-responded"})) {
 		t.Error("approval-responded with answered tools: want complete")
 	}
-	if simtest.CompleteWithApprovalResponses(asst(step, simtest.UIPart{Type: "tool-d", State: "approval-responded"}, simtest.UIPart{Type: "tool-e", State: "approval-requested"})) {
+	if aisdktest.CompleteWithApprovalResponses(asst(step, aisdk.UIPart{Type: "tool-d", State: "approval-responded"}, aisdk.UIPart{Type: "tool-e", State: "approval-requested"})) {
 		t.Error("an unanswered approval: want incomplete")
 	}
 }
@@ -375,7 +385,7 @@ func TestChatClient_AISDKHandlerClientToolRoundTrip(t *testing.T) {
 			Reply: []simtest.Step{simtest.Text("Berlin, and sunny in Oslo.")}},
 	)
 	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{weather, loc}}, NewMessageID: func() string { return "msg-1" }}
-	c := &simtest.ChatClient{Handler: h, Tools: map[string]simtest.ClientToolFunc{
+	c := &aisdktest.ChatClient{Handler: h, Tools: map[string]aisdktest.ClientToolFunc{
 		"getLocation": func(json.RawMessage) (any, error) { return map[string]string{"city": "Berlin"}, nil },
 	}}
 	msgs, err := c.Send(context.Background(), "Where am I?")
@@ -412,7 +422,7 @@ func TestChatClient_AISDKHandlerApprovals(t *testing.T) {
 				simtest.Turn{Reply: []simtest.Step{simtest.Text("Finished.")}},
 			)
 			h := &aisdk.Handler{Agent: &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{del}}}
-			c := &simtest.ChatClient{Handler: h, Approve: func(name string, input json.RawMessage) (bool, string) {
+			c := &aisdktest.ChatClient{Handler: h, Approve: func(name string, input json.RawMessage) (bool, string) {
 				if name != "delete_record" || string(input) != `{"id":7}` {
 					t.Errorf("approval asked for %s %s", name, input)
 				}
@@ -423,9 +433,9 @@ func TestChatClient_AISDKHandlerApprovals(t *testing.T) {
 				t.Fatal(err)
 			}
 			tool := msgs[1].Parts[1]
-			wantState, wantRuns := "output-denied", int32(0)
+			wantState, wantRuns := aisdk.StateOutputDenied, int32(0)
 			if approved {
-				wantState, wantRuns = "output-available", 1
+				wantState, wantRuns = aisdk.StateOutputAvailable, 1
 			}
 			if tool.State != wantState || runs.Load() != wantRuns {
 				t.Errorf("tool part %+v after %d runs, want %s after %d", tool, runs.Load(), wantState, wantRuns)
@@ -439,9 +449,10 @@ func TestChatClient_AISDKHandlerApprovals(t *testing.T) {
 
 func TestChatClient_AISDKHandlerErrorMidStream(t *testing.T) {
 	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Partial"), simtest.Fail("boom")}})
-	c := &simtest.ChatClient{Handler: &aisdk.Handler{Agent: &agentloop.Agent{Model: model}}}
+	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: model}, ErrorText: func(err error) string { return err.Error() }, Logger: discardLogger}
+	c := &aisdktest.ChatClient{Handler: h}
 	_, err := c.Send(context.Background(), "Hi")
-	var se *simtest.StreamError
+	var se *aisdktest.StreamError
 	if !errors.As(err, &se) || !strings.Contains(se.ErrorText, "boom") {
 		t.Fatalf("error %v, want a StreamError naming boom", err)
 	}
@@ -501,11 +512,11 @@ func TestValidateChunk_AgreesWithTheJSClientSchema(t *testing.T) {
 		{true, `{"type":"tool-approval-request","approvalId":"a","toolCallId":"c","approvalDescriptor":null,"isAutomatic":true}`},
 		{true, `{"type":"reasoning-file","url":"u","mediaType":"m","providerMetadata":{}}`},
 	} {
-		err := simtest.ValidateChunk([]byte(tc.chunk))
+		err := aisdktest.ValidateChunk([]byte(tc.chunk))
 		if (err == nil) != tc.valid {
 			t.Errorf("ValidateChunk(%s) = %v, the JS client says valid=%v", tc.chunk, err, tc.valid)
 		}
-		if err != nil && !errors.Is(err, simtest.ErrProtocol) {
+		if err != nil && !errors.Is(err, aisdktest.ErrProtocol) {
 			t.Errorf("error %v does not wrap ErrProtocol", err)
 		}
 	}
@@ -523,8 +534,8 @@ func FuzzChatClient_ResponseBody(f *testing.F) {
 	f.Add("data: {\"type\":\"text-end\",\"id\":\"a\",\"citations\":[{\"source\":{\"type\":\"source\",\"sourceType\":\"url\",\"id\":\"s\",\"url\":\"u\"}}]}\n\n")
 	f.Fuzz(func(t *testing.T, body string) {
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(body)) })
-		c := &simtest.ChatClient{Handler: h, MaxRoundTrips: 2,
-			Tools:   map[string]simtest.ClientToolFunc{"loc": func(json.RawMessage) (any, error) { return 1, nil }},
+		c := &aisdktest.ChatClient{Handler: h, MaxRoundTrips: 2,
+			Tools:   map[string]aisdktest.ClientToolFunc{"loc": func(json.RawMessage) (any, error) { return 1, nil }},
 			Approve: func(string, json.RawMessage) (bool, string) { return true, "" }}
 		_, err := c.Send(context.Background(), "hi")
 		if err != nil {
@@ -532,7 +543,7 @@ func FuzzChatClient_ResponseBody(f *testing.F) {
 		}
 		for _, ex := range c.Transcript() {
 			for _, ch := range ex.Chunks {
-				if verr := simtest.ValidateChunk(ch); verr != nil {
+				if verr := aisdktest.ValidateChunk(ch); verr != nil {
 					t.Fatalf("accepted an invalid chunk %s: %v", ch, verr)
 				}
 			}
@@ -556,7 +567,7 @@ func TestChatClient_URLClientToolErrorReachesTheModel(t *testing.T) {
 	)
 	srv := httptest.NewServer(&aisdk.Handler{Agent: &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{form}}})
 	defer srv.Close()
-	c := &simtest.ChatClient{URL: srv.URL + "/api/chat", HTTPClient: srv.Client(), Tools: map[string]simtest.ClientToolFunc{
+	c := &aisdktest.ChatClient{URL: srv.URL + "/api/chat", HTTPClient: srv.Client(), Tools: map[string]aisdktest.ClientToolFunc{
 		"form": func(json.RawMessage) (any, error) { return nil, errors.New("user closed the form") },
 	}}
 	msgs, err := c.Send(context.Background(), "Fill the form")
@@ -585,10 +596,10 @@ func TestChatClient_AISDKHandlerApprovedClientToolRunsOnTheClient(t *testing.T) 
 		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"call-loc": "Berlin"}}, Reply: []simtest.Step{simtest.Text("You are in Berlin.")}},
 	)
 	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{loc}}}
-	c := &simtest.ChatClient{
+	c := &aisdktest.ChatClient{
 		Handler: h,
 		Approve: func(string, json.RawMessage) (bool, string) { return true, "" },
-		Tools: map[string]simtest.ClientToolFunc{"getLocation": func(json.RawMessage) (any, error) {
+		Tools: map[string]aisdktest.ClientToolFunc{"getLocation": func(json.RawMessage) (any, error) {
 			return map[string]string{"city": "Berlin"}, nil
 		}},
 	}
@@ -601,7 +612,7 @@ func TestChatClient_AISDKHandlerApprovedClientToolRunsOnTheClient(t *testing.T) 
 	}
 	var got []string
 	for _, p := range msgs[1].Parts {
-		got = append(got, p.Type+"("+p.State+")")
+		got = append(got, p.Type+"("+string(p.State)+")")
 	}
 	want := []string{"step-start()", "tool-getLocation(output-available)", "step-start()", "text(done)"}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -1,4 +1,4 @@
-package simtest_test
+package aisdktest_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/aisdk/aisdktest"
 	"github.com/agentloop/agentloop/simtest"
 )
 
@@ -28,9 +29,9 @@ func ExampleChatClient() {
 		Agent:        &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{loc}},
 		NewMessageID: func() string { return "msg-1" },
 	}
-	client := &simtest.ChatClient{
+	client := &aisdktest.ChatClient{
 		Handler: handler,
-		Tools: map[string]simtest.ClientToolFunc{
+		Tools: map[string]aisdktest.ClientToolFunc{
 			"getLocation": func(json.RawMessage) (any, error) { return map[string]string{"city": "Berlin"}, nil },
 		},
 	}
@@ -42,7 +43,7 @@ func ExampleChatClient() {
 	for _, m := range msgs {
 		fmt.Println(m.Role, m.ID)
 		for _, p := range m.Parts {
-			fmt.Println("  " + strings.Join(strings.Fields(p.Type+" "+p.State+" "+p.Text+" "+string(p.Output)), " "))
+			fmt.Println("  " + strings.Join(strings.Fields(p.Type+" "+string(p.State)+" "+p.Text+" "+string(p.Output)), " "))
 		}
 	}
 	for i, ex := range client.Transcript() {
