@@ -342,9 +342,11 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (*ChatRequ
 	case err != nil:
 		return nil, http.StatusBadRequest, err
 	}
-	// The body is read. A deadline left in place would make the server's
-	// read that watches for the client going away fail later, which
-	// cancels the request's context, and the run with it.
+	// The body is read. A read deadline must not outlive it: the server's
+	// read that watches for the client going away would fail at the
+	// deadline and cancel the request's context, and the run with it.
+	// (HTTP/1.1 in net/http lifts it itself when the body reaches its end;
+	// this makes it so whatever the server.)
 	if d > 0 {
 		_ = rc.SetReadDeadline(time.Time{})
 	}

@@ -2,12 +2,14 @@ package aisdk
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -585,5 +587,76 @@ func TestHandler_ReasoningSignatureSurvivesTheRoundTrip(t *testing.T) {
 	}
 	if res := msgs[2].Parts[0].ToolResult; res == nil || res.Content != "filled" {
 		t.Errorf("the model got tool message %+v", msgs[2])
+	}
+}
+
+// The fifth defect: a client that sends its headers and part of a
+// body held a connection and a goroutine forever.
+func TestHandler_ABodyNotReceivedInTimeIsA408AndTheConnectionCloses(t *testing.T) {
+	model := simtest.NewModel()
+	h := newHandler(model)
+	h.BodyTimeout = 50 * time.Millisecond
+	nh := notifyHandler{h: h, done: make(chan struct{})}
+	srv := newServer(t, nh)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := userBody("hi")
+	fmt.Fprintf(conn, "POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:10])
+	r := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(msg), "not received within 50ms") {
+		t.Errorf("status %d %s, want 408 naming the limit", resp.StatusCode, msg)
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Errorf("after the 408 the connection stays open (read: %v)", err)
+	}
+	<-nh.done // the handler returned
+	if model.Calls() != 0 {
+		t.Errorf("%d model calls", model.Calls())
+	}
+}
+
+// The body's read deadline is lifted once the body is read: a deadline
+// left in place makes the server's background read fail, which cancels the
+// request's context and the run with it.
+func TestHandler_TheBodyDeadlineDoesNotCutALongAnswer(t *testing.T) {
+	const deadline = 20 * time.Millisecond
+	slow, err := agentloop.NewRawTool("slow", "Slow.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+		// Outlive the body's deadline: the condition under test is time.
+		select {
+		case <-time.After(10 * deadline):
+			return "done", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "slow", nil)}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("finished")}},
+	)
+	h := newHandler(model, slow)
+	h.BodyTimeout = deadline
+	h.ErrorText = func(err error) string { return err.Error() }
+	srv := newServer(t, h)
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(userBody("go")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	chunks := parseStream(t, string(raw))
+	if f, ok := chunks[len(chunks)-1].(FinishChunk); !ok || f.FinishReason != FinishReasonStop {
+		t.Errorf("the answer ended with %s", raw[bytes.LastIndex(raw[:len(raw)-15], []byte("data:")):])
 	}
 }
