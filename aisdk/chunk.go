@@ -8,10 +8,14 @@ import "encoding/json"
 // first, optional fields absent (never null), and the "input", "output" and
 // "data" keys always present (null when the Go value is nil). [ParseChunk]
 // reads one back.
+//
+// The set is closed: every chunk is one of this package's types.
 type Chunk interface {
-	// ChunkType returns the wire "type" of the chunk, e.g. "text-delta".
-	ChunkType() string
+	chunkType() string
 }
+
+// ChunkType returns the wire "type" of c: "text-delta", "data-weather", …
+func ChunkType(c Chunk) string { return c.chunkType() }
 
 // ProviderMetadata is the two-level providerMetadata object of the protocol:
 // provider name → key → any JSON value.
@@ -272,92 +276,62 @@ func (r FinishReason) valid() bool {
 	return false
 }
 
-// ChunkType returns "start".
-func (StartChunk) ChunkType() string { return "start" }
+func (StartChunk) chunkType() string { return "start" }
 
-// ChunkType returns "start-step".
-func (StartStepChunk) ChunkType() string { return "start-step" }
+func (StartStepChunk) chunkType() string { return "start-step" }
 
-// ChunkType returns "finish-step".
-func (FinishStepChunk) ChunkType() string { return "finish-step" }
+func (FinishStepChunk) chunkType() string { return "finish-step" }
 
-// ChunkType returns "reset-step".
-func (ResetStepChunk) ChunkType() string { return "reset-step" }
+func (ResetStepChunk) chunkType() string { return "reset-step" }
 
-// ChunkType returns "text-start".
-func (TextStartChunk) ChunkType() string { return "text-start" }
+func (TextStartChunk) chunkType() string { return "text-start" }
 
-// ChunkType returns "text-delta".
-func (TextDeltaChunk) ChunkType() string { return "text-delta" }
+func (TextDeltaChunk) chunkType() string { return "text-delta" }
 
-// ChunkType returns "text-end".
-func (TextEndChunk) ChunkType() string { return "text-end" }
+func (TextEndChunk) chunkType() string { return "text-end" }
 
-// ChunkType returns "reasoning-start".
-func (ReasoningStartChunk) ChunkType() string { return "reasoning-start" }
+func (ReasoningStartChunk) chunkType() string { return "reasoning-start" }
 
-// ChunkType returns "reasoning-delta".
-func (ReasoningDeltaChunk) ChunkType() string { return "reasoning-delta" }
+func (ReasoningDeltaChunk) chunkType() string { return "reasoning-delta" }
 
-// ChunkType returns "reasoning-end".
-func (ReasoningEndChunk) ChunkType() string { return "reasoning-end" }
+func (ReasoningEndChunk) chunkType() string { return "reasoning-end" }
 
-// ChunkType returns "error".
-func (ErrorChunk) ChunkType() string { return "error" }
+func (ErrorChunk) chunkType() string { return "error" }
 
-// ChunkType returns "tool-input-start".
-func (ToolInputStartChunk) ChunkType() string { return "tool-input-start" }
+func (ToolInputStartChunk) chunkType() string { return "tool-input-start" }
 
-// ChunkType returns "tool-input-delta".
-func (ToolInputDeltaChunk) ChunkType() string { return "tool-input-delta" }
+func (ToolInputDeltaChunk) chunkType() string { return "tool-input-delta" }
 
-// ChunkType returns "tool-input-available".
-func (ToolInputAvailableChunk) ChunkType() string { return "tool-input-available" }
+func (ToolInputAvailableChunk) chunkType() string { return "tool-input-available" }
 
-// ChunkType returns "tool-input-error".
-func (ToolInputErrorChunk) ChunkType() string { return "tool-input-error" }
+func (ToolInputErrorChunk) chunkType() string { return "tool-input-error" }
 
-// ChunkType returns "tool-approval-request".
-func (ToolApprovalRequestChunk) ChunkType() string { return "tool-approval-request" }
+func (ToolApprovalRequestChunk) chunkType() string { return "tool-approval-request" }
 
-// ChunkType returns "tool-approval-response".
-func (ToolApprovalResponseChunk) ChunkType() string { return "tool-approval-response" }
+func (ToolApprovalResponseChunk) chunkType() string { return "tool-approval-response" }
 
-// ChunkType returns "tool-output-available".
-func (ToolOutputAvailableChunk) ChunkType() string { return "tool-output-available" }
+func (ToolOutputAvailableChunk) chunkType() string { return "tool-output-available" }
 
-// ChunkType returns "tool-output-error".
-func (ToolOutputErrorChunk) ChunkType() string { return "tool-output-error" }
+func (ToolOutputErrorChunk) chunkType() string { return "tool-output-error" }
 
-// ChunkType returns "tool-output-denied".
-func (ToolOutputDeniedChunk) ChunkType() string { return "tool-output-denied" }
+func (ToolOutputDeniedChunk) chunkType() string { return "tool-output-denied" }
 
-// ChunkType returns "source-url".
-func (SourceURLChunk) ChunkType() string { return "source-url" }
+func (SourceURLChunk) chunkType() string { return "source-url" }
 
-// ChunkType returns "source-document".
-func (SourceDocumentChunk) ChunkType() string { return "source-document" }
+func (SourceDocumentChunk) chunkType() string { return "source-document" }
 
-// ChunkType returns "file".
-func (FileChunk) ChunkType() string { return "file" }
+func (FileChunk) chunkType() string { return "file" }
 
-// ChunkType returns "reasoning-file".
-func (ReasoningFileChunk) ChunkType() string { return "reasoning-file" }
+func (ReasoningFileChunk) chunkType() string { return "reasoning-file" }
 
-// ChunkType returns "custom".
-func (CustomChunk) ChunkType() string { return "custom" }
+func (CustomChunk) chunkType() string { return "custom" }
 
-// ChunkType returns "steering-message".
-func (SteeringMessageChunk) ChunkType() string { return "steering-message" }
+func (SteeringMessageChunk) chunkType() string { return "steering-message" }
 
-// ChunkType returns "data-" followed by the chunk's Name.
-func (c DataChunk) ChunkType() string { return "data-" + c.Name }
+func (c DataChunk) chunkType() string { return "data-" + c.Name }
 
-// ChunkType returns "finish".
-func (FinishChunk) ChunkType() string { return "finish" }
+func (FinishChunk) chunkType() string { return "finish" }
 
-// ChunkType returns "abort".
-func (AbortChunk) ChunkType() string { return "abort" }
+func (AbortChunk) chunkType() string { return "abort" }
 
-// ChunkType returns "message-metadata".
-func (MessageMetadataChunk) ChunkType() string { return "message-metadata" }
+func (MessageMetadataChunk) chunkType() string { return "message-metadata" }

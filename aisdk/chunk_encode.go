@@ -47,7 +47,7 @@ func appendChunk(buf *bytes.Buffer, c Chunk) error {
 	}
 	b, err := json.Marshal(c)
 	if err != nil {
-		return fmt.Errorf("aisdk: encoding %s chunk: %w", c.ChunkType(), err)
+		return fmt.Errorf("aisdk: encoding %s chunk: %w", c.chunkType(), err)
 	}
 	buf.Write(b)
 	return nil
@@ -133,179 +133,179 @@ func withType(typ string, v any) ([]byte, error) {
 // MarshalJSON encodes the chunk in its wire form.
 func (c StartChunk) MarshalJSON() ([]byte, error) {
 	type plain StartChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c StartStepChunk) MarshalJSON() ([]byte, error) {
 	type plain StartStepChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c FinishStepChunk) MarshalJSON() ([]byte, error) {
 	type plain FinishStepChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ResetStepChunk) MarshalJSON() ([]byte, error) {
 	type plain ResetStepChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c TextStartChunk) MarshalJSON() ([]byte, error) {
 	type plain TextStartChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c TextDeltaChunk) MarshalJSON() ([]byte, error) {
 	type plain TextDeltaChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c TextEndChunk) MarshalJSON() ([]byte, error) {
 	type plain TextEndChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ReasoningStartChunk) MarshalJSON() ([]byte, error) {
 	type plain ReasoningStartChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ReasoningDeltaChunk) MarshalJSON() ([]byte, error) {
 	type plain ReasoningDeltaChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ReasoningEndChunk) MarshalJSON() ([]byte, error) {
 	type plain ReasoningEndChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ErrorChunk) MarshalJSON() ([]byte, error) {
 	type plain ErrorChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ToolInputStartChunk) MarshalJSON() ([]byte, error) {
 	type plain ToolInputStartChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ToolInputDeltaChunk) MarshalJSON() ([]byte, error) {
 	type plain ToolInputDeltaChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ToolInputAvailableChunk) MarshalJSON() ([]byte, error) {
 	type plain ToolInputAvailableChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ToolInputErrorChunk) MarshalJSON() ([]byte, error) {
 	type plain ToolInputErrorChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ToolApprovalRequestChunk) MarshalJSON() ([]byte, error) {
 	type plain ToolApprovalRequestChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ToolApprovalResponseChunk) MarshalJSON() ([]byte, error) {
 	type plain ToolApprovalResponseChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ToolOutputAvailableChunk) MarshalJSON() ([]byte, error) {
 	type plain ToolOutputAvailableChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ToolOutputErrorChunk) MarshalJSON() ([]byte, error) {
 	type plain ToolOutputErrorChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ToolOutputDeniedChunk) MarshalJSON() ([]byte, error) {
 	type plain ToolOutputDeniedChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c SourceURLChunk) MarshalJSON() ([]byte, error) {
 	type plain SourceURLChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c SourceDocumentChunk) MarshalJSON() ([]byte, error) {
 	type plain SourceDocumentChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c FileChunk) MarshalJSON() ([]byte, error) {
 	type plain FileChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c ReasoningFileChunk) MarshalJSON() ([]byte, error) {
 	type plain ReasoningFileChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c CustomChunk) MarshalJSON() ([]byte, error) {
 	type plain CustomChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c SteeringMessageChunk) MarshalJSON() ([]byte, error) {
 	type plain SteeringMessageChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c DataChunk) MarshalJSON() ([]byte, error) {
 	type plain DataChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c FinishChunk) MarshalJSON() ([]byte, error) {
 	type plain FinishChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c AbortChunk) MarshalJSON() ([]byte, error) {
 	type plain AbortChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }
 
 // MarshalJSON encodes the chunk in its wire form.
 func (c MessageMetadataChunk) MarshalJSON() ([]byte, error) {
 	type plain MessageMetadataChunk
-	return withType(c.ChunkType(), plain(c))
+	return withType(c.chunkType(), plain(c))
 }

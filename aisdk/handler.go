@@ -36,40 +36,28 @@ const MinSecretSize = 32
 // rebuilds the history ([ToHistory]), runs the agent, and streams the run
 // as a UI message stream ([Mapper], [Writer]).
 //
-// Without a Store the client's messages are the whole state (the
-// stateless mode): a client tool round trip or an approval needs nothing
-// on the server. What the server decided and the client posts back (the
-// assistant's text and reasoning, tool calls, the results of server tools,
-// approval requests) is signed with Secret, and a request whose
-// server-made parts are missing their signature, altered or invented is
-// refused (403, naming the part); user messages, client tool outputs and
-// approval decisions are the client's to write. With a Store, the stored
-// history is authoritative instead. The package documentation compares
-// the two.
+// Without a Store the client's messages are the whole state, and what the
+// server decided is signed with Secret and checked when it comes back;
+// with a Store the stored history is authoritative. The package
+// documentation says what each mode trusts.
 //
-// Per request: the body's "tools" become client tools for the run (a tool
-// named like one of the agent's tools, or with an invalid schema, is a
-// 400); "system" and system messages are used only with AllowClientSystem;
-// "callSettings" only with AllowClientSettings. A continuation (the last
-// posted message is an assistant message) reuses that message's id in the
-// start chunk. When the client goes away the run is cancelled.
-//
-// A GET whose path ends in "/stream" (useChat's resume request, when the
-// handler is also mounted at "{api}/") gets 204 No Content: streams are not
+// The body's "tools" become client tools for the run (a tool named like
+// one of the agent's tools, or with an invalid schema, is a 400); "system"
+// and system messages are used only with AllowClientSystem, "callSettings"
+// only with AllowClientSettings. A continuation (the last posted message is
+// an assistant message) reuses that message's id in the start chunk. When
+// the client goes away the run is cancelled. A GET whose path ends in
+// "/stream" (useChat's resume request) gets 204 No Content: streams are not
 // kept for resumption.
 //
-// Errors before the stream starts are JSON bodies {"error": "…"}: 405 for a
-// method other than POST; 403 for a cross-origin request that
-// AllowedOrigins refuses, and for parts that fail the signature check; 415
-// for a body that is not application/json (a browser sends a cross-origin
-// request without asking first only for text/plain and form bodies);
-// 408 for a body not read within BodyTimeout; 413 for a body over
-// Limits.MaxBodyBytes; 400 for a body that cannot be used (the message
-// names the problem); 409 for a request that does not match the stored
-// chat or a chat that has a run in progress; the status of an [*HTTPError]
-// returned by Prepare; and 500 with a generic message for anything else,
-// whose detail goes to Logger. Once streaming, a failure is an error chunk
-// whose text is ErrorText's.
+// Errors before the stream starts are JSON bodies {"error": "…"} that name
+// the problem: 405 (not a POST), 403 (AllowedOrigins, or a part that fails
+// the signature check), 415 (not application/json), 408 (body not read
+// within BodyTimeout), 413 (over Limits.MaxBodyBytes), 400 (a body that
+// cannot be used), 409 (a mismatch with the stored chat, or a run of the
+// chat in progress), an [*HTTPError]'s status from Prepare, and 500 with a
+// generic message, whose detail goes to Logger. Once streaming, a failure
+// is an error chunk with ErrorText's text.
 //
 // A Handler must not be modified once it serves requests; it is safe for
 // concurrent use.
@@ -85,46 +73,33 @@ type Handler struct {
 	Prepare func(r *http.Request, req *ChatRequest) ([]agentloop.Option, error)
 
 	// Store, when set, makes the stored history authoritative: each
-	// request is checked with [Reconcile] (a mismatch is a 409) and the
-	// run starts from the stored history plus what the client may add.
-	// After the run the store gets the run's history (from its Final or
-	// Pending item, or the history its error carries) before the
-	// response's last chunk is written. Requests need a chat id, and one
-	// chat serves one request at a time (409 otherwise). Nothing is signed
-	// in this mode.
+	// request is checked with [Reconcile] and the run starts from the
+	// stored history plus what the client may add. The run's history is
+	// saved before the response's last chunk is written. Requests need a
+	// chat id, and a chat serves one request at a time.
 	Store ChatStore
 
-	// Secret is the key that signs, in the stateless mode (no Store), the
-	// parts the server made, so that it can refuse a request whose copy of
-	// them was altered or invented. It must be at least MinSecretSize
-	// random bytes, the same on every server that serves the chats (and
-	// kept across restarts), and kept secret: whoever has it can sign
-	// anything. Nil means a random key made for this Handler: signatures
-	// then verify only in this process, so a restart, or a request that
-	// reaches another replica, refuses the chats that were in progress.
-	// Changing Secret does the same.
+	// Secret signs, without a Store, the parts the server made. It must be
+	// at least MinSecretSize random bytes, the same on every replica and
+	// across restarts, and kept secret (whoever has it can sign anything).
+	// Nil means a random key for this Handler: a restart, or another
+	// replica, then refuses the chats in progress, as a changed Secret
+	// does.
 	Secret []byte
 
-	// AllowedOrigins, when non-nil, turns on a cross-origin check: a
-	// browser request from an origin other than the handler's own is
-	// refused with a 403 unless its origin (scheme://host[:port], such as
-	// "https://app.example.com") is listed. The check reads the
-	// Sec-Fetch-Site and Origin headers, as Go 1.25's
-	// http.CrossOriginProtection does: requests from the same origin, and
-	// requests without either header (clients that are not browsers), pass.
-	// Nil checks nothing: the application/json requirement already stops
-	// the cross-origin requests that a page can send without the browser
-	// asking the server first.
+	// AllowedOrigins, when non-nil, refuses (403) a browser request from
+	// another origin unless its origin ("https://app.example.com") is
+	// listed, reading Sec-Fetch-Site and Origin as Go 1.25's
+	// http.CrossOriginProtection does; same-origin requests, and requests
+	// with neither header (not from a browser), pass. Nil checks nothing.
 	AllowedOrigins []string
 
 	// Limits bound the request body: its size, its messages and their
 	// parts. Zero fields mean the Default* limits.
 	Limits Limits
-	// BodyTimeout bounds reading the request body, from when the handler
-	// starts; a body not read by then is a 408. 0 means
-	// DefaultBodyTimeout, negative means no limit. The deadline is lifted
-	// once the body is read, so it never cuts a response short; see the
-	// package documentation for the http.Server timeouts to set.
+	// BodyTimeout bounds reading the request body (408 past it); 0 means
+	// DefaultBodyTimeout, negative means no limit. It is lifted once the
+	// body is read, so it never cuts a response short.
 	BodyTimeout time.Duration
 	// MaxRunTime bounds one run; 0 means DefaultMaxRunTime, negative means
 	// no limit. A run that takes longer is cancelled and ends with an error
@@ -146,16 +121,14 @@ type Handler struct {
 	// Off by default.
 	AllowClientSettings bool
 
-	// ErrorText turns a run's error into the text of the error chunk the
-	// client shows. Nil means a generic text that reveals nothing about the
-	// server; the error itself goes to Logger. To show clients the detail
-	// (in development), set it to func(err error) string { return
-	// err.Error() }.
+	// ErrorText turns a run's error into the error chunk's text. Nil means
+	// a generic text; the error goes to Logger. To show clients the detail
+	// (in development), return err.Error().
 	ErrorText func(error) string
-	// Logger receives what the client is not told in full: the error of
-	// every failed run (at level Info when the client went away, else
-	// Error), the detail behind every 500, and requests refused for a bad
-	// signature (Warn). Nil means slog.Default().
+	// Logger receives what clients are not told: every run's error (level
+	// Info when the client went away, else Error), the detail of every
+	// 500, and requests refused with a 403 (Warn). Nil means
+	// slog.Default().
 	Logger *slog.Logger
 	// NewMessageID returns the id of a new assistant message. Nil, or an
 	// empty result, means a random "msg-" id.

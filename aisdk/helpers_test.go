@@ -82,7 +82,7 @@ func parseStream(t testing.TB, body string) []Chunk {
 func typesOf(chunks []Chunk) []string {
 	out := make([]string, len(chunks))
 	for i, c := range chunks {
-		out[i] = c.ChunkType()
+		out[i] = ChunkType(c)
 	}
 	return out
 }

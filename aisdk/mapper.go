@@ -35,6 +35,10 @@ import (
 // ([agentloop.ToolProgress]) is sent as preliminary output, which the
 // client shows until the final output replaces it.
 //
+// A Mapper of your own signs nothing; the [Handler] signs what the server
+// decided in its stateless mode (see the package documentation), and
+// checks it when the client posts it back.
+//
 // A Mapper is used by one goroutine for one response; the zero value is not
 // usable, call [NewMapper].
 type Mapper struct {

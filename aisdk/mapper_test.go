@@ -328,7 +328,7 @@ func TestMapper_SpecSequences(t *testing.T) {
 					t.Fatal(err)
 				}
 				if err := c.apply(ch); err != nil {
-					t.Fatalf("client rejects %s: %v", ch.ChunkType(), err)
+					t.Fatalf("client rejects %s: %v", ChunkType(ch), err)
 				}
 			}
 		})
@@ -468,7 +468,7 @@ func TestMapper_NewItemsOfTheLoop(t *testing.T) {
 			c := newUIClient(&UIMessage{Role: "assistant"})
 			for _, ch := range chunks {
 				if err := c.apply(ch); err != nil {
-					t.Fatalf("client rejects %s: %v", ch.ChunkType(), err)
+					t.Fatalf("client rejects %s: %v", ChunkType(ch), err)
 				}
 			}
 		})

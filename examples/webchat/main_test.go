@@ -66,7 +66,7 @@ func (b *browser) post() (finish string, types []string) {
 		if err != nil {
 			b.t.Fatal(err)
 		}
-		types = append(types, c.ChunkType())
+		types = append(types, aisdk.ChunkType(c))
 		find := func(id string) *aisdk.UIPart {
 			for i := range m.Parts {
 				if m.Parts[i].ToolCallID == id {
