@@ -20,6 +20,16 @@
 // away (the page's Stop button) cancels its run, and the server logs that
 // it did.
 //
+// Without -store, the server keeps no chat: the page posts the whole
+// conversation, and what the server decided (its answers, tool calls, tool
+// results, approval requests) comes back signed, so a forged approval or
+// tool result is refused. The signing key is WEBCHAT_SECRET (at least 32
+// bytes) or, when unset, a random key, which a restart forgets: chats in
+// progress are then refused and must start again. Only the page's own
+// origin may post chat requests. A failed run shows the page a generic
+// message and logs the detail, except for the failures a simulator script
+// asks for, whose text the page shows.
+//
 // The agent has backend tools get_weather ({"city"} → a made-up,
 // deterministic forecast; an empty city is an error result, handy for
 // making it fail), add ({"a","b"} → {"sum"}) and delete_record ({"id"},
@@ -42,6 +52,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -77,6 +88,7 @@ type config struct {
 	pace   time.Duration // the built-in demo's pause after each word; 0 streams at once
 	mcp    *mcpflags.Flags
 	hooks  *agentloop.Hooks // the agent's hooks (tracing); nil for none
+	secret []byte           // signs replies without -store; nil: a random key
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -119,6 +131,14 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	}
 	defer tracing.stop(ctx, stderr)
 	cfg.hooks = tracing.agentHooks()
+	if secret := os.Getenv("WEBCHAT_SECRET"); secret != "" {
+		if len(secret) < aisdk.MinSecretSize {
+			return fmt.Errorf("WEBCHAT_SECRET has %d bytes; it needs at least %d random ones", len(secret), aisdk.MinSecretSize)
+		}
+		cfg.secret = []byte(secret)
+	} else if !cfg.store {
+		fmt.Fprintln(stderr, "webchat: replies are signed with a random key, which a restart forgets (set WEBCHAT_SECRET to keep chats across restarts)")
+	}
 	handler, describe, err := newServer(cfg, stderr)
 	if err != nil {
 		return err
@@ -127,7 +147,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: tracing.handler(handler), ReadHeaderTimeout: 10 * time.Second}
+	srv := httpServer(tracing.handler(handler))
 	fmt.Fprintf(stderr, "webchat: %s\nwebchat: serving http://%s (POST /api/chat)\n", describe, ln.Addr())
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -148,6 +168,20 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		return err
 	}
 	return nil
+}
+
+// httpServer returns the server for handler, with timeouts that suit
+// answers streamed for as long as a run takes: a bound on the request
+// headers and on idle keep-alive connections, but no ReadTimeout (its
+// deadline would also cancel a running answer) and no WriteTimeout (it
+// would cut the stream). The chat handler bounds each request body
+// (aisdk.Handler.BodyTimeout) and each run (MaxRunTime) itself.
+func httpServer(handler http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
 }
 
 // newServer builds the HTTP handler for cfg and says which model it uses.
@@ -178,7 +212,14 @@ func newServer(cfg config, logw io.Writer) (http.Handler, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	chat := &aisdk.Handler{Agent: agent, Prepare: withConversationID(states.prepare)}
+	chat := &aisdk.Handler{
+		Agent:          agent,
+		Prepare:        withConversationID(states.prepare),
+		Secret:         cfg.secret,
+		AllowedOrigins: []string{}, // the page's own origin only
+		ErrorText:      scriptedErrorText,
+		Logger:         slog.New(slog.NewTextHandler(logw, nil)),
+	}
 	if cfg.store {
 		chat.Store = aisdk.NewMemoryStore()
 	}
@@ -216,6 +257,17 @@ func chooseModel(cfg config) (agentloop.Model, string, error) {
 		return realModel(cfg.model)
 	}
 	return demoModel(demoPacing(cfg)), "built-in demo script (" + strings.Join([]string{"get_weather", "create_record", "delete_record approval", "answer"}, " → ") + ")", nil
+}
+
+// scriptedErrorText is what the page shows of a failed run: the message of
+// a failure a simulator script asks for ({"error": "…"}), which hides
+// nothing, and a generic text for anything else (the log has the detail).
+func scriptedErrorText(err error) string {
+	var se *simtest.ScriptError
+	if errors.As(err, &se) {
+		return "The simulated model failed: " + se.Message
+	}
+	return "The server could not complete the answer; its log says why."
 }
 
 // reportCancelled logs each chat request whose client went away before
