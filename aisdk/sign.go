@@ -132,15 +132,15 @@ func metadataSig(md json.RawMessage) string {
 	if len(md) == 0 {
 		return ""
 	}
-	var m map[string]map[string]json.RawMessage
+	var m struct {
+		Agentloop struct {
+			Sig string `json:"sig"`
+		} `json:"agentloop"`
+	}
 	if json.Unmarshal(md, &m) != nil {
 		return ""
 	}
-	var sig string
-	if raw, ok := m[metadataKey]["sig"]; ok && json.Unmarshal(raw, &sig) != nil {
-		return ""
-	}
-	return sig
+	return m.Agentloop.Sig
 }
 
 // withSig returns md with sig added under "agentloop" (md is not modified).

@@ -622,3 +622,16 @@ func TestChatClient_AISDKHandlerApprovedClientToolRunsOnTheClient(t *testing.T) 
 		t.Errorf("%d model turns left, want the answer after the client's output", model.Remaining())
 	}
 }
+
+// The AI SDK client drops an event the stream ends inside of (no blank line
+// after it), so a server that forgets the last blank line loses its last
+// chunk; the ChatClient reports it.
+func TestChatClient_ReportsAnEventTheStreamEndsInside(t *testing.T) {
+	body := "data: {\"type\":\"start\"}\n\ndata: {\"type\":\"finish\",\"finishReason\":\"stop\"}\n"
+	c := &aisdktest.ChatClient{Handler: &replay{bodies: []string{body}}}
+	_, err := c.Send(context.Background(), "Hi")
+	var ce *aisdktest.ChunkError
+	if !errors.As(err, &ce) || ce.Index != 2 || !strings.Contains(ce.Reason, "drops it") {
+		t.Fatalf("error %v, want a ChunkError for chunk 2 saying the client drops it", err)
+	}
+}
