@@ -125,8 +125,9 @@ type Handler struct {
 	// 500, and requests refused with a 403 (Warn). Nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// NewMessageID returns the id of a new assistant message. Nil, or an
-	// empty result, means a random "msg-" id.
+	// NewMessageID returns the id of a new assistant message, which must
+	// be unique: signatures bind parts to it. Nil, or an empty result,
+	// means a random "msg-" id.
 	NewMessageID func() string
 
 	initOnce sync.Once
