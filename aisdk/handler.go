@@ -84,9 +84,9 @@ type Handler struct {
 
 	// AllowedOrigins, when non-nil, refuses (403) a browser request from
 	// another origin unless its origin ("https://app.example.com") is
-	// listed, reading Sec-Fetch-Site and Origin as Go 1.25's
-	// http.CrossOriginProtection does; same-origin requests, and requests
-	// with neither header (not from a browser), pass. Nil checks nothing.
+	// listed, with [http.CrossOriginProtection] (Sec-Fetch-Site, then
+	// Origin against Host); same-origin requests, and requests with
+	// neither header (not from a browser), pass. Nil checks nothing.
 	AllowedOrigins []string
 
 	// Limits bound the request body: its size, its messages and their
@@ -133,7 +133,7 @@ type Handler struct {
 	initOnce sync.Once
 	initErr  error
 	signer   *signer
-	origins  map[string]bool // AllowedOrigins, normalized; nil: no check
+	origins  *http.CrossOriginProtection // AllowedOrigins; nil: no check
 
 	busyMu sync.Mutex
 	busy   map[string]bool
@@ -172,14 +172,12 @@ func (h *Handler) init() error {
 			h.signer = newSigner(secret)
 		}
 		if h.AllowedOrigins != nil {
-			h.origins = make(map[string]bool, len(h.AllowedOrigins))
+			h.origins = http.NewCrossOriginProtection()
 			for _, o := range h.AllowedOrigins {
-				n, err := normalizeOrigin(o)
-				if err != nil {
+				if err := h.origins.AddTrustedOrigin(o); err != nil {
 					h.initErr = fmt.Errorf("aisdk: Handler.AllowedOrigins: %w", err)
 					return
 				}
-				h.origins[n] = true
 			}
 		}
 	})
@@ -203,7 +201,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.internalError(w, r, err)
 		return
 	}
-	if h.origins != nil && !h.originAllowed(r) {
+	if h.origins != nil && h.origins.Check(r) != nil {
 		h.refuse(w, r, http.StatusForbidden, fmt.Sprintf("cross-origin request from %q refused: the origin is not allowed", r.Header.Get("Origin")), nil)
 		return
 	}

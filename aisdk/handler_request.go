@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"regexp"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/agentloop/agentloop"
@@ -20,33 +18,6 @@ import (
 
 // toolNameRe is what LLM providers accept as a function name.
 var toolNameRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
-// originAllowed reports whether r passes the AllowedOrigins check.
-func (h *Handler) originAllowed(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "same-origin", "none":
-		return true
-	case "":
-		if origin == "" {
-			return true // not a browser, or one too old to say
-		}
-		if u, err := url.Parse(origin); err == nil && strings.EqualFold(u.Host, r.Host) {
-			return true
-		}
-	}
-	n, err := normalizeOrigin(origin)
-	return err == nil && h.origins[n]
-}
-
-// normalizeOrigin returns an origin as scheme://host[:port] in lower case.
-func normalizeOrigin(o string) (string, error) {
-	u, err := url.Parse(o)
-	if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
-		return "", fmt.Errorf("origin %q is not of the form scheme://host[:port]", o)
-	}
-	return strings.ToLower(u.Scheme + "://" + u.Host), nil
-}
 
 // readRequest reads and decodes the body within BodyTimeout and Limits. On
 // failure it returns the status to answer with.
