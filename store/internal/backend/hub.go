@@ -62,15 +62,26 @@ func (h *Hub) Notify(key string) {
 	}
 }
 
-// Close wakes every waiter, and makes every later Wait return at once.
-func (h *Hub) Close() {
+// NotifyAll wakes every waiter of every key, who may have missed a change.
+func (h *Hub) NotifyAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.notifyAll()
+}
+
+func (h *Hub) notifyAll() {
 	for key, w := range h.keys {
 		close(w.ch)
 		delete(h.keys, key)
 	}
+}
+
+// Close wakes every waiter, and makes every later Wait return at once.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.closed = true
+	h.notifyAll()
 }
 
 // Len returns the number of keys being waited on (for tests: nothing
