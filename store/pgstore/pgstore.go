@@ -65,6 +65,7 @@ type Store struct {
 
 	stopListening context.CancelFunc
 	listening     sync.WaitGroup
+	listenPID     atomic.Uint32 // the listening connection's backend, for tests
 }
 
 var _ store.Store = (*Store)(nil)
@@ -124,6 +125,7 @@ func (s *Store) listen(ctx context.Context) (*pgx.Conn, error) {
 		_ = conn.Close(context.Background())
 		return nil, fmt.Errorf("listening for stream changes: %w", err)
 	}
+	s.listenPID.Store(conn.PgConn().PID())
 	return conn, nil
 }
 

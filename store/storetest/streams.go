@@ -562,7 +562,7 @@ var streamTests = []test{
 		}
 		_, err = e.s.AppendChunks(e.ctx, live, []byte("y"))
 		require.NoError(t, err)
-		n, err = e.s.DeleteEndedStreams(e.ctx, e.clock.Now().Add(time.Hour))
+		n, err = e.s.DeleteEndedStreams(e.ctx, e.clock.Now().Add(2*time.Hour)) // after the live lease would end
 		require.NoError(t, err)
 		require.EqualValues(t, 1, n, "an active stream with a running lease never expires")
 	}},

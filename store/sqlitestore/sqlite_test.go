@@ -1,0 +1,241 @@
+package sqlitestore
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/internal/backend"
+)
+
+// schemaState returns the schema table's rows and the version sequence.
+func schemaState(t *testing.T, s *Store) (versions []int, seq int64) {
+	t.Helper()
+	rows, err := s.r.Query(`SELECT version FROM agentloop_schema`)
+	require.NoError(t, err)
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		require.NoError(t, rows.Scan(&v))
+		versions = append(versions, v)
+	}
+	require.NoError(t, s.r.QueryRow(`SELECT n FROM agentloop_seq`).Scan(&seq))
+	return versions, seq
+}
+
+func TestOpenMigratesAnEmptyFileOnceAndReopeningChangesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chats.db")
+	s, err := open(t, path, nil)
+	require.NoError(t, err)
+	versions, seq := schemaState(t, s)
+	require.Equal(t, []int{SchemaVersion()}, versions)
+	require.Zero(t, seq)
+	require.NoError(t, s.PutChat(t.Context(), &store.Chat{ID: "c"}))
+	require.NoError(t, s.Close())
+
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	for range 2 {
+		s, err = open(t, path, nil)
+		require.NoError(t, err)
+		versions, seq = schemaState(t, s)
+		require.Equal(t, []int{SchemaVersion()}, versions)
+		require.EqualValues(t, 1, seq)
+		require.NoError(t, s.Close())
+	}
+	after, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, info.Size(), after.Size())
+}
+
+func TestConcurrentOpensOfANewFileMigrateOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chats.db")
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = open(t, path, nil) })
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+	s, err := open(t, path, nil)
+	require.NoError(t, err)
+	versions, _ := schemaState(t, s)
+	require.Equal(t, []int{SchemaVersion()}, versions)
+}
+
+func TestTheFileIsPrivate(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix file modes")
+	}
+	path := filepath.Join(t.TempDir(), "chats.db")
+	s, err := open(t, path, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.PutChat(t.Context(), &store.Chat{ID: "c"}))
+	for _, p := range []string{path, path + "-wal"} {
+		info, err := os.Stat(p)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), info.Mode().Perm(), p)
+	}
+}
+
+func TestPathsAreTakenLiterally(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a dir?with#odd%20chars&_txlock=x")
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	path := filepath.Join(dir, "chats?.db")
+	s, err := open(t, path, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.PutChat(t.Context(), &store.Chat{ID: "c"}))
+	require.NoError(t, s.Close())
+	_, err = os.Stat(path)
+	require.NoError(t, err, "the file is where the path says")
+	s, err = open(t, path, nil)
+	require.NoError(t, err)
+	_, err = s.GetChat(t.Context(), "c")
+	require.NoError(t, err)
+}
+
+func TestOpenFailsClearly(t *testing.T) {
+	_, err := Open(t.Context(), "", Options{})
+	require.ErrorIs(t, err, store.ErrInvalid)
+	_, err = Open(t.Context(), filepath.Join(t.TempDir(), "no-such-dir", "chats.db"), Options{})
+	require.ErrorContains(t, err, "no-such-dir")
+	notDB := filepath.Join(t.TempDir(), "text")
+	require.NoError(t, os.WriteFile(notDB, []byte("this is not a database, it is text long enough to be read as a header"), 0o600))
+	_, err = Open(t.Context(), notDB, Options{})
+	require.ErrorContains(t, err, notDB)
+}
+
+func TestStopWakesAWaitingHolderAtOnce(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "chats.db"), Options{PollInterval: -1})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.PutChat(ctx, &store.Chat{ID: "c"}))
+	l, err := s.StartStream(ctx, "c", time.Hour)
+	require.NoError(t, err)
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.WaitStop(ctx, l) }()
+	waiting(t, &s.hub)
+	require.NoError(t, s.StopStream(ctx, "c"))
+	select { // no polling, an hour's lease: only the stop can wake the holder
+	case err := <-stopped:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stop did not reach the holder")
+	}
+}
+
+// waiting returns once someone waits on the hub for a stream, so that what
+// the test does next must wake them.
+func waiting(t *testing.T, h *backend.Hub) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for h.Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("nobody waits")
+		}
+		runtime.Gosched()
+	}
+}
+
+// increment adds one to the counter document "n" of chat "c", retrying on
+// conflicts.
+func increment(ctx context.Context, s *Store) error {
+	for {
+		d, err := s.GetDoc(ctx, "c", "n")
+		if errors.Is(err, store.ErrNotFound) {
+			d, err = &store.Doc{ChatID: "c", Name: "n"}, nil
+		}
+		if err != nil {
+			return err
+		}
+		n, _ := strconv.Atoi(string(d.Data))
+		d.Data = []byte(strconv.Itoa(n + 1))
+		if err := s.PutDoc(ctx, d); !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+	}
+}
+
+// hammer increments the counter from goroutines × times, at once.
+func hammer(ctx context.Context, s *Store, goroutines, times int) error {
+	errs := make(chan error, goroutines)
+	for range goroutines {
+		go func() {
+			for range times {
+				if err := increment(ctx, s); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	var all []error
+	for range goroutines {
+		all = append(all, <-errs)
+	}
+	return errors.Join(all...)
+}
+
+// helperEnv names the file a helper process writes (see
+// TestHelperProcess).
+const helperEnv = "AGENTLOOP_SQLITESTORE_HELPER_DB"
+
+// TestHelperProcess is the other process of TestTwoProcessesShareOneFile:
+// it opens the file, says "ready", waits for "go" and increments.
+func TestHelperProcess(t *testing.T) {
+	path := os.Getenv(helperEnv)
+	if path == "" {
+		t.Skip("run by TestTwoProcessesShareOneFile")
+	}
+	s, err := Open(context.Background(), path, Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	fmt.Println("ready")
+	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "go\n", line)
+	require.NoError(t, hammer(context.Background(), s, 4, 50))
+}
+
+func TestTwoProcessesShareOneFile(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "chats.db")
+	s, err := open(t, path, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.PutChat(ctx, &store.Chat{ID: "c"}))
+
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperEnv+"="+path)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "ready\n", line)
+
+	// Both processes write at once from here.
+	_, err = stdin.Write([]byte("go\n"))
+	require.NoError(t, err)
+	require.NoError(t, hammer(ctx, s, 4, 50))
+	require.NoError(t, cmd.Wait(), "the other process failed")
+
+	d, err := s.GetDoc(ctx, "c", "n")
+	require.NoError(t, err)
+	require.Equal(t, "400", string(d.Data), "no increment of either process was lost")
+}
