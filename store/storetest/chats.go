@@ -234,6 +234,11 @@ var chatTests = []test{
 		page, err := e.s.ListChats(e.ctx, store.ListQuery{Owner: "alice"})
 		require.NoError(t, err)
 		require.Len(t, page.Chats, 1, "a corrupt chat is still listed")
+		_, err = store.UpdateChat(e.ctx, e.s, "chat-1", func(*store.Chat) error {
+			t.Error("UpdateChat called fn with a corrupt chat")
+			return nil
+		})
+		require.ErrorIs(t, err, store.ErrCorrupt)
 
 		got.History = agentloop.History{agentloop.UserMessage("starting over")}
 		require.NoError(t, e.s.PutChat(e.ctx, got), "a put with the corrupt row's version replaces it")
