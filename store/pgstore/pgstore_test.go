@@ -75,6 +75,7 @@ func newStore(tb testing.TB, now func() time.Time) store.Store {
 }
 
 func TestConformance(t *testing.T) {
+	server(t) // skip (or fail, in CI) once, not in every subtest
 	storetest.Run(t, newStore, storetest.Options{
 		Corrupt: func(tb testing.TB, s store.Store, chatID string) {
 			_, err := s.(*Store).pool.Exec(context.Background(), `UPDATE agentloop_chats SET history = $1 WHERE id = $2`, []byte(`{"version":1,"messages":[`), chatID)
@@ -97,4 +98,7 @@ func schemaOf(tb testing.TB, s *Store) string {
 	return schema
 }
 
-func BenchmarkStore(b *testing.B) { storetest.Benchmark(b, newStore) }
+func BenchmarkStore(b *testing.B) {
+	server(b)
+	storetest.Benchmark(b, newStore)
+}
