@@ -85,6 +85,8 @@ type StreamWriter interface {
 	// AppendChunks appends chunks to the stream's log, in order; each gets
 	// the next sequence number, counting from 0. It returns the sequence
 	// number the next chunk will get. The store does not keep the slices.
+	// Each call is one write (one transaction, in a database): pass the
+	// chunks that are ready together in one call.
 	AppendChunks(ctx context.Context, l Lease, chunks ...[]byte) (next int64, err error)
 
 	// RenewLease extends the lease to ttl (> 0) from now and returns it
