@@ -47,6 +47,7 @@ type ConflictError struct {
 	Have int64
 }
 
+// Error says what was written, at which version, and what the store holds.
 func (e *ConflictError) Error() string {
 	what := "chat " + strconv.Quote(e.ChatID)
 	if e.Doc != "" {
@@ -76,6 +77,7 @@ type CorruptError struct {
 	Err error
 }
 
+// Error names the chat and its version, and says why it does not decode.
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("store: chat %q (version %d): stored history does not decode: %v", e.ChatID, e.Version, e.Err)
 }
@@ -89,6 +91,7 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 // ActiveStreamError is the error of [StreamWriter.StartStream] for a chat
 // whose active stream's lease still runs. It matches [ErrStreamActive].
 type ActiveStreamError struct {
+	// ChatID is the chat whose stream was asked for.
 	ChatID string
 	// StreamID is the active stream, which a client may follow.
 	StreamID string
@@ -96,6 +99,7 @@ type ActiveStreamError struct {
 	LeaseExpires time.Time
 }
 
+// Error names the chat, its active stream and the lease's expiry.
 func (e *ActiveStreamError) Error() string {
 	return fmt.Sprintf("store: chat %q has an active stream %q (lease until %s)", e.ChatID, e.StreamID, e.LeaseExpires.Format(time.RFC3339Nano))
 }

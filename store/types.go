@@ -76,9 +76,9 @@ type ChatPage struct {
 
 // ChatSummary is what a chat list shows of a chat.
 type ChatSummary struct {
-	ID      string
-	Title   string
-	Updated time.Time
+	ID      string    // the chat's id
+	Title   string    // the chat's title
+	Updated time.Time // when the chat was last written
 }
 
 // StreamState is the state of a [Stream].
@@ -133,9 +133,12 @@ type Stream struct {
 // to every [StreamWriter] call. Keep Token to the holder: anyone who has it
 // can write the stream.
 type Lease struct {
-	ChatID   string
+	// ChatID is the chat whose stream the lease holds.
+	ChatID string
+	// StreamID names the stream, for readers too ([Stream.ID]).
 	StreamID string
-	Token    string
+	// Token proves the holder: only writes that carry it are accepted.
+	Token string
 	// Expires is when the lease runs out unless renewed.
 	Expires time.Time
 }

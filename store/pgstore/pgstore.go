@@ -71,8 +71,9 @@ type Store struct {
 var _ store.Store = (*Store)(nil)
 
 // Open connects to the database (a pgx connection string: a URL such as
-// postgres://user@host/db or key=value pairs), migrates its schema and
-// starts listening for stream notifications.
+// postgres://user@host/db or key=value pairs; pool settings such as
+// pool_max_conns go there too), migrates its schema and starts listening
+// for stream notifications on a connection of its own.
 func Open(ctx context.Context, connString string, opts Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {

@@ -51,6 +51,9 @@ type Options struct {
 	BusyTimeout time.Duration
 }
 
+// readers is the most connections that read at once.
+const readers = 8
+
 // Store is a [store.Store] in an SQLite file. It is safe for concurrent use.
 type Store struct {
 	path   string
@@ -104,6 +107,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlitestore: %w", err)
 	}
+	// Readers (followers poll) keep their connections rather than open
+	// new ones, each with its pragmas, as they come and go.
+	r.SetMaxOpenConns(readers)
+	r.SetMaxIdleConns(readers)
 	s := &Store{path: path, now: now, w: w, r: r}
 	s.waiter = backend.Waiter{Hub: &s.hub, Poll: poll, Now: now}
 	if err := migrate(ctx, w); err != nil {
