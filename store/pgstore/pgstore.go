@@ -1,6 +1,6 @@
 // Package pgstore is a [store.Store] in PostgreSQL, for several replicas
-// of a server sharing their conversations. It uses pgx (a pgxpool.Pool)
-// and needs PostgreSQL 12 or later.
+// of a server sharing their conversations. It uses pgx (a pgxpool.Pool),
+// is tested with PostgreSQL 15 and uses nothing newer than 12.
 //
 // Every write is one statement or one short transaction; versions are
 // checked in the statement's WHERE clause, so concurrent writers on any

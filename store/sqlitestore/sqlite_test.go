@@ -137,6 +137,40 @@ func TestStopWakesAWaitingHolderAtOnce(t *testing.T) {
 	}
 }
 
+func TestFollowersOfTheSameStoreAreWokenAtOnce(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "chats.db"), Options{PollInterval: -1})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.PutChat(ctx, &store.Chat{ID: "c"}))
+	l, err := s.StartStream(ctx, "c", time.Hour)
+	require.NoError(t, err)
+	got := make(chan string)
+	go func() {
+		defer close(got)
+		for c, err := range s.ReadStream(ctx, l.StreamID, 0) {
+			if err != nil {
+				return
+			}
+			got <- string(c.Data)
+		}
+	}()
+	for i := range 3 {
+		waiting(t, &s.hub)
+		_, err := s.AppendChunks(ctx, l, []byte(strconv.Itoa(i)))
+		require.NoError(t, err)
+		select { // no polling, an hour's lease: only the append can wake the follower
+		case c := <-got:
+			require.Equal(t, strconv.Itoa(i), c)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the follower was not woken")
+		}
+	}
+	require.NoError(t, s.EndStream(ctx, l, store.StreamDone))
+	for range got {
+	}
+}
+
 // waiting returns once someone waits on the hub for a stream, so that what
 // the test does next must wake them.
 func waiting(t *testing.T, h *backend.Hub) {

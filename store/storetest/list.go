@@ -185,6 +185,7 @@ var contextTests = []test{
 		f := follow(t, e.ctx, e.s, l.StreamID, 0)
 		stopped := waitStop(t, e.ctx, e.s, l)
 		require.NoError(t, e.s.Close())
+		require.NoError(t, e.s.Close(), "closing twice is not an error")
 		ends(t, f, store.ErrClosed)
 		require.ErrorIs(t, result(t, stopped), store.ErrClosed)
 		_, err = e.s.GetChat(e.ctx, "chat-1")
