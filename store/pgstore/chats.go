@@ -61,23 +61,29 @@ func (s *Store) PutChat(ctx context.Context, c *store.Chat) error {
 	}
 	var version int64
 	var created, updated time.Time
-	if c.Version == 0 {
-		err = s.pool.QueryRow(ctx, `INSERT INTO agentloop_chats (id, owner, title, history, version, created, updated)
-			VALUES ($1, $2, $3, $4, nextval('agentloop_versions'), coalesce($5::timestamptz, now()), coalesce($5::timestamptz, now()))
-			ON CONFLICT (id) DO NOTHING
-			RETURNING version, created, updated`,
-			c.ID, c.Owner, c.Title, history, s.clockArg()).Scan(&version, &created, &updated)
-	} else {
-		err = s.pool.QueryRow(ctx, `UPDATE agentloop_chats
-			SET owner = $2, title = $3, history = $4, version = nextval('agentloop_versions'), updated = coalesce($6::timestamptz, now())
-			WHERE id = $1 AND version = $5
-			RETURNING version, created, updated`,
-			c.ID, c.Owner, c.Title, history, c.Version, s.clockArg()).Scan(&version, &created, &updated)
-	}
-	if errors.Is(err, pgx.ErrNoRows) {
+	for attempt := 1; ; attempt++ {
+		if c.Version == 0 {
+			err = s.pool.QueryRow(ctx, `INSERT INTO agentloop_chats (id, owner, title, history, version, created, updated)
+				VALUES ($1, $2, $3, $4, nextval('agentloop_versions'), coalesce($5::timestamptz, now()), coalesce($5::timestamptz, now()))
+				ON CONFLICT (id) DO NOTHING
+				RETURNING version, created, updated`,
+				c.ID, c.Owner, c.Title, history, s.clockArg()).Scan(&version, &created, &updated)
+		} else {
+			err = s.pool.QueryRow(ctx, `UPDATE agentloop_chats
+				SET owner = $2, title = $3, history = $4, version = nextval('agentloop_versions'), updated = coalesce($6::timestamptz, now())
+				WHERE id = $1 AND version = $5
+				RETURNING version, created, updated`,
+				c.ID, c.Owner, c.Title, history, c.Version, s.clockArg()).Scan(&version, &created, &updated)
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			break
+		}
 		have, err := s.chatVersion(ctx, c.ID)
 		if err != nil {
 			return s.fail("put chat", err)
+		}
+		if have == 0 && c.Version == 0 && attempt < 3 {
+			continue // the chat that was in the way was deleted meanwhile
 		}
 		return &store.ConflictError{ChatID: c.ID, Want: c.Version, Have: have}
 	}
