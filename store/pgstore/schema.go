@@ -65,19 +65,20 @@ var migrations = []string{
 func SchemaVersion() int { return len(migrations) }
 
 // migrate creates the schema (the PostgreSQL namespace) if it is named and
-// missing, and brings the tables to [SchemaVersion] in one transaction that
-// holds an advisory lock, so that replicas starting at once migrate once. A
-// database at that version is left alone; one from a newer build is refused
-// with an error wrapping [store.ErrNewerSchema].
+// missing, and brings the tables to [SchemaVersion], in one transaction
+// that holds an advisory lock for the schema, so that replicas starting at
+// once make it and migrate it once. A database at that version is left
+// alone; one from a newer build is refused with an error wrapping
+// [store.ErrNewerSchema].
 func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
-	if schema != "" {
-		if _, err := pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
-			return fmt.Errorf("creating schema %q: %w", schema, err)
-		}
-	}
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.agentloop_schema'))`); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('agentloop_schema:' || coalesce(nullif($1, ''), current_schema(), '')))`, schema); err != nil {
 			return err
+		}
+		if schema != "" {
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+				return fmt.Errorf("creating schema %q: %w", schema, err)
+			}
 		}
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS agentloop_schema (version integer NOT NULL)`); err != nil {
 			return err
