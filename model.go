@@ -24,6 +24,18 @@ type Model interface {
 	Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error]
 }
 
+// ModelInfo names the model behind a [Model], for logs and telemetry. The
+// providers' models have a method ModelInfo() ModelInfo that returns it;
+// observability code finds it with a type assertion, and a Model without
+// the method is simply unnamed.
+type ModelInfo struct {
+	// Provider is the OpenTelemetry gen_ai.provider.name of the API spoken:
+	// "ollama", "openai", "anthropic".
+	Provider string
+	// Model is the model name requested, as configured.
+	Model string
+}
+
 // ModelFunc adapts a function to the [Model] interface.
 type ModelFunc func(ctx context.Context, req *Request) iter.Seq2[Chunk, error]
 

@@ -24,7 +24,7 @@ func FuzzAnthropic_Decoder(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var chunks []agentloop.Chunk
-		err := (&decoder{assistants: 1}).run(bytes.NewReader(body), func(c agentloop.Chunk, err error) bool {
+		err := new(decoder).run(bytes.NewReader(body), func(c agentloop.Chunk, err error) bool {
 			if err != nil {
 				t.Fatalf("the decoder yielded an error itself: %v", err)
 			}

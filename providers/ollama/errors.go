@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentloop/agentloop/providers"
+	"github.com/agentloop/agentloop/providers/internal/httpx"
 	"github.com/ollama/ollama/api"
 )
 
@@ -28,7 +29,7 @@ func (m *Model) streamError(ctx context.Context, err error, mp *mapper) error {
 		return nil
 	}
 	if ctx.Err() != nil {
-		return cancelled(ctx)
+		return httpx.Cancelled("ollama", ctx)
 	}
 	if err == nil {
 		if mp.chunks == 0 {
@@ -51,8 +52,11 @@ func (m *Model) streamError(ctx context.Context, err error, mp *mapper) error {
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		where := redactURL(ue.URL)
-		if isDialError(ue.Err) {
+		where := ue.URL
+		if u, err := url.Parse(ue.URL); err == nil {
+			where = httpx.RedactURL(u)
+		}
+		if httpx.IsDialError(ue.Err) {
 			// Keep the network error itself: the retrying transport's
 			// wrapping would name the URL a second time.
 			cause := ue.Err
@@ -97,32 +101,4 @@ func (m *Model) statusError(se api.StatusError) error {
 		return fmt.Errorf("ollama: model %q is not on the server; run `ollama pull %s` to download it: %w", m.cfg.Model, m.cfg.Model, apiErr)
 	}
 	return apiErr
-}
-
-// isDialError reports whether err means no connection could be made: the
-// retrying transport's verdict, or a dial error from a caller's client.
-func isDialError(err error) bool {
-	if errors.Is(err, providers.ErrUnreachable) {
-		return true
-	}
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
-}
-
-// redactURL drops the query (the signing timestamp) and any user info.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return s
-	}
-	u.RawQuery, u.User = "", nil
-	return u.String()
-}
-
-func cancelled(ctx context.Context) error {
-	err := ctx.Err()
-	if cause := context.Cause(ctx); cause != nil && cause != err {
-		return fmt.Errorf("ollama: request cancelled: %w: %w", err, cause)
-	}
-	return fmt.Errorf("ollama: request cancelled: %w", err)
 }

@@ -25,7 +25,7 @@ func FuzzOpenAI_Decoder(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var chunks []agentloop.Chunk
 		var yieldedErr error
-		err := newDecoder(1).run(bytes.NewReader(body), func(c agentloop.Chunk, err error) bool {
+		err := new(decoder).run(bytes.NewReader(body), func(c agentloop.Chunk, err error) bool {
 			if err != nil {
 				yieldedErr = err
 			}
