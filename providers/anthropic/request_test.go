@@ -133,3 +133,27 @@ func TestAnthropic_MaxTokensAfterWholeCallsRunsThemAndMidCallIsTruncated(t *test
 	assert.ErrorIs(t, err, agentloop.ErrTruncated)
 	assert.Equal(t, 1, ran, "a cut-off call is not run")
 }
+
+func TestAnthropic_ResponseFormatIsSentAsNativeStructuredOutput(t *testing.T) {
+	srv := newServer(t, []byte(textBody))
+	m := newModel(t, srv.URL)
+	req := userReq()
+	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Name: "forecast", Schema: json.RawMessage(`{"type":"object","additionalProperties":false}`)}
+	_, err := collect(m, req)
+	require.NoError(t, err)
+	var body map[string]any
+	require.NoError(t, json.Unmarshal(srv.request(0), &body))
+	got, _ := json.Marshal(body["output_config"])
+	assert.JSONEq(t, `{"format":{"type":"json_schema","schema":{"type":"object","additionalProperties":false}}}`, string(got))
+	assert.NotContains(t, body, "tool_choice", "tools stay free")
+
+	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Name: "x"}
+	_, err = collect(m, req)
+	assert.EqualError(t, err, "anthropic: Settings.ResponseFormat has no Schema")
+}
+
+func TestAnthropic_ModelInfoNamesTheProviderAndTheModel(t *testing.T) {
+	m, err := anthropic.New(anthropic.Config{Model: "claude-test"})
+	require.NoError(t, err)
+	assert.Equal(t, agentloop.ModelInfo{Provider: "anthropic", Model: "claude-test"}, m.ModelInfo())
+}

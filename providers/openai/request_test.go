@@ -150,3 +150,25 @@ func TestOpenAI_LengthAfterWholeCallsRunsThemAndLengthMidCallIsTruncated(t *test
 	assert.ErrorIs(t, err, agentloop.ErrTruncated)
 	assert.Equal(t, 1, ran, "a cut-off call is not run")
 }
+
+func TestOpenAI_ResponseFormatIsSentAsAJSONSchemaResponseFormat(t *testing.T) {
+	srv := newServer(t, []byte(textBody))
+	m := newModel(t, srv.URL)
+	req := userReq()
+	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Description: "the forecast", Schema: json.RawMessage(`{"type":"object"}`), Strict: true}
+	_, err := collect(m, req)
+	require.NoError(t, err)
+	var body map[string]any
+	require.NoError(t, json.Unmarshal(srv.request(0), &body))
+	want := `{"type":"json_schema","json_schema":{"name":"response","description":"the forecast","schema":{"type":"object"},"strict":true}}`
+	got, _ := json.Marshal(body["response_format"])
+	assert.JSONEq(t, want, string(got), "an empty name is sent as \"response\"")
+
+	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Name: "x"}
+	_, err = collect(m, req)
+	assert.EqualError(t, err, "openai: Settings.ResponseFormat has no Schema")
+}
+
+func TestOpenAI_ModelInfoNamesTheProviderAndTheModel(t *testing.T) {
+	assert.Equal(t, agentloop.ModelInfo{Provider: "openai", Model: "gpt-test"}, newModel(t, "http://127.0.0.1:1").ModelInfo())
+}
