@@ -233,7 +233,7 @@ func ParseErrorBody(provider string, body []byte) *providers.APIError {
 		switch {
 		case len(v.Error) > 0 && json.Unmarshal(v.Error, &obj) == nil:
 			e.Type, e.Message = obj.Type, obj.Message
-			e.Code = codeString(obj.Code)
+			e.Code = ErrorCode(obj.Code)
 			return e
 		case len(v.Error) > 0 && json.Unmarshal(v.Error, &s) == nil:
 			e.Message = s
@@ -251,8 +251,9 @@ func ParseErrorBody(provider string, body []byte) *providers.APIError {
 	return e
 }
 
-// codeString reads an error code that servers send as a string or a number.
-func codeString(raw json.RawMessage) string {
+// ErrorCode reads an error code that servers send as a string or a number;
+// "" when raw is neither.
+func ErrorCode(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s
