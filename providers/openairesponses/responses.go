@@ -51,7 +51,8 @@
 // cause.
 //
 // Ollama's /v1/responses reports every response as completed, also when
-// max_output_tokens cut it, so FinishLength cannot be seen through it.
+// max_output_tokens cut it, so FinishLength cannot be seen through it; and
+// it ignores reasoning.effort.
 package openairesponses
 
 import (
