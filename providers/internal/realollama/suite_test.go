@@ -11,7 +11,9 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/providers"
+	"github.com/agentloop/agentloop/providers/fallback"
 	"github.com/agentloop/agentloop/providers/internal/tinyollama"
+	"github.com/agentloop/agentloop/providers/openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -363,4 +365,22 @@ func TestStructuredOutput_TheServersGrammarConstrainsTheModel(t *testing.T) {
 		assert.Equal(t, 1, final.Turns, "valid at the first try")
 		assert.JSONEq(t, `{"city":"Paris","temp":4}`, final.Text)
 	})
+}
+
+// A fallback from a server that is down to the real one answers with the
+// real one's reply.
+func TestFallback_FromADownServerToTheRealOne(t *testing.T) {
+	root := server(t).URL
+	down, err := openai.New(openai.Config{Model: tinyollama.Tiny, BaseURL: "http://127.0.0.1:1/v1", MaxAttempts: 1})
+	require.NoError(t, err)
+	var failed []int
+	m, err := fallback.New(fallback.Config{
+		Models:     []agentloop.Model{down, allProviders[0].model(t, root, tinyollama.Tiny, false)},
+		OnFallback: func(_ context.Context, i int, _ error) { failed = append(failed, i) },
+	})
+	require.NoError(t, err)
+	r := stream(t, &agentloop.Agent{Model: m})
+	require.NoError(t, r.Err)
+	assert.Equal(t, tinyollama.Answer, r.Final.Text)
+	assert.Equal(t, []int{0}, failed)
 }
