@@ -48,7 +48,9 @@ func (f *fake) Stream(_ context.Context, _ *agentloop.Request) iter.Seq2[agentlo
 	}
 }
 
-func (f *fake) ModelInfo() agentloop.ModelInfo { return agentloop.ModelInfo{Provider: "fake", Model: f.name} }
+func (f *fake) ModelInfo() agentloop.ModelInfo {
+	return agentloop.ModelInfo{Provider: "fake", Model: f.name}
+}
 
 func text(s string) []agentloop.Chunk {
 	return []agentloop.Chunk{agentloop.TextDelta{Text: s}, agentloop.Finish{Reason: agentloop.FinishStop}}
