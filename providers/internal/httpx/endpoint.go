@@ -95,9 +95,6 @@ func BaseURL(provider, field, raw, def string) (string, error) {
 	return strings.TrimRight(base, "/"), nil
 }
 
-// URL returns the URL requests go to.
-func (e *Endpoint) URL() string { return e.url }
-
 // SetRetrySleep replaces the retry transport's wait (for tests).
 func (e *Endpoint) SetRetrySleep(sleep func(ctx context.Context, d time.Duration) error) {
 	e.retry.Sleep = sleep
