@@ -157,3 +157,21 @@ func TestAnthropic_ModelInfoNamesTheProviderAndTheModel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, agentloop.ModelInfo{Provider: "anthropic", Model: "claude-test"}, m.ModelInfo())
 }
+
+// Whether max_tokens after a tool_use block without input deltas is a whole
+// call depends on its start input: a non-empty object is whole, {} may be a
+// call cut right after its name.
+func TestAnthropic_MaxTokensAfterAToolUseWithoutDeltasDependsOnItsStartInput(t *testing.T) {
+	body := func(input string) []byte {
+		return []byte("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":" + input + "}}\n\n" +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"}}\n\n" +
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	}
+	for input, want := range map[string]agentloop.FinishReason{`{"x":1}`: agentloop.FinishToolCalls, `{}`: agentloop.FinishLength} {
+		srv := newServer(t, body(input))
+		chunks, err := collect(newModel(t, srv.URL), userReq())
+		require.NoError(t, err)
+		assert.Equal(t, []agentloop.FinishReason{want}, summarize(chunks).Finish, "start input %s", input)
+	}
+}

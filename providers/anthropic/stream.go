@@ -59,7 +59,7 @@ type block struct {
 type decoder struct {
 	blocks   []block
 	calls    int
-	cutCalls int // tool_use blocks not closed by their own content_block_stop, or whose input is not whole JSON
+	cutCalls int // tool_use blocks not closed by their own content_block_stop, or without a whole input
 	stop     string
 	input    int
 	cacheIn  int
@@ -162,8 +162,8 @@ func (d *decoder) event(ev *streamEvent, data []byte, yield func(agentloop.Chunk
 		}
 	case "content_block_stop":
 		b := d.block(ev.Index)
-		if b.open && b.kind == "tool_use" && (len(bytes.TrimSpace(b.args)) == 0 || !json.Valid(b.args)) {
-			d.cutCalls++ // no input written, or not whole JSON: see reason
+		if b.open && b.kind == "tool_use" && !b.wholeInput() {
+			d.cutCalls++ // see reason
 		}
 		if !d.closeBlock(b, yield) {
 			return false, false, nil
@@ -191,6 +191,19 @@ func (d *decoder) event(ev *streamEvent, data []byte, yield func(agentloop.Chunk
 		return true, true, nil
 	}
 	return true, false, nil
+}
+
+// wholeInput reports whether a tool_use block's input is known to be
+// complete: JSON from input_json_delta, or a non-empty object given whole
+// in content_block_start. An input of {} from the start with no deltas may
+// be a call cut right after its name, so it does not count.
+func (b *block) wholeInput() bool {
+	if args := bytes.TrimSpace(b.args); len(args) > 0 {
+		return json.Valid(args)
+	}
+	start := bytes.TrimSpace(b.start)
+	var obj map[string]json.RawMessage
+	return json.Unmarshal(start, &obj) == nil && len(obj) > 0
 }
 
 // block returns the state of content block i, growing the list as needed.

@@ -172,3 +172,14 @@ func TestOpenAI_ResponseFormatIsSentAsAJSONSchemaResponseFormat(t *testing.T) {
 func TestOpenAI_ModelInfoNamesTheProviderAndTheModel(t *testing.T) {
 	assert.Equal(t, agentloop.ModelInfo{Provider: "openai", Model: "gpt-test"}, newModel(t, "http://127.0.0.1:1").ModelInfo())
 }
+
+// A call that has a name but no argument text yet when the limit falls may
+// have been cut right after its name: that stays FinishLength.
+func TestOpenAI_LengthAfterACallWithoutArgumentTextIsLength(t *testing.T) {
+	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n"
+	srv := newServer(t, []byte(body))
+	chunks, err := collect(newModel(t, srv.URL), userReq())
+	require.NoError(t, err)
+	assert.Equal(t, []agentloop.FinishReason{agentloop.FinishLength}, summarize(chunks).Finish)
+}

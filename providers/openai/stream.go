@@ -226,10 +226,12 @@ func (d *decoder) flushCalls(yield func(agentloop.Chunk, error) bool) bool {
 		}
 		c.yielded = true
 		args := bytes.TrimSpace(c.args)
+		// Whole: the server wrote complete JSON (servers send "{}" for no
+		// arguments; nothing at all may be a call cut after its name).
+		c.whole = len(args) > 0 && json.Valid(args)
 		if len(args) == 0 {
 			args = []byte("{}")
 		}
-		c.whole = json.Valid(args)
 		if !yield(agentloop.ToolCall{ID: c.id, Name: c.name, Args: json.RawMessage(bytes.Clone(args))}, nil) {
 			return false
 		}
