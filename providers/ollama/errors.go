@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -57,14 +56,9 @@ func (m *Model) streamError(ctx context.Context, err error, mp *mapper) error {
 			where = httpx.RedactURL(u)
 		}
 		if httpx.IsDialError(ue.Err) {
-			// Keep the network error itself: the retrying transport's
-			// wrapping would name the URL a second time.
+			// ue.Err, not ue: the *url.Error would name the URL again.
 			cause := ue.Err
-			var op *net.OpError
-			if errors.As(cause, &op) {
-				cause = op
-			}
-			if !errors.Is(cause, providers.ErrUnreachable) {
+			if !errors.Is(cause, providers.ErrUnreachable) { // a caller's own client
 				cause = fmt.Errorf("%w: %w", providers.ErrUnreachable, cause)
 			}
 			return fmt.Errorf("ollama: cannot reach the Ollama server at %s (set OLLAMA_HOST or Config.Host to its address; the default is %s, and `ollama serve` starts it): %w", where, DefaultHost, cause)
