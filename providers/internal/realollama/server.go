@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -44,12 +45,14 @@ type Server struct {
 	// Log is the path of the file the server writes its log to.
 	Log string
 
-	bin  string
-	dir  string
-	env  []string
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the server process has exited
-	once sync.Once
+	bin      string
+	dir      string
+	env      []string
+	cmd      *exec.Cmd
+	done     chan struct{} // closed when the server and its runners have exited
+	watchdog *os.File      // the write end of the watchdog's pipe
+	dog      *exec.Cmd     // see startWatchdog
+	once     sync.Once
 }
 
 // Start runs bin as a server on a free loopback port, with its own HOME
@@ -120,6 +123,14 @@ func start(ctx context.Context, bin, dir string) (*Server, error) {
 		return nil, fmt.Errorf("starting %s serve: %w", bin, err)
 	}
 
+	if err := s.startWatchdog(); err != nil {
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		r.Close()
+		logf.Close()
+		_ = s.cmd.Wait()
+		return nil, err
+	}
+
 	// The server logs "Listening on ADDR" once it accepts connections. The
 	// log is copied to the file until the server and every runner (which
 	// inherit the pipe) have exited.
@@ -145,10 +156,13 @@ func start(ctx context.Context, bin, dir string) (*Server, error) {
 	select {
 	case <-listening:
 	case <-s.done:
-		return nil, fmt.Errorf("the Ollama server exited before it listened; its log is %s:\n%s", s.Log, tail(s.Log))
-	case <-ctx.Done():
+		log := tail(s.Log)
 		s.Close()
-		return nil, fmt.Errorf("the Ollama server did not listen in time (%w); its log:\n%s", ctx.Err(), tail(s.Log))
+		return nil, fmt.Errorf("the Ollama server exited before it listened; its log:\n%s", log)
+	case <-ctx.Done():
+		log := tail(s.Log)
+		s.Close()
+		return nil, fmt.Errorf("the Ollama server did not listen in time (%w); its log:\n%s", ctx.Err(), log)
 	}
 
 	paths, err := tinyollama.WriteAll(dir)
@@ -163,6 +177,29 @@ func start(ctx context.Context, bin, dir string) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// startWatchdog starts a shell that, as soon as it reads end-of-file on a
+// pipe whose only writer is this process, kills the server's process group
+// and removes the server's directory. The pipe closes when this process
+// exits in any way, so a test binary killed by its -timeout leaves no
+// server, runner or model files behind; Close closes it too.
+func (s *Server) startWatchdog() error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	s.dog = exec.Command("sh", "-c", `read _; kill -9 -"$1" 2>/dev/null; rm -rf "$2"`, "watchdog", strconv.Itoa(s.cmd.Process.Pid), s.dir)
+	s.dog.Stdin = r
+	s.dog.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // not killed with the server's group
+	err = s.dog.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		return fmt.Errorf("starting the server's watchdog: %w", err)
+	}
+	s.watchdog = w
+	return nil
 }
 
 // ollama runs the ollama command line against the server.
@@ -195,6 +232,8 @@ func (s *Server) Close() error {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			<-s.done
 		}
+		s.watchdog.Close()
+		_ = s.dog.Wait() // it removes the directory
 		if rmErr := os.RemoveAll(s.dir); rmErr != nil && err == nil {
 			err = rmErr
 		}
