@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,21 +12,15 @@ import (
 	"go.uber.org/goleak"
 )
 
-// srv is the server every test of the suite uses; nil when no binary was
-// given.
-var srv *realollama.Server
+// The server every test of the suite uses, started by the first test that
+// needs it and stopped by TestMain.
+var (
+	srvOnce sync.Once
+	srv     *realollama.Server
+	srvErr  error
+)
 
 func TestMain(m *testing.M) {
-	if bin := os.Getenv(realollama.EnvBinary); bin != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		s, err := realollama.Start(ctx, bin)
-		cancel()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "realollama:", err)
-			os.Exit(1)
-		}
-		srv = s
-	}
 	code := m.Run()
 	if srv != nil {
 		if err := srv.Close(); err != nil {
@@ -40,19 +35,29 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// server returns the running server, or skips the test (fails it when
-// CI=true) when no binary was given.
+// server returns the running server, starting it on first use, or skips
+// the test (fails it when CI=true) when no binary was given. The variable
+// is read here, inside a test, so that go test's cache knows the result
+// depends on it.
 func server(t *testing.T) *realollama.Server {
 	t.Helper()
-	if srv != nil {
-		return srv
+	bin := os.Getenv(realollama.EnvBinary)
+	if bin == "" {
+		msg := "the real-Ollama suite needs a server binary: run " +
+			realollama.EnvBinary + "=$(bash .ci/ollama.sh) go test ./providers/internal/realollama " +
+			"(the first build of the server takes several minutes; it is cached by version)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
 	}
-	msg := "the real-Ollama suite needs a server binary: run " +
-		realollama.EnvBinary + "=$(bash .ci/ollama.sh) go test ./providers/internal/realollama " +
-		"(the first build of the server takes several minutes; it is cached by version)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
+	srvOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		srv, srvErr = realollama.Start(ctx, bin)
+	})
+	if srvErr != nil {
+		t.Fatal(srvErr)
 	}
-	t.Skip(msg)
-	return nil
+	return srv
 }
