@@ -160,3 +160,86 @@ func BenchmarkStream_ConcurrentRuns(b *testing.B) {
 		b.ReportMetric(perRun, "B/run")
 	}
 }
+
+// BenchmarkStream_ToolCalls measures the loop's cost per tool call of a
+// trivial typed tool: 100 calls in one turn, then the answer, from a model
+// that yields pre-built chunks (so the figure is the loop's, not the
+// scripted model's).
+func BenchmarkStream_ToolCalls(b *testing.B) {
+	const calls = 100
+	type addArgs struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	add, err := agentloop.NewTool("add", "Add.", func(ctx context.Context, in addArgs) (int, error) { return in.A + in.B, nil })
+	if err != nil {
+		b.Fatal(err)
+	}
+	chunks := make([]agentloop.Chunk, calls)
+	for i := range chunks {
+		chunks[i] = agentloop.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "add", Args: json.RawMessage(fmt.Sprintf(`{"a":%d,"b":1}`, i))}
+	}
+	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			if req.Turn > 1 {
+				yield(agentloop.TextDelta{Text: "ok"}, nil)
+				return
+			}
+			for _, c := range chunks {
+				if !yield(c, nil) {
+					return
+				}
+			}
+		}
+	})
+	history := agentloop.History{agentloop.UserMessage("add")}
+	a := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{add}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := agentloop.Drain(a.Stream(context.Background(), history)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/calls, "ns/call")
+	b.ReportMetric(float64(testing.AllocsPerRun(1, func() {
+		_, _ = agentloop.Drain(a.Stream(context.Background(), history))
+	}))/calls, "allocs/call")
+}
+
+// BenchmarkStream_BeforeModelCallLongHistory runs 10 turns on a history of
+// 1,000 messages with a BeforeModelCall hook that edits one message: the
+// hook's copy of the history should cost what the hook changes, not the
+// history's length.
+func BenchmarkStream_BeforeModelCallLongHistory(b *testing.B) {
+	var history agentloop.History
+	for i := range 500 {
+		history = append(history, agentloop.UserMessage(fmt.Sprintf("question %d", i)),
+			agentloop.Message{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart(fmt.Sprintf("answer %d", i))}})
+	}
+	history = append(history, agentloop.UserMessage("go"))
+	noop, err := agentloop.NewRawTool("noop", "Nothing.", nil, func(context.Context, json.RawMessage) (string, error) { return "ok", nil })
+	if err != nil {
+		b.Fatal(err)
+	}
+	hooks := &agentloop.Hooks{BeforeModelCall: func(_ context.Context, req *agentloop.Request) error {
+		req.Messages[0].Parts[0].Text = "[redacted]"
+		return nil
+	}}
+	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			if req.Turn < 10 {
+				yield(agentloop.ToolCall{Name: "noop", Args: json.RawMessage(`{}`)}, nil)
+				return
+			}
+			yield(agentloop.TextDelta{Text: "done"}, nil)
+		}
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		a := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{noop}, Hooks: hooks, MaxTurns: 10}
+		if _, err := agentloop.Drain(a.Stream(context.Background(), history)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10, "ns/turn")
+}

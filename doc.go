@@ -22,8 +22,18 @@
 // No server state is needed: the [History] is the whole state, and it
 // round-trips through versioned JSON.
 //
+// A tool reports interim output with [ReportProgress]; the run yields it as
+// [ToolProgress] before the call's result. The loop owns tool-call ids:
+// every id in a history is unique and the same on every item.
+//
 // [Hooks] observe or steer every step and can cancel the run with a reason,
-// as can the caller ([WithCancel]). A failed run ends with one error: a
+// as can the caller ([WithCancel]). They come in pairs a tracer can rely on
+// (OnRunStart/OnRunEnd, BeforeModelCall/OnTurnEnd,
+// BeforeToolCall/AfterToolCall), and the errors behind error results stay
+// checkable ([ToolResult.Err]). A failed run ends with one error: a
 // [*CancelledError], [*TurnLimitError] or [*TurnError], each carrying a
 // history in which every tool call has a result ([HistoryOf]).
+//
+// Everything this SDK persists (histories, tool states, stored chats) is
+// versioned JSON with camelCase keys and values; see [History.MarshalJSON].
 package agentloop

@@ -1,8 +1,8 @@
 package agentloop
 
 import (
+	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -25,13 +25,13 @@ type PartType string
 
 // The kinds of [Part].
 const (
-	PartText             PartType = "text"              // Text
-	PartReasoning        PartType = "reasoning"         // Text, Signature, Redacted
-	PartToolCall         PartType = "tool_call"         // ToolCall
-	PartToolResult       PartType = "tool_result"       // ToolResult
-	PartApprovalRequest  PartType = "approval_request"  // Approval (CallID, ID)
-	PartApprovalResponse PartType = "approval_response" // Approval (CallID, ID, Approved, Reason)
-	PartFile             PartType = "file"              // File
+	PartText             PartType = "text"             // Text
+	PartReasoning        PartType = "reasoning"        // Text, Signature, Redacted
+	PartToolCall         PartType = "toolCall"         // ToolCall
+	PartToolResult       PartType = "toolResult"       // ToolResult
+	PartApprovalRequest  PartType = "approvalRequest"  // Approval (CallID, ID)
+	PartApprovalResponse PartType = "approvalResponse" // Approval (CallID, ID, Approved, Reason)
+	PartFile             PartType = "file"             // File
 )
 
 // Message is one entry of a transcript. Its parts keep the order in which
@@ -61,9 +61,9 @@ type Part struct {
 	// (Anthropic's redacted_thinking data). Providers must send it back unchanged.
 	Redacted string `json:"redacted,omitempty"`
 	// ToolCall is set, non-nil, in a PartToolCall part.
-	ToolCall *ToolCall `json:"tool_call,omitempty"`
+	ToolCall *ToolCall `json:"toolCall,omitempty"`
 	// ToolResult is set, non-nil, in a PartToolResult part.
-	ToolResult *ToolResult `json:"tool_result,omitempty"`
+	ToolResult *ToolResult `json:"toolResult,omitempty"`
 	// Approval is set, non-nil, in approval request and response parts.
 	Approval *Approval `json:"approval,omitempty"`
 	// File is set, non-nil, in a PartFile part.
@@ -74,33 +74,43 @@ type Part struct {
 // complete call: a [Model] yields it once its arguments are whole.
 type ToolCall struct {
 	// ID is unique within a history; results name their call by it. The
-	// loop makes one up when the provider gives none.
-	ID string `json:"id"`
+	// loop owns ids: it keeps the provider's id unless that id is empty or
+	// already used in the history, and otherwise makes up a fresh one (the
+	// same on every item and in the history).
+	ID string
 	// Name is the name of the tool called (possibly one that does not exist).
-	Name string `json:"name"`
-	// Args is the JSON object of arguments, exactly as the model wrote it
-	// (it may be invalid JSON; the loop answers that with an error result).
-	Args json.RawMessage `json:"args"`
+	Name string
+	// Args is the JSON object of arguments as the model wrote it. It may be
+	// invalid JSON: the loop answers that with an error result, and the
+	// history's JSON keeps such text as it is (see [History.MarshalJSON]).
+	Args json.RawMessage
 }
 
 // ToolResult is the answer to one [ToolCall].
 type ToolResult struct {
 	// CallID is the ID of the [ToolCall] this result answers.
-	CallID string `json:"call_id"`
+	CallID string `json:"callId"`
 	// Name is the name of the tool that was called.
 	Name string `json:"name"`
 	// Content is what the model sees: the tool's output (JSON or text), or
 	// an error message the model can act on.
 	Content string `json:"content"`
 	// IsError marks Content as an error message rather than output.
-	IsError bool `json:"is_error,omitempty"`
+	IsError bool `json:"isError,omitempty"`
+	// Err is the Go error behind an error result, for hooks and logs: the
+	// tool's own error, a [*ToolPanicError], or an error matching
+	// [ErrUnknownTool], [ErrInvalidArgs], [ErrToolTimeout], [ErrDenied],
+	// [ErrCancelled] or [ErrNotRun]. The model sees only Content. Err is
+	// nil for results that are not errors, for results the caller appended
+	// (client tools), and after a JSON round trip: it is not serialized.
+	Err error `json:"-"`
 }
 
 // Approval is a request for approval of a tool call (in an assistant message)
 // or the decision on it (in a tool message).
 type Approval struct {
 	// CallID is the ID of the [ToolCall] awaiting, or given, the decision.
-	CallID string `json:"call_id"`
+	CallID string `json:"callId"`
 	// ID names the approval request; front ends echo it back with the decision.
 	ID string `json:"id,omitempty"`
 	// Approved is the decision; false in a request, where it means nothing.
@@ -114,7 +124,7 @@ type Approval struct {
 // data: URL) or by content.
 type File struct {
 	// MediaType is the IANA media type, such as "image/png".
-	MediaType string `json:"media_type"`
+	MediaType string `json:"mediaType"`
 	// Filename is the file's name, if known.
 	Filename string `json:"filename,omitempty"`
 	// URL locates the content (http(s) or data:); "" when Data holds it.
@@ -163,59 +173,10 @@ func (m Message) ToolCalls() []ToolCall {
 // receiver's elements; the Append methods return a new History that may
 // share the receiver's backing array only up to its length.
 //
-// History marshals to versioned JSON ({"version":1,"messages":[…]}) and
+// History marshals to versioned JSON ({"version":2,"messages":[…]}) and
 // unmarshals from it, rejecting unknown versions, so a stored transcript can
-// be resumed later.
+// be resumed later; see [History.MarshalJSON] for the format.
 type History []Message
-
-// HistoryVersion is the version written by [History.MarshalJSON].
-const HistoryVersion = 1
-
-// ErrInvalidHistory is wrapped by every error that reports a malformed
-// history (a result for a call that was never made, an unknown version…).
-var ErrInvalidHistory = errors.New("invalid history")
-
-type historyJSON struct {
-	Version  int       `json:"version"`
-	Messages []Message `json:"messages"`
-}
-
-// MarshalJSON encodes the history with its version.
-func (h History) MarshalJSON() ([]byte, error) {
-	msgs := []Message(h)
-	if msgs == nil {
-		msgs = []Message{}
-	}
-	return json.Marshal(historyJSON{Version: HistoryVersion, Messages: msgs})
-}
-
-// UnmarshalJSON decodes a history written by [History.MarshalJSON]. An
-// unknown version, a missing version or a message without a known role is
-// an error wrapping [ErrInvalidHistory].
-func (h *History) UnmarshalJSON(data []byte) error {
-	var v struct {
-		Version  *int      `json:"version"`
-		Messages []Message `json:"messages"`
-	}
-	if err := json.Unmarshal(data, &v); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidHistory, err)
-	}
-	if v.Version == nil {
-		return fmt.Errorf("%w: no version field", ErrInvalidHistory)
-	}
-	if *v.Version != HistoryVersion {
-		return fmt.Errorf("%w: version %d is not supported (this build reads version %d)", ErrInvalidHistory, *v.Version, HistoryVersion)
-	}
-	for i, m := range v.Messages {
-		switch m.Role {
-		case RoleSystem, RoleUser, RoleAssistant, RoleTool:
-		default:
-			return fmt.Errorf("%w: message %d has unknown role %q", ErrInvalidHistory, i, m.Role)
-		}
-	}
-	*h = v.Messages
-	return nil
-}
 
 // LastAssistantText returns the text of the last assistant message, or "".
 func (h History) LastAssistantText() string {
@@ -347,16 +308,160 @@ func (h History) Validate() error {
 	return nil
 }
 
-// Clone returns a copy of the history whose messages and part slices are
-// not shared with h (the pointed-to calls and results are).
+// Clone returns a deep copy of the history: nothing it holds, down to the
+// bytes of arguments and files, is shared with h, so either may be changed
+// without touching the other. A nil History clones to nil.
 func (h History) Clone() History {
 	if h == nil {
 		return nil
 	}
 	out := make(History, len(h))
 	for i, m := range h {
-		m.Parts = append([]Part(nil), m.Parts...)
-		out[i] = m
+		out[i] = m.Clone()
 	}
 	return out
+}
+
+// Clone returns a deep copy of the message: its parts and everything they
+// point to are not shared with m.
+func (m Message) Clone() Message {
+	if m.Parts == nil {
+		return m
+	}
+	parts := make([]Part, len(m.Parts))
+	for i, p := range m.Parts {
+		if p.ToolCall != nil {
+			c := *p.ToolCall
+			c.Args = bytes.Clone(c.Args)
+			p.ToolCall = &c
+		}
+		if p.ToolResult != nil {
+			r := *p.ToolResult
+			p.ToolResult = &r
+		}
+		if p.Approval != nil {
+			a := *p.Approval
+			p.Approval = &a
+		}
+		if p.File != nil {
+			f := *p.File
+			f.Data = bytes.Clone(f.Data)
+			p.File = &f
+		}
+		parts[i] = p
+	}
+	m.Parts = parts
+	return m
+}
+
+// equal reports whether m and o hold the same values, down to the bytes
+// (ToolResult.Err aside).
+func (m Message) equal(o Message) bool {
+	if m.ID != o.ID || m.Role != o.Role || len(m.Parts) != len(o.Parts) {
+		return false
+	}
+	for i := range m.Parts {
+		if !m.Parts[i].equal(o.Parts[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (p Part) equal(o Part) bool {
+	if p.Type != o.Type || p.Text != o.Text || p.Signature != o.Signature || p.Redacted != o.Redacted {
+		return false
+	}
+	switch {
+	case (p.ToolCall == nil) != (o.ToolCall == nil), (p.ToolResult == nil) != (o.ToolResult == nil),
+		(p.Approval == nil) != (o.Approval == nil), (p.File == nil) != (o.File == nil):
+		return false
+	case p.ToolCall != nil && (p.ToolCall.ID != o.ToolCall.ID || p.ToolCall.Name != o.ToolCall.Name ||
+		!bytes.Equal(p.ToolCall.Args, o.ToolCall.Args)):
+		return false
+	case p.ToolResult != nil && (p.ToolResult.CallID != o.ToolResult.CallID || p.ToolResult.Name != o.ToolResult.Name ||
+		p.ToolResult.Content != o.ToolResult.Content || p.ToolResult.IsError != o.ToolResult.IsError):
+		return false // Err is left out: it is not sent, and may not be comparable
+	case p.Approval != nil && *p.Approval != *o.Approval:
+		return false
+	case p.File != nil && (p.File.MediaType != o.File.MediaType || p.File.Filename != o.File.Filename ||
+		p.File.URL != o.File.URL || !bytes.Equal(p.File.Data, o.File.Data)):
+		return false
+	}
+	return true
+}
+
+// approvalsAfterLastAssistant returns the approval decisions that follow the
+// last assistant message, by call id.
+func approvalsAfterLastAssistant(h History) map[string]Approval {
+	i := h.lastAssistant()
+	if i < 0 {
+		return nil
+	}
+	out := make(map[string]Approval)
+	for _, m := range h[i+1:] {
+		for _, p := range m.Parts {
+			if p.Type == PartApprovalResponse && p.Approval != nil {
+				out[p.Approval.CallID] = *p.Approval
+			}
+		}
+	}
+	return out
+}
+
+// answerDangling returns h with an error result for every tool call that a
+// later user or assistant message left behind unanswered (a user who sent a
+// new message instead of answering a client tool), so that every call the
+// model sees has a result. Calls that only tool messages follow are left
+// alone: the run resumes them. h itself is not modified.
+func answerDangling(h History) History {
+	var out History
+	for i := 0; i < len(h); i++ {
+		out = append(out, h[i])
+		calls := h[i].ToolCalls()
+		if h[i].Role != RoleAssistant || len(calls) == 0 {
+			continue
+		}
+		j := i + 1
+		answered := make(map[string]bool)
+		for ; j < len(h) && h[j].Role == RoleTool; j++ {
+			for _, p := range h[j].Parts {
+				if p.Type == PartToolResult && p.ToolResult != nil {
+					answered[p.ToolResult.CallID] = true
+				}
+			}
+		}
+		if j == len(h) {
+			continue // the end of the history: pending, not dangling
+		}
+		var parts []Part
+		for _, c := range calls {
+			if !answered[c.ID] {
+				parts = append(parts, Part{Type: PartToolResult, ToolResult: &ToolResult{
+					CallID: c.ID, Name: c.Name, IsError: true, Err: ErrNotRun,
+					Content: "no result: the conversation went on before this call was answered",
+				}})
+			}
+		}
+		if parts == nil {
+			continue
+		}
+		out = append(out, h[i+1:j]...)
+		out = append(out, Message{Role: RoleTool, Parts: parts})
+		i = j - 1
+	}
+	return out
+}
+
+// callIDs returns the set of tool-call ids the history uses.
+func callIDs(h History) map[string]bool {
+	ids := make(map[string]bool)
+	for _, m := range h {
+		for _, p := range m.Parts {
+			if p.Type == PartToolCall && p.ToolCall != nil {
+				ids[p.ToolCall.ID] = true
+			}
+		}
+	}
+	return ids
 }

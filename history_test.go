@@ -2,6 +2,7 @@ package agentloop_test
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -41,7 +42,7 @@ func TestHistory_JSONRoundTripLosesNothing(t *testing.T) {
 	h := fullHistory()
 	data, err := json.Marshal(h)
 	require.NoError(t, err)
-	assert.Contains(t, string(data), `"version":1`)
+	assert.Contains(t, string(data), `"version":2`)
 	var back agentloop.History
 	require.NoError(t, json.Unmarshal(data, &back))
 	if diff := cmp.Diff(h, back); diff != "" {
@@ -51,10 +52,12 @@ func TestHistory_JSONRoundTripLosesNothing(t *testing.T) {
 
 func TestHistory_UnmarshalRejectsBadInput(t *testing.T) {
 	cases := map[string]string{
-		"unknown version":     `{"version":7,"messages":[]}`,
-		"no version":          `{"messages":[]}`,
-		"unknown role":        `{"version":1,"messages":[{"role":"robot","parts":[]}]}`,
-		"messages not a list": `{"version":1,"messages":{}}`,
+		"unknown version":      `{"version":7,"messages":[]}`,
+		"no version":           `{"messages":[]}`,
+		"unknown role":         `{"version":2,"messages":[{"role":"robot","parts":[]}]}`,
+		"unknown role in v1":   `{"version":1,"messages":[{"role":"robot","parts":[]}]}`,
+		"messages not a list":  `{"version":2,"messages":{}}`,
+		"args and invalidArgs": `{"version":2,"messages":[{"role":"assistant","parts":[{"type":"toolCall","toolCall":{"id":"c","name":"f","args":{},"invalidArgs":"{"}}]}]}`,
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -70,10 +73,109 @@ func TestHistory_UnmarshalRejectsBadInput(t *testing.T) {
 	assert.ErrorContains(t, err, "version 7 is not supported")
 }
 
+// The persisted format is camelCase throughout (keys and part types), and
+// pinned here so that a change to it is a deliberate one.
+func TestHistory_JSONFormatIsCamelCase(t *testing.T) {
+	h := agentloop.History{
+		{ID: "a1", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{
+			{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c1", Name: "f", Args: json.RawMessage(`{"x": 1}`)}},
+			{Type: agentloop.PartApprovalRequest, Approval: &agentloop.Approval{CallID: "c1", ID: "ap1"}},
+		}},
+		{Role: agentloop.RoleTool, Parts: []agentloop.Part{
+			{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "c1", Name: "f", Content: "no", IsError: true, Err: errors.New("not serialized")}},
+		}},
+		{Role: agentloop.RoleUser, Parts: []agentloop.Part{{Type: agentloop.PartFile, File: &agentloop.File{MediaType: "text/plain", URL: "data:,x"}}}},
+	}
+	data, err := json.Marshal(h)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"version":2,"messages":[
+	  {"id":"a1","role":"assistant","parts":[
+	    {"type":"toolCall","toolCall":{"id":"c1","name":"f","args":{"x":1}}},
+	    {"type":"approvalRequest","approval":{"callId":"c1","id":"ap1"}}]},
+	  {"role":"tool","parts":[{"type":"toolResult","toolResult":{"callId":"c1","name":"f","content":"no","isError":true}}]},
+	  {"role":"user","parts":[{"type":"file","file":{"mediaType":"text/plain","url":"data:,x"}}]}]}`, string(data))
+}
+
+// Histories written by the first release (version 1, snake_case) still load.
+func TestHistory_ReadsVersion1(t *testing.T) {
+	v1 := `{"version":1,"messages":[
+	  {"id":"u1","role":"user","parts":[{"type":"text","text":"hi"},{"type":"file","file":{"media_type":"image/png","data":"iVBORw=="}}]},
+	  {"role":"assistant","parts":[{"type":"reasoning","text":"r","signature":"s"},{"type":"tool_call","tool_call":{"id":"c1","name":"f","args":{"x":1}}},
+	    {"type":"approval_request","approval":{"call_id":"c1","id":"ap"}}]},
+	  {"role":"tool","parts":[{"type":"approval_response","approval":{"call_id":"c1","id":"ap","approved":true}},
+	    {"type":"tool_result","tool_result":{"call_id":"c1","name":"f","content":"ok","is_error":true}}]}]}`
+	var h agentloop.History
+	require.NoError(t, json.Unmarshal([]byte(v1), &h))
+	want := agentloop.History{
+		{ID: "u1", Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart("hi"),
+			{Type: agentloop.PartFile, File: &agentloop.File{MediaType: "image/png", Data: []byte{0x89, 'P', 'N', 'G'}}}}},
+		{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{{Type: agentloop.PartReasoning, Text: "r", Signature: "s"},
+			{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c1", Name: "f", Args: json.RawMessage(`{"x":1}`)}},
+			{Type: agentloop.PartApprovalRequest, Approval: &agentloop.Approval{CallID: "c1", ID: "ap"}}}},
+		{Role: agentloop.RoleTool, Parts: []agentloop.Part{{Type: agentloop.PartApprovalResponse, Approval: &agentloop.Approval{CallID: "c1", ID: "ap", Approved: true}},
+			{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "c1", Name: "f", Content: "ok", IsError: true}}}},
+	}
+	if diff := cmp.Diff(want, h); diff != "" {
+		t.Fatalf("version 1 (-want +got):\n%s", diff)
+	}
+}
+
+// Arguments the model wrote as invalid JSON (or nothing) survive a round
+// trip byte for byte, marked as such, so every history can be stored.
+func TestHistory_InvalidToolArgumentsRoundTrip(t *testing.T) {
+	for _, args := range []string{`{"a": 1,`, `not json at all`, "\"unterminated", ""} {
+		h := agentloop.History{{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{
+			{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c1", Name: "f", Args: json.RawMessage(args)}}}}}
+		data, err := json.Marshal(h)
+		require.NoError(t, err, "args %q", args)
+		if args != "" {
+			assert.Contains(t, string(data), `"invalidArgs":`)
+		}
+		var back agentloop.History
+		require.NoError(t, json.Unmarshal(data, &back))
+		assert.Equal(t, args, string(back[0].Parts[0].ToolCall.Args))
+	}
+}
+
+// Clone is deep: changing anything the copy holds leaves the original as it
+// was, down to the bytes of arguments and files.
+func TestHistory_CloneIsDeep(t *testing.T) {
+	h := fullHistory()
+	want := fullHistory()
+	c := h.Clone()
+	for i := range c {
+		for j := range c[i].Parts {
+			p := &c[i].Parts[j]
+			p.Text = "changed"
+			if p.ToolCall != nil {
+				p.ToolCall.Name = "renamed"
+				p.ToolCall.Args[0] = '['
+			}
+			if p.ToolResult != nil {
+				p.ToolResult.Content = "redacted"
+			}
+			if p.Approval != nil {
+				p.Approval.Approved = true
+			}
+			if p.File != nil {
+				p.File.Filename = "x"
+				if len(p.File.Data) > 0 {
+					p.File.Data[0] = 0
+				}
+			}
+		}
+		c[i].Parts = append(c[i].Parts, agentloop.TextPart("more"))
+	}
+	if diff := cmp.Diff(want, h); diff != "" {
+		t.Fatalf("the original changed (-want +got):\n%s", diff)
+	}
+	assert.Nil(t, agentloop.History(nil).Clone())
+}
+
 func TestHistory_EmptyMarshalsAsEmptyList(t *testing.T) {
 	data, err := json.Marshal(agentloop.History(nil))
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"version":1,"messages":[]}`, string(data))
+	assert.JSONEq(t, `{"version":2,"messages":[]}`, string(data))
 }
 
 func TestHistory_UnansweredAndAppendResults(t *testing.T) {
@@ -124,6 +226,7 @@ func FuzzHistoryUnmarshal(f *testing.F) {
 	data, _ := json.Marshal(fullHistory())
 	f.Add(data)
 	f.Add([]byte(`{"version":1,"messages":[{"role":"tool","parts":[{"type":"tool_result"}]}]}`))
+	f.Add([]byte(`{"version":2,"messages":[{"role":"assistant","parts":[{"type":"toolCall","toolCall":{"id":"c","name":"f","invalidArgs":"{\"a\":"}}]}]}`))
 	f.Add([]byte(`{"version":1,"messages":null}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var h agentloop.History

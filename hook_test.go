@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"sync"
 	"testing"
 
@@ -242,4 +243,109 @@ func TestComposeHooks_BeforeToolCallSeesEarlierRewritesFirstSubstituteWins(t *te
 	_, err := collect(a.Stream(t.Context(), user("x")))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"rewrite", `substitute saw {"text":"rewritten"}`}, order)
+}
+
+// A BeforeModelCall hook gets a deep copy: redacting a tool result or
+// renaming a call in req changes what the model is sent, never the run's
+// or the caller's history.
+func TestHooks_BeforeModelCallEditsNeverReachTheHistory(t *testing.T) {
+	history := func() agentloop.History {
+		return agentloop.History{
+			agentloop.UserMessage("look me up"),
+			{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c1", Name: "lookup", Args: json.RawMessage(`{"q":"me"}`)}}}},
+			{Role: agentloop.RoleTool, Parts: []agentloop.Part{{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "c1", Name: "lookup", Content: "SSN 123"}}}},
+		}
+	}
+	h, before := history(), history()
+	m := simtest.NewModel(turn(simtest.Text("done")))
+	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{BeforeModelCall: func(_ context.Context, req *agentloop.Request) error {
+		req.Messages[2].Parts[0].ToolResult.Content = "[redacted]"
+		req.Messages[1].Parts[0].ToolCall.Name = "renamed"
+		req.Messages[1].Parts[0].ToolCall.Args[2] = 'Q'
+		return nil
+	}}}
+	items, err := collect(a.Stream(t.Context(), h))
+	require.NoError(t, err)
+	sent := m.Requests()[0].Messages
+	assert.Equal(t, "[redacted]", sent[2].Parts[0].ToolResult.Content)
+	assert.Equal(t, "renamed", sent[1].Parts[0].ToolCall.Name)
+	assert.Equal(t, before, h, "the caller's history")
+	assert.Equal(t, before, final(t, items).History[:3], "the run's history")
+}
+
+// Without a BeforeModelCall hook the request shares the run's messages: a
+// run copies nothing per turn.
+func TestHooks_WithoutBeforeModelCallNothingIsCopied(t *testing.T) {
+	h := user("hi")
+	inner := simtest.NewModel(turn(simtest.Text("hello")))
+	var sent agentloop.History
+	m := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		sent = req.Messages
+		return inner.Stream(ctx, req)
+	})
+	_, err := collect((&agentloop.Agent{Model: m}).Stream(t.Context(), h))
+	require.NoError(t, err)
+	assert.Same(t, &h[0].Parts[0], &sent[0].Parts[0])
+}
+
+// Each BeforeModelCall gets the history as it is, whatever the hook did to
+// the copy it got on an earlier turn (the loop reuses unchanged copies).
+func TestHooks_BeforeModelCallEditsLastOneCallEvenWhenCopiesAreReused(t *testing.T) {
+	m := simtest.NewModel(turn(simtest.Call("c1", "echo", `{"text":"a"}`)), turn(simtest.Call("c2", "echo", `{"text":"b"}`)), turn(simtest.Text("done")))
+	var seen []string
+	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Hooks: &agentloop.Hooks{
+		BeforeModelCall: func(_ context.Context, req *agentloop.Request) error {
+			seen = append(seen, req.Messages[0].Parts[0].Text)
+			req.Messages[0].Parts[0].Text = "[redacted]"
+			if len(req.Messages) > 2 {
+				seen = append(seen, req.Messages[2].Parts[0].ToolResult.Content)
+				req.Messages[2].Parts[0].ToolResult.Content = "[gone]"
+				req.Messages[1].Parts = nil
+			}
+			return nil
+		},
+	}}
+	items, err := collect(a.Stream(t.Context(), user("secret")))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"secret", "secret", `{"echo":"a"}`, "secret", `{"echo":"a"}`}, seen)
+	h := final(t, items).History
+	assert.Equal(t, "secret", h[0].Text())
+	assert.Len(t, h[1].Parts, 1)
+	for _, r := range m.Requests() {
+		assert.Equal(t, "[redacted]", r.Messages[0].Text(), "the model got the edit")
+	}
+}
+
+// ToolContext gives each call's func a context of its own, also when calls
+// of one tool run at the same time; a panic in it cancels the run.
+func TestHooks_ToolContextReachesTheToolsFunc(t *testing.T) {
+	type key struct{}
+	var mu sync.Mutex
+	got := map[string]string{}
+	tool := rawTool(t, "t", func(ctx context.Context, _ json.RawMessage) (string, error) {
+		v, _ := ctx.Value(key{}).(string)
+		mu.Lock()
+		got[v] = "ran"
+		mu.Unlock()
+		return "ok", nil
+	})
+	m := simtest.NewModel(turn(simtest.Call("c1", "t", nil), simtest.Call("c2", "t", nil)), turn(simtest.Text("done")))
+	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{tool}, Hooks: agentloop.ComposeHooks(
+		&agentloop.Hooks{ToolContext: func(ctx context.Context, call agentloop.ToolCall) context.Context {
+			return context.WithValue(ctx, key{}, "span of "+call.ID)
+		}},
+		&agentloop.Hooks{ToolContext: func(ctx context.Context, call agentloop.ToolCall) context.Context {
+			return nil // keeps what the hook before returned
+		}},
+	)}
+	_, err := collect(a.Stream(t.Context(), user("x")))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"span of c1": "ran", "span of c2": "ran"}, got)
+
+	a.Model = simtest.NewModel(turn(simtest.Call("c1", "t", nil)), turn(simtest.Text("never")))
+	a.Hooks = &agentloop.Hooks{ToolContext: func(context.Context, agentloop.ToolCall) context.Context { panic("boom") }}
+	_, err = collect(a.Stream(t.Context(), user("x")))
+	var hp *agentloop.HookPanicError
+	require.ErrorAs(t, err, &hp)
+	assert.Equal(t, "ToolContext", hp.Hook)
 }

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"slices"
-	"sort"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -24,6 +24,8 @@ const (
 type Agent struct {
 	// Model answers each turn. Required.
 	Model Model
+	// Name names the agent in logs and traces; optional.
+	Name string
 	// System is the system prompt sent on every model call.
 	System string
 	// Tools are offered to the model on every turn (hooks may narrow them).
@@ -40,22 +42,31 @@ type Agent struct {
 	// [*TurnLimitError], the run makes one more call with no tools offered,
 	// so the model must answer in text.
 	AnswerAtTurnLimit bool
-	// ToolConcurrency bounds how many tool calls of one turn run at once;
-	// 0 means DefaultToolConcurrency, 1 runs them one after another.
+	// ToolConcurrency bounds how many tool funcs of one run run at once;
+	// 0 means DefaultToolConcurrency, 1 runs the calls one after another.
+	// Calls start in call order. A call holds its slot until its func
+	// returns: a call that times out gets its error result at once, but
+	// still counts against the bound until its func returns.
 	ToolConcurrency int
 	// ToolTimeout bounds each tool call whose Tool.Timeout is zero; 0 means
 	// no limit.
 	ToolTimeout time.Duration
+
+	// Logger receives what no item or error reports: tool and hook panics
+	// (with their stacks), hook errors, and results dropped because their
+	// tool returned after its timeout. Nil discards them.
+	Logger *slog.Logger
 }
 
 // Option changes one run of [Agent.Stream].
 type Option func(*runOptions)
 
 type runOptions struct {
-	tools    []*Tool
-	system   *string
-	hooks    []*Hooks
-	settings *Settings
+	tools          []*Tool
+	system         *string
+	hooks          []*Hooks
+	settings       *Settings
+	conversationID string
 }
 
 // WithTools adds tools to this run (client tools from a web request, or
@@ -79,8 +90,12 @@ func WithSettings(s Settings) Option {
 	return func(o *runOptions) { o.settings = &s }
 }
 
-// errStopped is the cause used when the consumer stops ranging.
-var errStopped = errors.New("agentloop: consumer stopped ranging over the run")
+// WithConversationID names the conversation the run belongs to, for hooks
+// ([RunStart.ConversationID]), logs and traces. The loop itself does not
+// use it.
+func WithConversationID(id string) Option {
+	return func(o *runOptions) { o.conversationID = id }
+}
 
 // Stream starts a run over history and returns its items.
 //
@@ -103,9 +118,13 @@ func (a *Agent) Stream(ctx context.Context, history History, opts ...Option) ite
 			return
 		}
 		defer r.close()
-		last, err := r.run()
+		last, err := r.start()
+		if err == nil {
+			last, err = r.run()
+		}
+		r.end(last, err)
 		switch {
-		case errors.Is(err, errStopped):
+		case errors.Is(err, ErrStopped):
 		case err != nil:
 			yield(nil, err)
 		default:
@@ -117,21 +136,32 @@ func (a *Agent) Stream(ctx context.Context, history History, opts ...Option) ite
 type run struct {
 	agent  *Agent
 	ctx    context.Context
+	done   <-chan struct{} // ctx.Done(), checked on every chunk
 	cancel context.CancelCauseFunc
-	yield  func(Item, error) bool
-	wg     sync.WaitGroup
+	// release cancels the context the run started with, when OnRunStart
+	// replaced it; nil otherwise.
+	release context.CancelCauseFunc
+	yield   func(Item, error) bool
+	log     *slog.Logger // nil: discard
+	wg      sync.WaitGroup
 
-	hooks       *Hooks
-	tools       map[string]*Tool
-	toolOrder   []*Tool
-	system      string
-	settings    Settings
-	maxTurns    int
-	concurrency int
+	hooks          *Hooks
+	tools          map[string]*Tool
+	toolOrder      []*Tool
+	system         string
+	settings       Settings
+	maxTurns       int
+	slots          chan struct{} // ToolConcurrency tokens, held while a tool func runs
+	progress       chan progress // from ReportProgress to the ranging goroutine
+	conversationID string
 
-	history History
-	usage   Usage
-	turns   int
+	history    History
+	handed     History         // the deep copy of history the last BeforeModelCall got
+	ids        map[string]bool // every tool-call id in history
+	assistants int             // assistant messages in history
+	usage      Usage
+	turns      int
+	started    bool // OnRunStart was called
 }
 
 func (a *Agent) newRun(ctx context.Context, history History, opts []Option, yield func(Item, error) bool) (*run, error) {
@@ -144,16 +174,22 @@ func (a *Agent) newRun(ctx context.Context, history History, opts []Option, yiel
 			opt(&o)
 		}
 	}
+	concurrency := a.ToolConcurrency
+	if concurrency <= 0 {
+		concurrency = DefaultToolConcurrency
+	}
 	r := &run{
-		agent:       a,
-		yield:       yield,
-		hooks:       ComposeHooks(append([]*Hooks{a.Hooks}, o.hooks...)...),
-		tools:       make(map[string]*Tool),
-		system:      a.System,
-		settings:    a.Settings,
-		maxTurns:    a.MaxTurns,
-		concurrency: a.ToolConcurrency,
-		history:     history.Clone(),
+		agent:          a,
+		yield:          yield,
+		log:            a.Logger,
+		hooks:          ComposeHooks(append([]*Hooks{a.Hooks}, o.hooks...)...),
+		tools:          make(map[string]*Tool),
+		system:         a.System,
+		settings:       a.Settings,
+		maxTurns:       a.MaxTurns,
+		slots:          make(chan struct{}, concurrency),
+		progress:       make(chan progress),
+		conversationID: o.conversationID,
 	}
 	if o.system != nil {
 		r.system = *o.system
@@ -164,19 +200,27 @@ func (a *Agent) newRun(ctx context.Context, history History, opts []Option, yiel
 	if r.maxTurns <= 0 {
 		r.maxTurns = DefaultMaxTurns
 	}
-	if r.concurrency <= 0 {
-		r.concurrency = DefaultToolConcurrency
-	}
 	if err := r.addTools(a.Tools, false); err != nil {
 		return nil, err
 	}
 	if err := r.addTools(o.tools, true); err != nil {
 		return nil, err
 	}
-	if err := r.history.Validate(); err != nil {
+	if err := history.Validate(); err != nil {
 		return nil, err
 	}
+	// The run only appends to its history, and hands out slices capped at
+	// their length, so it can share the caller's messages.
+	r.history = answerDangling(history)
+	r.history = r.history[:len(r.history):len(r.history)]
+	r.ids = callIDs(r.history)
+	for _, m := range r.history {
+		if m.Role == RoleAssistant {
+			r.assistants++
+		}
+	}
 	r.ctx, r.cancel = context.WithCancelCause(ctx)
+	r.done = r.ctx.Done()
 	return r, nil
 }
 
@@ -207,20 +251,86 @@ func (r *run) addTools(tools []*Tool, replace bool) error {
 }
 
 func (r *run) close() {
-	r.cancel(errStopped)
+	r.cancel(ErrStopped)
 	r.wg.Wait()
+	if r.release != nil {
+		r.release(ErrStopped)
+	}
 }
 
+// stopped reports whether the run's context is done: cancelled, past its
+// deadline, or stopped by the consumer.
+func (r *run) stopped() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// emit yields an item; it returns ErrStopped when the consumer stopped
+// ranging.
 func (r *run) emit(it Item) error {
 	if !r.yield(it, nil) {
-		r.cancel(errStopped)
-		return errStopped
+		r.cancel(ErrStopped)
+		return ErrStopped
 	}
 	return nil
 }
 
+// snapshot returns the history so far, capped so that appending to it
+// cannot reach the run's backing array.
+func (r *run) snapshot() History { return r.history[:len(r.history):len(r.history)] }
+
+// start calls OnRunStart.
+func (r *run) start() (Item, error) {
+	r.started = true
+	h := r.hooks
+	if h == nil || h.OnRunStart == nil {
+		return nil, nil
+	}
+	ctx, err := h.OnRunStart(r.ctx, RunStart{
+		Agent:          r.agent,
+		ConversationID: r.conversationID,
+		History:        r.snapshot(),
+		Resumed:        endsWithToolCalls(r.history),
+	})
+	if ctx != nil && ctx != r.ctx {
+		// The hook's context derives from the run's; the run keeps a
+		// cancel of its own on top of it.
+		r.release = r.cancel
+		r.ctx, r.cancel = context.WithCancelCause(ctx)
+		r.done = r.ctx.Done()
+	}
+	if err != nil {
+		return nil, r.hookFailed("OnRunStart", err)
+	}
+	return nil, nil
+}
+
+// endsWithToolCalls reports whether h ends with an assistant message that
+// made tool calls, followed only by tool messages: the history of a paused
+// run, whether or not the caller has answered its calls since.
+func endsWithToolCalls(h History) bool {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Role != RoleTool {
+			return h[i].Role == RoleAssistant && len(h[i].ToolCalls()) > 0
+		}
+	}
+	return false
+}
+
+// end calls OnRunEnd once, if OnRunStart was called.
+func (r *run) end(last Item, err error) {
+	h := r.hooks
+	if h == nil || h.OnRunEnd == nil || !r.started {
+		return
+	}
+	h.OnRunEnd(r.ctx, RunEnd{Last: last, Err: err, Usage: r.usage, Turns: r.turns})
+}
+
 func (r *run) run() (Item, error) {
-	r.history = answerDangling(r.history)
 	if calls := r.history.Unanswered(); len(calls) > 0 {
 		p, err := r.handleCalls(calls, r.tools, approvalsAfterLastAssistant(r.history))
 		if err != nil || p != nil {
@@ -228,13 +338,13 @@ func (r *run) run() (Item, error) {
 		}
 	}
 	for {
-		if r.ctx.Err() != nil {
+		if r.stopped() {
 			return nil, r.cancelled()
 		}
 		last := false
 		if r.turns >= r.maxTurns {
 			if !r.agent.AnswerAtTurnLimit {
-				return nil, &TurnLimitError{Limit: r.maxTurns, History: r.history}
+				return nil, &TurnLimitError{Limit: r.maxTurns, History: r.snapshot()}
 			}
 			last = true
 		}
@@ -242,17 +352,16 @@ func (r *run) run() (Item, error) {
 		if err != nil {
 			return nil, err
 		}
-		msg := tr.msg
-		calls := msg.ToolCalls()
+		calls := tr.msg.ToolCalls()
 		switch {
 		case tr.finish == FinishLength && (len(calls) > 0 || tr.partial):
-			r.answerAll("not run: the model's output was cut off by its length limit")
-			return nil, &TurnError{Turn: r.turns, Err: ErrTruncated, History: r.history}
+			r.answerAll("not run: the model's output was cut off by its length limit", ErrNotRun)
+			return nil, &TurnError{Turn: r.turns, Err: ErrTruncated, History: r.snapshot()}
 		case len(calls) == 0:
-			return Final{Text: msg.Text(), Usage: r.usage, Turns: r.turns, History: r.history}, nil
+			return Final{Text: tr.msg.Text(), Usage: r.usage, Turns: r.turns, History: r.snapshot()}, nil
 		case last:
-			r.answerAll("not run: the turn limit was reached")
-			return nil, &TurnLimitError{Limit: r.maxTurns, History: r.history}
+			r.answerAll("not run: the turn limit was reached", ErrNotRun)
+			return nil, &TurnLimitError{Limit: r.maxTurns, History: r.snapshot()}
 		}
 		p, err := r.handleCalls(calls, tr.offered, nil)
 		if err != nil || p != nil {
@@ -262,31 +371,55 @@ func (r *run) run() (Item, error) {
 }
 
 // cancelled answers every unanswered call and returns the run's
-// cancellation error.
+// cancellation error (ErrStopped when the consumer stopped ranging).
 func (r *run) cancelled() error {
 	cause := context.Cause(r.ctx)
+	if errors.Is(cause, ErrStopped) {
+		return ErrStopped
+	}
 	reason := reasonOf(cause)
-	r.answerAll("cancelled: " + reason)
-	return &CancelledError{Reason: reason, Cause: cause, History: r.history}
+	r.answerAll("cancelled: "+reason, &CancelledError{Reason: reason, Cause: cause})
+	return &CancelledError{Reason: reason, Cause: cause, History: r.snapshot()}
 }
 
-// hookFailed cancels the run with a hook's error and returns the
-// cancellation error (whose reason is the first one given).
-func (r *run) hookFailed(err error) error {
-	r.cancel(err)
+// hookFailed cancels the run with the error a hook returned, logs it, and
+// returns the cancellation error (whose reason is the first one given).
+func (r *run) hookFailed(hook string, err error) error {
+	r.hookCancel(hook, err)
 	return r.cancelled()
 }
 
+// hookCancel cancels the run with the error a hook returned, logs it, and
+// returns it; the caller unwinds to where the cancel is handled.
+func (r *run) hookCancel(hook string, err error) error {
+	r.cancel(err)
+	var pe *HookPanicError
+	if errors.As(err, &pe) {
+		r.logf(slog.LevelError, "agentloop: a hook panicked; the run is cancelled", "hook", hook,
+			"panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+	} else {
+		r.logf(slog.LevelInfo, "agentloop: a hook cancelled the run", "hook", hook, "err", err)
+	}
+	return err
+}
+
+// logf logs to the agent's logger, if any.
+func (r *run) logf(level slog.Level, msg string, args ...any) {
+	if r.log != nil {
+		r.log.Log(r.ctx, level, msg, append(args, "turn", r.turns)...)
+	}
+}
+
 // answerAll gives every unanswered call of the last assistant message an
-// error result with the given content.
-func (r *run) answerAll(content string) {
+// error result with the given content and Err.
+func (r *run) answerAll(content string, err error) {
 	calls := r.history.Unanswered()
 	if len(calls) == 0 {
 		return
 	}
 	parts := make([]Part, len(calls))
 	for i, c := range calls {
-		parts[i] = Part{Type: PartToolResult, ToolResult: &ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: true}}
+		parts[i] = Part{Type: PartToolResult, ToolResult: &ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: true, Err: err}}
 	}
 	r.history = append(r.history, Message{Role: RoleTool, Parts: parts})
 }
@@ -299,19 +432,43 @@ type turnResult struct {
 	partial bool             // tool-call deltas were streamed
 }
 
+// request builds the request of the next model call.
+func (r *run) request(noTools bool) *Request {
+	req := &Request{Turn: r.turns, System: r.system, Messages: r.snapshot(), Settings: r.settings}
+	if !noTools {
+		req.Tools = make([]ToolDef, len(r.toolOrder))
+		for i, t := range r.toolOrder {
+			req.Tools[i] = t.Def()
+		}
+	}
+	return req
+}
+
 // modelTurn makes one model call and appends its assistant message.
 func (r *run) modelTurn(noTools bool) (turnResult, error) {
 	r.turns++
-	req := &Request{Turn: r.turns, System: r.system, Messages: r.history, Settings: r.settings}
-	if !noTools {
-		for _, t := range r.toolOrder {
-			req.Tools = append(req.Tools, t.Def())
+	req := r.request(noTools)
+	end := TurnEnd{Turn: r.turns}
+	yielded := false // TurnStart was yielded: TurnEnd must follow
+	// fail ends a turn that did not complete with the run's error err.
+	fail := func(err error) (turnResult, error) {
+		end.FinishReason, end.Err, end.History = FinishError, err, r.snapshot()
+		if h := r.hooks; h != nil && h.OnTurnEnd != nil {
+			if herr := h.OnTurnEnd(r.ctx, end); herr != nil {
+				r.logf(slog.LevelWarn, "agentloop: OnTurnEnd failed on a turn that had failed already", "err", herr)
+			}
 		}
+		if yielded && !errors.Is(err, ErrStopped) {
+			if e := r.emit(end); e != nil {
+				return turnResult{}, e
+			}
+		}
+		return turnResult{}, err
 	}
 	if h := r.hooks; h != nil && h.BeforeModelCall != nil {
-		req.Messages = r.history.Clone() // the hook may edit them for this call only
+		req.Messages = r.hookCopy() // the hook may edit them for this call only
 		if err := h.BeforeModelCall(r.ctx, req); err != nil {
-			return turnResult{}, r.hookFailed(err)
+			return fail(r.hookFailed("BeforeModelCall", err))
 		}
 	}
 	offered := make(map[string]*Tool, len(req.Tools))
@@ -320,59 +477,54 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 			offered[d.Name] = t
 		}
 	}
+	if r.stopped() {
+		return fail(r.cancelled())
+	}
 	if err := r.emit(TurnStart{Turn: r.turns}); err != nil {
-		return turnResult{}, err
+		return fail(err)
+	}
+	yielded = true
+	if r.stopped() { // the consumer cancelled on TurnStart
+		return fail(r.cancelled())
 	}
 
-	asm := assembler{run: r, offered: offered, idPrefix: fmt.Sprintf("call_%d_", countRole(r.history, RoleAssistant))}
-	var (
-		usage     Usage
-		finish    FinishReason
-		streamErr error
-	)
+	asm := assembler{run: r, offered: offered, prefix: "call_" + strconv.Itoa(r.assistants) + "_"}
+	var streamErr error
 	for chunk, err := range r.agent.Model.Stream(r.ctx, req) {
+		if r.stopped() {
+			break // after a cancel: no hook, no item
+		}
 		if err != nil {
 			streamErr = err
 			break
 		}
-		switch c := chunk.(type) {
-		case Usage:
-			usage = usage.Add(c)
-		case Finish:
-			finish = c.Reason
-		default:
-			if err := asm.add(chunk); err != nil {
-				if errors.Is(err, errStopped) {
-					return turnResult{}, err
-				}
-				streamErr = err
-			}
-		}
-		if streamErr != nil {
+		if streamErr = asm.add(chunk); streamErr != nil {
 			break
 		}
 	}
-	if streamErr == nil {
+	if streamErr == nil && !r.stopped() {
 		streamErr = asm.closeBlocks()
 	}
-	if errors.Is(streamErr, errStopped) {
-		return turnResult{}, streamErr
+	if errors.Is(streamErr, ErrStopped) {
+		return fail(ErrStopped)
 	}
 	asm.flushAll()
 	msg := Message{Role: RoleAssistant, Parts: asm.parts}
-	r.usage = r.usage.Add(usage)
-	if streamErr != nil || r.ctx.Err() != nil {
-		// Keep what the model produced; answer its calls in the error path.
+	end.Usage, end.Message = asm.usage, msg
+	r.usage = r.usage.Add(asm.usage)
+	if streamErr != nil || r.stopped() {
+		// Keep what the model produced; answer its calls.
 		if len(msg.Parts) > 0 {
-			r.history = append(r.history, msg)
+			r.appendAssistant(msg)
 		}
-		if r.ctx.Err() != nil {
-			return turnResult{}, r.cancelled()
+		if r.stopped() {
+			return fail(r.cancelled())
 		}
-		r.answerAll("not run: the model call failed")
-		return turnResult{}, &TurnError{Turn: r.turns, Err: streamErr, History: r.history}
+		r.answerAll("not run: the model call failed", ErrNotRun)
+		return fail(&TurnError{Turn: r.turns, Err: streamErr, History: r.snapshot()})
 	}
 	calls := msg.ToolCalls()
+	finish := asm.finish
 	switch {
 	case finish == "" && len(calls) > 0, finish == FinishStop && len(calls) > 0:
 		finish = FinishToolCalls
@@ -384,11 +536,16 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 			msg.Parts = append(msg.Parts, Part{Type: PartApprovalRequest, Approval: &Approval{CallID: c.ID, ID: "approval_" + c.ID}})
 		}
 	}
-	r.history = append(r.history, msg)
-	end := TurnEnd{Turn: r.turns, Usage: usage, FinishReason: finish, Message: msg}
+	r.appendAssistant(msg)
+	end.FinishReason, end.Message, end.History = finish, msg, r.snapshot()
 	if h := r.hooks; h != nil && h.OnTurnEnd != nil {
 		if err := h.OnTurnEnd(r.ctx, end); err != nil {
-			return turnResult{}, r.hookFailed(err)
+			// The turn is complete; the hook cancels the run after it.
+			end.Err = r.hookFailed("OnTurnEnd", err)
+			if e := r.emit(end); e != nil {
+				return turnResult{}, e
+			}
+			return turnResult{}, end.Err
 		}
 	}
 	if err := r.emit(end); err != nil {
@@ -397,431 +554,26 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 	return turnResult{msg: msg, finish: finish, offered: offered, partial: asm.sawDeltas}, nil
 }
 
-// assembler turns a model call's chunks into the parts of one assistant
-// message, in the order produced, and yields the matching items.
-type assembler struct {
-	run       *run
-	offered   map[string]*Tool
-	idPrefix  string
-	parts     []Part
-	text      strings.Builder
-	reasoning strings.Builder
-	open      PartType // PartText, PartReasoning or ""
-	calls     int
-	deltaIDs  map[int]string
-	sawDeltas bool // tool-call deltas were seen
+func (r *run) appendAssistant(msg Message) {
+	r.history = append(r.history, msg)
+	r.assistants++
 }
 
-func (a *assembler) add(chunk Chunk) error {
-	r := a.run
-	h := r.hooks
-	switch c := chunk.(type) {
-	case TextDelta:
-		if c.Text == "" {
-			return nil
-		}
-		if a.open != PartText {
-			if err := a.closeBlocks(); err != nil {
-				return err
-			}
-			a.open = PartText
-		}
-		a.text.WriteString(c.Text)
-		if h != nil && h.OnTextDelta != nil {
-			if err := h.OnTextDelta(r.ctx, c.Text); err != nil {
-				r.cancel(err)
-				return err
-			}
-		}
-		return r.emit(chunk.(Item))
-	case ReasoningDelta:
-		if c.Text == "" {
-			return nil
-		}
-		if a.open != PartReasoning {
-			if err := a.closeBlocks(); err != nil {
-				return err
-			}
-			a.open = PartReasoning
-		}
-		a.reasoning.WriteString(c.Text)
-		if h != nil && h.OnReasoningDelta != nil {
-			if err := h.OnReasoningDelta(r.ctx, c.Text); err != nil {
-				r.cancel(err)
-				return err
-			}
-		}
-		return r.emit(chunk.(Item))
-	case ReasoningEnd:
-		if a.open == PartText {
-			a.flushText()
-		}
-		a.parts = append(a.parts, Part{Type: PartReasoning, Text: a.reasoning.String(), Signature: c.Signature, Redacted: c.Redacted})
-		a.reasoning.Reset()
-		a.open = ""
-		return r.emit(c)
-	case ToolCallDelta:
-		if a.open != "" {
-			if err := a.closeBlocks(); err != nil {
-				return err
-			}
-		}
-		a.sawDeltas = true
-		if c.ID == "" {
-			c.ID = a.deltaID(c.Index)
-		} else {
-			if a.deltaIDs == nil {
-				a.deltaIDs = make(map[int]string)
-			}
-			a.deltaIDs[c.Index] = c.ID
-		}
-		if h != nil && h.OnToolCallDelta != nil {
-			if err := h.OnToolCallDelta(r.ctx, c); err != nil {
-				r.cancel(err)
-				return err
-			}
-		}
-		return r.emit(c)
-	case ToolCall:
-		if err := a.closeBlocks(); err != nil {
-			return err
-		}
-		if c.ID == "" {
-			c.ID = a.deltaID(a.calls)
-		}
-		a.calls++
-		a.parts = append(a.parts, Part{Type: PartToolCall, ToolCall: &c})
-		t := a.offered[c.Name]
-		return r.emit(ToolCallReady{Call: c, Client: t != nil && t.Client(), NeedsApproval: t != nil && t.NeedsApproval})
-	}
-	return fmt.Errorf("agentloop: model yielded an unknown chunk type %T", chunk)
-}
-
-// deltaID returns the id of the call at index: the one its deltas carried,
-// or a deterministic one.
-func (a *assembler) deltaID(index int) string {
-	if id, ok := a.deltaIDs[index]; ok {
-		return id
-	}
-	if a.deltaIDs == nil {
-		a.deltaIDs = make(map[int]string)
-	}
-	id := a.idPrefix + fmt.Sprint(index)
-	a.deltaIDs[index] = id
-	return id
-}
-
-// flushAll ends open blocks without yielding anything (the turn failed).
-func (a *assembler) flushAll() {
-	switch a.open {
-	case PartText:
-		a.flushText()
-	case PartReasoning:
-		a.parts = append(a.parts, Part{Type: PartReasoning, Text: a.reasoning.String()})
-		a.open = ""
-	}
-}
-
-func (a *assembler) flushText() {
-	a.parts = append(a.parts, Part{Type: PartText, Text: a.text.String()})
-	a.text.Reset()
-	a.open = ""
-}
-
-// closeBlocks ends an open text or reasoning block, yielding a ReasoningEnd
-// for a reasoning block the model did not close.
-func (a *assembler) closeBlocks() error {
-	switch a.open {
-	case PartText:
-		a.flushText()
-	case PartReasoning:
-		return a.add(ReasoningEnd{})
-	}
-	return nil
-}
-
-func countRole(h History, role Role) int {
-	n := 0
-	for _, m := range h {
-		if m.Role == role {
-			n++
+// hookCopy returns a deep copy of the history for BeforeModelCall. It
+// reuses the copy it handed out on the previous turn: a message the hook
+// left as it was is kept, one it changed is copied again, and new messages
+// are copied, so a turn copies what the hook changed, not the whole
+// history (a comparison pass remains).
+func (r *run) hookCopy() History {
+	c := r.handed
+	for i := range c {
+		if !c[i].equal(r.history[i]) {
+			c[i] = r.history[i].Clone()
 		}
 	}
-	return n
-}
-
-// job is one tool call of a turn, on its way to a result.
-type job struct {
-	call      ToolCall
-	tool      *Tool    // nil: unknown or not offered
-	available []string // names of the tools the call could use
-	preset    *ToolResult
-	denied    bool
-	pending   bool // left for the caller
-}
-
-// handleCalls runs the server tools among calls, concurrently, yields their
-// results in call order, and appends them to the history. It returns a
-// Pending item when some calls are left for the caller.
-func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions map[string]Approval) (Item, error) {
-	jobs := make([]job, len(calls))
-	var pending Pending
-	var available []string
-	for i, c := range calls {
-		j := job{call: c, tool: tools[c.Name]}
-		if j.tool == nil {
-			if available == nil {
-				available = toolNames(tools)
-			}
-			j.available = available
-		}
-		d, decided := decisions[c.ID]
-		switch {
-		case j.tool == nil:
-		case decided && !d.Approved:
-			content := "The user denied this tool call."
-			if d.Reason != "" {
-				content += " Reason: " + d.Reason
-			}
-			j.preset = &ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: true}
-			j.denied = true
-		case j.tool.NeedsApproval && !decided:
-			j.pending = true
-			pending.Approvals = append(pending.Approvals, c)
-		case j.tool.Client():
-			if _, err := j.tool.checkArgs(c.Args); err != nil {
-				j.preset = &ToolResult{CallID: c.ID, Name: c.Name, Content: err.Error(), IsError: true}
-			} else {
-				j.pending = true
-				pending.ClientCalls = append(pending.ClientCalls, c)
-			}
-		}
-		jobs[i] = j
+	for _, m := range r.history[len(c):] {
+		c = append(c, m.Clone())
 	}
-
-	results := make([]ToolResult, len(jobs))
-	done := make([]chan struct{}, len(jobs))
-	sem := make(chan struct{}, r.concurrency)
-	for i := range jobs {
-		done[i] = make(chan struct{})
-		j := &jobs[i]
-		if j.pending {
-			close(done[i])
-			continue
-		}
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			defer close(done[i])
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-			case <-r.ctx.Done():
-				results[i] = r.cancelledResult(j.call)
-				return
-			}
-			results[i] = r.execute(j)
-		}()
-	}
-
-	var parts []Part
-	for i := range jobs {
-		<-done[i]
-		if jobs[i].pending {
-			continue
-		}
-		parts = append(parts, Part{Type: PartToolResult, ToolResult: &results[i]})
-		if r.ctx.Err() != nil {
-			continue
-		}
-		if err := r.emit(ToolResultReady{Result: results[i], Denied: jobs[i].denied}); err != nil {
-			return nil, err
-		}
-	}
-	if len(parts) > 0 {
-		r.history = append(r.history, Message{Role: RoleTool, Parts: parts})
-	}
-	if r.ctx.Err() != nil {
-		return nil, r.cancelled()
-	}
-	if len(pending.ClientCalls) == 0 && len(pending.Approvals) == 0 {
-		return nil, nil
-	}
-	pending.History = r.history
-	pending.Usage = r.usage
-	return pending, nil
-}
-
-func (r *run) cancelledResult(c ToolCall) ToolResult {
-	return ToolResult{CallID: c.ID, Name: c.Name, Content: "cancelled: " + reasonOf(context.Cause(r.ctx)), IsError: true}
-}
-
-// execute produces the result of one server-side call: hooks, argument
-// checks, then the tool itself.
-func (r *run) execute(j *job) ToolResult {
-	call := j.call
-	if r.ctx.Err() != nil {
-		return r.cancelledResult(call)
-	}
-	if j.denied {
-		return *j.preset
-	}
-	h := r.hooks
-	var res *ToolResult
-	if h != nil && h.BeforeToolCall != nil {
-		c := call
-		sub, err := h.BeforeToolCall(r.ctx, &c)
-		if err != nil {
-			r.cancel(err)
-			return r.cancelledResult(call)
-		}
-		if sub != nil {
-			s := *sub
-			s.CallID, s.Name = call.ID, call.Name
-			res = &s
-		}
-		call.Args = c.Args
-	}
-	if res == nil {
-		out := r.runTool(j.tool, call, j.available)
-		res = &out
-	}
-	if r.ctx.Err() != nil && res.IsError {
-		return r.cancelledResult(call)
-	}
-	if h != nil && h.AfterToolCall != nil {
-		if err := h.AfterToolCall(r.ctx, call, res); err != nil {
-			r.cancel(err)
-		}
-	}
-	return *res
-}
-
-func (r *run) runTool(t *Tool, call ToolCall, available []string) ToolResult {
-	result := ToolResult{CallID: call.ID, Name: call.Name}
-	fail := func(format string, args ...any) ToolResult {
-		result.Content = fmt.Sprintf(format, args...)
-		result.IsError = true
-		return result
-	}
-	if t == nil {
-		if len(available) == 0 {
-			return fail("unknown tool %q; no tools are available now, answer in text", call.Name)
-		}
-		return fail("unknown tool %q; the available tools are: %s", call.Name, strings.Join(available, ", "))
-	}
-	args, err := t.checkArgs(call.Args)
-	if err != nil {
-		return fail("%v", err)
-	}
-	ctx := r.ctx
-	timeout := t.Timeout
-	if timeout == 0 {
-		timeout = r.agent.ToolTimeout
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	type outcome struct {
-		content string
-		err     error
-	}
-	ch := make(chan outcome, 1)
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		defer func() {
-			if p := recover(); p != nil {
-				ch <- outcome{err: fmt.Errorf("the tool crashed (panic: %v)", p)}
-			}
-		}()
-		content, err := t.Func(ctx, args)
-		ch <- outcome{content, err}
-	}()
-	select {
-	case o := <-ch:
-		if o.err != nil {
-			return fail("error: %v", o.err)
-		}
-		result.Content = o.content
-		return result
-	case <-ctx.Done():
-		if r.ctx.Err() == nil {
-			return fail("error: the tool did not finish within %v", timeout)
-		}
-		return r.cancelledResult(call)
-	}
-}
-
-func toolNames(tools map[string]*Tool) []string {
-	names := make([]string, 0, len(tools))
-	for n := range tools {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// approvalsAfterLastAssistant returns the approval decisions that follow the
-// last assistant message, by call id.
-func approvalsAfterLastAssistant(h History) map[string]Approval {
-	i := h.lastAssistant()
-	if i < 0 {
-		return nil
-	}
-	out := make(map[string]Approval)
-	for _, m := range h[i+1:] {
-		for _, p := range m.Parts {
-			if p.Type == PartApprovalResponse && p.Approval != nil {
-				out[p.Approval.CallID] = *p.Approval
-			}
-		}
-	}
-	return out
-}
-
-// answerDangling returns h with an error result for every tool call that a
-// later user or assistant message left behind unanswered (a user who sent a
-// new message instead of answering a client tool), so that every call the
-// model sees has a result. Calls that only tool messages follow are left
-// alone: the run resumes them.
-func answerDangling(h History) History {
-	var out History
-	for i := 0; i < len(h); i++ {
-		out = append(out, h[i])
-		calls := h[i].ToolCalls()
-		if h[i].Role != RoleAssistant || len(calls) == 0 {
-			continue
-		}
-		j := i + 1
-		answered := make(map[string]bool)
-		for ; j < len(h) && h[j].Role == RoleTool; j++ {
-			for _, p := range h[j].Parts {
-				if p.Type == PartToolResult && p.ToolResult != nil {
-					answered[p.ToolResult.CallID] = true
-				}
-			}
-		}
-		if j == len(h) {
-			continue // the end of the history: pending, not dangling
-		}
-		var parts []Part
-		for _, c := range calls {
-			if !answered[c.ID] {
-				parts = append(parts, Part{Type: PartToolResult, ToolResult: &ToolResult{
-					CallID: c.ID, Name: c.Name, IsError: true,
-					Content: "no result: the conversation went on before this call was answered",
-				}})
-			}
-		}
-		if parts == nil {
-			continue
-		}
-		out = append(out, h[i+1:j]...)
-		out = append(out, Message{Role: RoleTool, Parts: parts})
-		i = j - 1
-	}
-	return out
+	r.handed = c
+	return c[:len(c):len(c)]
 }

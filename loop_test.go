@@ -258,27 +258,6 @@ func TestRule4_Tools_RunConcurrentlyResultsInCallOrder(t *testing.T) {
 	}
 }
 
-// Rule 4: ToolConcurrency 1 runs the calls one after another.
-func TestRule4_Tools_ConcurrencyOneRunsSequentially(t *testing.T) {
-	var running, maxRunning atomic.Int32
-	slow := rawTool(t, "slow", func(ctx context.Context, _ json.RawMessage) (string, error) {
-		n := running.Add(1)
-		defer running.Add(-1)
-		for {
-			old := maxRunning.Load()
-			if n <= old || maxRunning.CompareAndSwap(old, n) {
-				break
-			}
-		}
-		return "ok", nil
-	})
-	m := simtest.NewModel(turn(simtest.Call("a", "slow", nil), simtest.Call("b", "slow", nil), simtest.Call("c", "slow", nil)), turn(simtest.Text("done")))
-	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{slow}, ToolConcurrency: 1}
-	_, err := collect(a.Stream(t.Context(), user("go")))
-	require.NoError(t, err)
-	assert.Equal(t, int32(1), maxRunning.Load())
-}
-
 // Rule 4: a turn cut off by length does not run its tool calls; the run
 // ends with ErrTruncated and a consistent history.
 func TestRule4_Tools_TruncatedTurnDoesNotRunToolCalls(t *testing.T) {

@@ -24,18 +24,6 @@ type Model interface {
 	Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error]
 }
 
-// ModelInfo names the model behind a [Model], for logs and telemetry. The
-// providers' models have a method ModelInfo() ModelInfo that returns it;
-// observability code finds it with a type assertion, and a Model without
-// the method is simply unnamed.
-type ModelInfo struct {
-	// Provider is the OpenTelemetry gen_ai.provider.name of the API spoken:
-	// "ollama", "openai", "anthropic".
-	Provider string
-	// Model is the model name requested, as configured.
-	Model string
-}
-
 // ModelFunc adapts a function to the [Model] interface.
 type ModelFunc func(ctx context.Context, req *Request) iter.Seq2[Chunk, error]
 
@@ -52,7 +40,8 @@ type Request struct {
 	// their API wants it. System messages inside Messages are sent as well.
 	System string
 	// Messages is the history so far, oldest first. Every tool call in it
-	// has a result.
+	// has a result. Without a BeforeModelCall hook it shares memory with the
+	// run's history; with one, it is a deep copy the hooks may change.
 	Messages History
 	// Tools are the tools offered on this call; empty means none.
 	Tools []ToolDef
@@ -82,6 +71,22 @@ type Settings struct {
 	ResponseFormat *ResponseFormat `json:"responseFormat,omitempty"`
 }
 
+// ModelInfo names a model for logs and traces.
+type ModelInfo struct {
+	// Provider is the provider's name as OpenTelemetry's gen_ai.provider.name
+	// spells it: "ollama", "openai", "anthropic"…
+	Provider string
+	// Model is the name of the model requested.
+	Model string
+}
+
+// ModelDescriber is implemented by models that can name themselves; the
+// providers' models do. Observability code checks for it with a type
+// assertion; a Model need not implement it.
+type ModelDescriber interface {
+	ModelInfo() ModelInfo
+}
+
 // ToolDef is what the model is told about a tool.
 type ToolDef struct {
 	// Name is what the model calls the tool by; unique within a request.
@@ -99,9 +104,11 @@ type ToolDef struct {
 type Chunk interface{ isChunk() }
 
 // Item is one element of a run's stream, yielded by [Agent.Stream] in the
-// order things happen: [TurnStart], [TextDelta], [ReasoningDelta],
-// [ReasoningEnd], [ToolCallDelta], [ToolCallReady], [ToolResultReady],
-// [TurnEnd], and last either [Final] or [Pending]. The set is closed.
+// order things happen. Each turn yields [TurnStart]; the model's
+// [ReasoningDelta], [ReasoningEnd], [TextDelta], [ToolCallDelta] and
+// [ToolCallReady] as they stream; [TurnEnd]; then, while the turn's tools run,
+// [ToolProgress] and [ToolResultReady] (results in call order). The last item
+// of a run that did not fail is a [Final] or a [Pending]. The set is closed.
 type Item interface{ isItem() }
 
 // TextDelta is a piece of the model's visible answer. It is both a [Chunk]
@@ -134,9 +141,12 @@ type ReasoningEnd struct {
 
 // ToolCallDelta is a piece of a tool call's arguments as the model writes
 // them. It is both a [Chunk] and an [Item]. Index is the call's 0-based
-// position within this model call; ID and Name are set on every delta when
-// the provider knows them (the loop fills ID on items when it had to invent
-// one). Providers that receive calls whole (Ollama) may yield no deltas.
+// position within this model call: the n-th [ToolCall] chunk of a model call
+// completes the call whose deltas had Index n. As a Chunk, ID is the server's
+// id for the call or "" when it gave none, and Name is set when known. As an
+// Item, ID is the loop's id for the call, the same as on its
+// [ToolCallReady] and in the history. Providers that receive calls whole
+// (Ollama) may yield no deltas.
 type ToolCallDelta struct {
 	// Index is the call's 0-based position within its model call.
 	Index int

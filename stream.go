@@ -23,6 +23,25 @@ type ToolCallReady struct {
 	// NeedsApproval is true when the call waits for an approval decision
 	// before it runs; the run pauses with a [Pending] item.
 	NeedsApproval bool
+	// Err is non-nil when the loop will neither run the call nor hand it to
+	// the caller: the tool is unknown or was not offered on this turn
+	// ([ErrUnknownTool]), or the call's arguments do not fit a client
+	// tool's schema ([ErrInvalidArgs]). The call then gets an error result
+	// that the model sees; a front end must not run it.
+	Err error
+}
+
+// ToolProgress is yielded when a running tool reports interim output with
+// [ReportProgress]. A call's progress items come in the order reported and
+// before its [ToolResultReady]; the progress of calls that run at the same
+// time interleaves as it happens.
+type ToolProgress struct {
+	// CallID is the id of the call that reported.
+	CallID string
+	// Name is the name of the tool.
+	Name string
+	// Content is the interim output, as the tool reported it.
+	Content string
 }
 
 // ToolResultReady is yielded for each tool result the loop produces, in call
@@ -35,17 +54,31 @@ type ToolResultReady struct {
 }
 
 // TurnEnd is yielded when a model call has ended, after its assistant message
-// was appended to the history.
+// was appended to the history and before the turn's tools run. Every
+// [TurnStart] is followed by exactly one TurnEnd, also when the model call
+// failed or the run was cancelled during it (Err is then set, and the run's
+// error follows), unless the consumer stopped ranging.
 type TurnEnd struct {
 	// Turn is the 1-based number of the model call within the run.
 	Turn int
 	// Usage is this model call's usage (the sum of its Usage chunks).
 	Usage Usage
-	// FinishReason says why the call ended: the provider's reason, or
-	// [FinishToolCalls] / [FinishStop] when it gave none.
+	// FinishReason says why the call ended: the provider's reason, with
+	// [FinishStop] turned into [FinishToolCalls] when the call produced tool
+	// calls; [FinishToolCalls] or [FinishStop] when the provider gave none;
+	// [FinishError] when the call failed or was cancelled.
 	FinishReason FinishReason
-	// Message is the assistant message the turn produced.
+	// Message is the assistant message the turn produced (on a failed turn,
+	// what the model produced before it failed).
 	Message Message
+	// History is the run's transcript up to and including Message, without
+	// the turn's tool results (they come later). It shares memory with the
+	// run: read it, or Clone it to keep and change it. Store it to lose at
+	// most the turn in flight if the process dies.
+	History History
+	// Err is nil for a model call that ended normally. Otherwise it is the
+	// error the run ends with: a [*TurnError] or a [*CancelledError].
+	Err error
 }
 
 // Pending is the last item of a run that paused for its caller: the model
@@ -83,6 +116,7 @@ func (ReasoningEnd) isItem()    {}
 func (ToolCallDelta) isItem()   {}
 func (ToolCallReady) isItem()   {}
 func (ToolResultReady) isItem() {}
+func (ToolProgress) isItem()    {}
 func (TurnEnd) isItem()         {}
 func (Pending) isItem()         {}
 func (Final) isItem()           {}

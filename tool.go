@@ -45,6 +45,7 @@ type Tool struct {
 	Timeout time.Duration
 
 	validator *jsonschema.Schema
+	fast      *shape // nil when the schema is beyond the plain subset
 }
 
 // Def returns what the model is told about the tool.
@@ -131,6 +132,7 @@ func (t *Tool) prepare() error {
 		return fmt.Errorf("agentloop: tool %q: %w", t.Name, err)
 	}
 	t.validator = v
+	t.fast, _ = compileShape(t.Schema)
 	return nil
 }
 
@@ -208,20 +210,24 @@ func recursive(typ reflect.Type, seen []reflect.Type) bool {
 }
 
 // checkArgs validates a call's arguments and returns them normalised (empty
-// arguments become {}). The error is written for the model to act on.
+// arguments become {}). The error is written for the model to act on and
+// matches [ErrInvalidArgs].
 func (t *Tool) checkArgs(args json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage(`{}`)
 	}
+	if t.fast != nil && t.fast.accepts(args) {
+		return args, nil // the common case: one pass, no decoding
+	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
-		return nil, fmt.Errorf("the arguments are not valid JSON (%v); call %s again with a JSON object", err, t.Name)
+		return nil, &toolError{kind: ErrInvalidArgs, msg: fmt.Sprintf("the arguments are not valid JSON (%v); call %s again with a JSON object", err, t.Name)}
 	}
 	if t.validator == nil {
 		return args, nil
 	}
 	if err := t.validator.Validate(inst); err != nil {
-		return nil, fmt.Errorf("the arguments do not match the tool's schema: %s; call %s again with corrected arguments", validationMessage(err), t.Name)
+		return nil, &toolError{kind: ErrInvalidArgs, msg: fmt.Sprintf("the arguments do not match the tool's schema: %s; call %s again with corrected arguments", validationMessage(err), t.Name)}
 	}
 	return args, nil
 }

@@ -1,9 +1,11 @@
 package aisdk
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -39,7 +41,7 @@ func BenchmarkWriter_TextDelta(b *testing.B) {
 // BenchmarkWriter_ToolOutput measures the generic (encoding/json) path.
 func BenchmarkWriter_ToolOutput(b *testing.B) {
 	w := NewWriter(io.Discard)
-	c := ToolOutputAvailableChunk{ToolCallID: "call_1", Output: OutputJSON(`{"city":"Oslo","forecast":[{"day":1,"temp":20}]}`)}
+	c := ToolOutputAvailableChunk{ToolCallID: "call_1", Output: outputJSON(`{"city":"Oslo","forecast":[{"day":1,"temp":20}]}`)}
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := w.WriteChunk(c); err != nil {
@@ -77,6 +79,7 @@ func BenchmarkHandler_TextRun(b *testing.B) {
 	for b.Loop() {
 		w := &discardResponse{h: http.Header{}}
 		r, _ := http.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
 		h.ServeHTTP(w, r)
 		if w.bytes < deltas*40 {
 			b.Fatalf("only %d bytes written", w.bytes)
@@ -85,4 +88,54 @@ func BenchmarkHandler_TextRun(b *testing.B) {
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*deltas), "ns/delta")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*deltas), "allocs/delta")
+}
+
+// BenchmarkHandler_VerifySignedConversation measures the stateless mode's
+// check of what a client posts back: a conversation of 20 exchanges, each
+// answer a signed text of about 200 bytes and a server tool's call and
+// output. One op verifies the whole conversation; ns/answer is per
+// assistant message (its text, call and output).
+func BenchmarkHandler_VerifySignedConversation(b *testing.B) {
+	const exchanges = 20
+	s := newSigner([]byte("a benchmark secret of 32+ bytes...."))
+	var msgs []UIMessage
+	for i := range exchanges {
+		id := "msg-" + strconv.Itoa(i)
+		callID := "call-" + strconv.Itoa(i)
+		m := NewMapper(id)
+		m.signWith(s, nil)
+		c := agentloop.ToolCall{ID: callID, Name: "get_weather", Args: json.RawMessage(`{"city":"Oslo"}`)}
+		var chunks []Chunk
+		for _, it := range []agentloop.Item{
+			agentloop.TurnStart{Turn: 1},
+			agentloop.ToolCallReady{Call: c},
+			agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishToolCalls},
+			agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: callID, Name: "get_weather", Content: `{"city":"Oslo","forecast":"sunny","high":21}`}},
+			agentloop.TurnStart{Turn: 2},
+			agentloop.TextDelta{Text: strings.Repeat("The weather in Oslo is sunny. ", 7)},
+			agentloop.TurnEnd{Turn: 2},
+			agentloop.Final{},
+		} {
+			chunks = m.Map(chunks, it, nil)
+		}
+		msg := UIMessage{ID: id, Role: "assistant"}
+		client := newUIClient(&msg)
+		for _, ch := range chunks {
+			if err := client.apply(ch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		msgs = append(msgs, UIMessage{ID: "u" + strconv.Itoa(i), Role: "user", Parts: []UIPart{{Type: "text", Text: "Weather?"}}}, msg)
+	}
+	raw, _ := json.Marshal(msgs)
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.verify(msgs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*exchanges), "ns/answer")
 }

@@ -49,23 +49,23 @@ var minimalChunks = []struct {
 func TestChunks_MinimalFormsHaveNoNullOptionalsAndKeepUnknownTypedFields(t *testing.T) {
 	for _, tc := range minimalChunks {
 		c, want := tc.c, tc.want
-		b, err := MarshalChunk(c)
+		b, err := marshalChunk(c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if string(b) != want {
-			t.Errorf("%s: got %s, want %s", c.ChunkType(), b, want)
+			t.Errorf("%s: got %s, want %s", ChunkType(c), b, want)
 		}
 		// json.Marshal gives the same wire form.
 		b2, err := json.Marshal(c)
 		if err != nil || string(b2) != want {
-			t.Errorf("%s: json.Marshal = %s, %v", c.ChunkType(), b2, err)
+			t.Errorf("%s: json.Marshal = %s, %v", ChunkType(c), b2, err)
 		}
 		back, err := ParseChunk(b)
 		if err != nil {
-			t.Errorf("%s: ParseChunk: %v", c.ChunkType(), err)
-		} else if back.ChunkType() != c.ChunkType() {
-			t.Errorf("ParseChunk type %s, want %s", back.ChunkType(), c.ChunkType())
+			t.Errorf("%s: ParseChunk: %v", ChunkType(c), err)
+		} else if ChunkType(back) != ChunkType(c) {
+			t.Errorf("ParseChunk type %s, want %s", ChunkType(back), ChunkType(c))
 		}
 	}
 	// 29 named types plus data-*; steering-message is tested below.
@@ -90,12 +90,12 @@ func TestChunks_FullFormsRoundTrip(t *testing.T) {
 		ToolOutputAvailableChunk{ToolCallID: "c", Output: raw, Preliminary: &yes},
 		SteeringMessageChunk{ID: "s", Parts: []UIPart{{Type: "text", Text: "steer"}}},
 		DataChunk{Name: "w", ID: "1", Data: raw, Transient: &yes},
-		FinishChunk{FinishReason: FinishInterrupted, MessageMetadata: raw},
+		FinishChunk{FinishReason: FinishReasonInterrupted, MessageMetadata: raw},
 		AbortChunk{Reason: "user"},
 		MessageMetadataChunk{MessageMetadata: raw},
 	}
 	for _, c := range chunks {
-		b, err := MarshalChunk(c)
+		b, err := marshalChunk(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestChunks_FullFormsRoundTrip(t *testing.T) {
 			t.Fatalf("%s: %v", b, err)
 		}
 		if diff := cmp.Diff(c, back); diff != "" {
-			t.Errorf("%s round trip (-want +got):\n%s", c.ChunkType(), diff)
+			t.Errorf("%s round trip (-want +got):\n%s", ChunkType(c), diff)
 		}
 	}
 }
@@ -187,8 +187,8 @@ func TestOutputJSON_CompactsJSONAndQuotesText(t *testing.T) {
 		``:                                  `""`,
 		`{"broken":`:                        `"{\"broken\":"`,
 	} {
-		if got := string(OutputJSON(in)); got != want {
-			t.Errorf("OutputJSON(%q) = %s, want %s", in, got, want)
+		if got := string(outputJSON(in)); got != want {
+			t.Errorf("outputJSON(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

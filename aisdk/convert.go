@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentloop/agentloop"
 )
@@ -23,13 +24,17 @@ import (
 //     approval request for each call that has an approval) followed by a
 //     tool message with the block's approval decisions and results;
 //     a steering-message part closes the block and becomes a user message;
-//   - tool parts: input-streaming is dropped; input-available and
-//     approval-requested stay calls without a result (the loop sees them
-//     pending at the end of the history, or answers them as dangling);
+//   - tool parts: input-streaming is dropped; input-available,
+//     approval-requested and output-available with a preliminary output
+//     (a response cut off while the tool ran) stay calls without a result
+//     (the loop sees them pending at the end of the history, or answers
+//     them as dangling);
 //     approval-requested parts before the last user message are dropped;
 //     approval-responded adds the decision (a denial in an earlier block
 //     also gets the denied result); output-available, output-error and
-//     output-denied add a result ([OutputContent] gives its content);
+//     output-denied add a result (a string output gives its text, an
+//     assistant-ui envelope {"__aui_modelContent":[…],"value":…} the text
+//     of its text items, any other output its JSON);
 //   - source, data-*, custom and reasoning-file parts and unknown part types
 //     are ignored.
 //
@@ -160,7 +165,9 @@ func appendAssistant(h agentloop.History, m UIMessage, beforeLastUser, lastMessa
 				}
 				switch p.State {
 				case StateOutputAvailable:
-					result(OutputContent(p.Output), false)
+					if !isTrue(p.Preliminary) {
+						result(outputContent(p.Output), false)
+					}
 				case StateOutputError:
 					result(p.ErrorText, true)
 				case StateOutputDenied:
@@ -215,12 +222,12 @@ func argsFromInput(input json.RawMessage) json.RawMessage {
 	return json.RawMessage(trimmed)
 }
 
-// OutputContent returns the tool result content for a tool part's output:
+// outputContent returns the tool result content for a tool part's output:
 // a JSON string gives its text, assistant-ui's envelope
 // {"__aui_modelContent":[…],"value":…} gives the text of its text items
 // (joined with newlines) or else the content of its value, and any other
 // value gives its JSON text. An absent output gives "null".
-func OutputContent(output json.RawMessage) string {
+func outputContent(output json.RawMessage) string {
 	trimmed := bytes.TrimSpace(output)
 	if len(trimmed) == 0 {
 		return "null"
@@ -249,7 +256,7 @@ func OutputContent(output json.RawMessage) string {
 			if len(texts) > 0 {
 				return strings.Join(texts, "\n")
 			}
-			return OutputContent(env.Value)
+			return outputContent(env.Value)
 		}
 	}
 	var buf bytes.Buffer
@@ -414,7 +421,7 @@ func toolPart(c agentloop.ToolCall, results map[string]agentloop.ToolResult, dec
 		p.ErrorText = res.Content
 	case hasRes:
 		p.State = StateOutputAvailable
-		p.Output = OutputJSON(res.Content)
+		p.Output = outputJSON(res.Content)
 	case hasDec:
 		p.State = StateApprovalResponded
 	case hasReq:
@@ -423,4 +430,50 @@ func toolPart(c agentloop.ToolCall, results map[string]agentloop.ToolResult, dec
 		p.State = StateInputAvailable
 	}
 	return p
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+// outputJSON returns the "output" value for a tool result's content: the
+// content itself when it is a JSON value (compacted), else the content as a
+// JSON string.
+func outputJSON(content string) json.RawMessage {
+	if v, ok := jsonValue([]byte(content)); ok {
+		return v
+	}
+	b, _ := json.Marshal(content)
+	return b
+}
+
+// inputJSON returns a call's arguments as the "input" value: the arguments
+// when they are a JSON value ({} when empty), else the raw text as a JSON
+// string.
+func inputJSON(args json.RawMessage) json.RawMessage {
+	if len(args) == 0 {
+		return json.RawMessage(`{}`)
+	}
+	if v, ok := jsonValue(args); ok {
+		return v
+	}
+	b, _ := json.Marshal(string(args))
+	return b
+}
+
+// jsonValue returns data compacted, when it is one JSON value that a
+// client can read back as the same value: valid UTF-8 (which a browser
+// would otherwise change) with numbers a float64 holds (JavaScript turns
+// 1e400 into null).
+func jsonValue(data []byte) (json.RawMessage, bool) {
+	if !utf8.Valid(data) {
+		return nil, false
+	}
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return nil, false
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, data) != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
 }

@@ -147,8 +147,8 @@ func TestOutputContent(t *testing.T) {
 		`{"__aui_modelContent":[{"type":"file","data":"x","mediaType":"image/png"}],"value":"fallback"}`:                                                             "fallback",
 		`{"__aui_modelContent":[],"value":{"v":1}}`: `{"v":1}`,
 	} {
-		if got := OutputContent(json.RawMessage(in)); got != want {
-			t.Errorf("OutputContent(%s) = %q, want %q", in, got, want)
+		if got := outputContent(json.RawMessage(in)); got != want {
+			t.Errorf("outputContent(%s) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -187,13 +187,13 @@ func TestFromHistory_RoundTripsThroughToHistory(t *testing.T) {
 	if len(ui) != 3 || ui[1].ID != "m1" || ui[1].Role != "assistant" {
 		t.Fatalf("FromHistory gave %d messages: %+v", len(ui), ui)
 	}
-	states := []string{}
+	states := []PartState{}
 	for _, p := range ui[1].Parts {
 		if p.IsTool() {
 			states = append(states, p.State)
 		}
 	}
-	if diff := cmp.Diff([]string{StateOutputAvailable, StateOutputAvailable, StateOutputAvailable, StateOutputDenied}, states); diff != "" {
+	if diff := cmp.Diff([]PartState{StateOutputAvailable, StateOutputAvailable, StateOutputAvailable, StateOutputDenied}, states); diff != "" {
 		t.Errorf("tool states (-want +got):\n%s", diff)
 	}
 	// Through JSON, as a client would hold it.
@@ -224,7 +224,7 @@ func TestFromHistory_RoundTripsThroughToHistory(t *testing.T) {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 	// And the canonical form is a fixed point.
-	if diff := cmp.Diff(back, ToHistoryOf(back)); diff != "" {
+	if diff := cmp.Diff(back, asPosted(back)); diff != "" {
 		t.Errorf("second round trip (-first +second):\n%s", diff)
 	}
 }
@@ -249,7 +249,7 @@ func TestFromHistory_PendingStates(t *testing.T) {
 	var got []string
 	for _, p := range ui[1].Parts {
 		if p.IsTool() {
-			got = append(got, p.State+" "+string(p.Input))
+			got = append(got, string(p.State)+" "+string(p.Input))
 		}
 	}
 	want := []string{"input-available {}", "approval-requested {}", "approval-responded {}", `output-error "{"`}

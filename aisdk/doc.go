@@ -4,26 +4,78 @@
 // protocol, so that a Go server cannot be told from a JavaScript
 // streamText(…).toUIMessageStreamResponse() route.
 //
-// The pieces, from the wire up:
+// Most programs need only [Handler], mounted at the chat route (see the
+// example). Its pieces, for a handler of your own:
 //
 //   - [Chunk] and its types (StartChunk, TextDeltaChunk, …): every chunk of
-//     the protocol, marshalling to its wire JSON; [ParseChunk] decodes and
-//     checks one the way the client does.
+//     the protocol; json.Marshal gives the wire JSON, [ParseChunk] reads one
+//     back and checks it the way the client does.
 //   - [Writer]: the server-sent-events framing (headers, "data: <json>",
-//     flushing, keep-alive comments, "data: [DONE]").
+//     keep-alive comments, "data: [DONE]"), buffered until Flush.
 //   - [Mapper]: turns the items of a run into chunks (steps, text and
-//     reasoning parts, tool input, outputs, approvals, finish or error).
+//     reasoning parts, tool input, progress, outputs, approvals, finish or
+//     error).
 //   - [DecodeRequest], [ToHistory] and [FromHistory]: the request body of
 //     useChat and assistant-ui, and the conversion between UIMessages and
 //     an [agentloop.History].
-//   - [Handler]: an http.Handler that does all of the above for a chat
-//     route, with limits, per-request options, cancellation when the client
-//     goes away, and an optional [ChatStore] that makes the server's history
-//     authoritative ([Reconcile]).
+//   - [ChatStore] and [Reconcile]: the stored mode, below.
 //
-// Tools that run in the browser need no server state: the model's call
-// ends the response (finish reason "tool-calls"), the client runs the tool
-// and posts the conversation again with the output, and the handler
-// continues the same assistant message. Tools that need approval work the
-// same way, with the client's decision instead of an output.
+// Package aisdktest has a Go client that drives a chat route as useChat
+// does, for tests.
+//
+// A call to a tool that runs in the browser ends the response (finish
+// reason "tool-calls"); the client runs the tool and posts the conversation
+// again with the output, and the handler continues the same assistant
+// message. An approval works the same way, with the user's decision.
+//
+// # Stateless or stored
+//
+// Without a Store (the stateless mode) each request carries the whole
+// conversation and the server keeps nothing. The client's own are user
+// messages, client tool outputs, and approval decisions with their reasons
+// (the system prompt and settings only with Handler.AllowClientSystem and
+// AllowClientSettings). What the server decided (the assistant's text and
+// reasoning, tool calls with their input, server tool results, approval
+// requests) is signed with Handler.Secret, bound to its assistant message;
+// a request whose copy of it is altered, invented, moved, or unsigned is
+// refused with a 403 naming the part, before anything runs. Signing does
+// not stop a client from leaving parts out (the model then sees less) or
+// from posting an earlier state again: an approval posted twice runs its
+// call twice, a server call whose result is dropped runs again. Text cut
+// off mid-stream (Stop) was never signed and is not sent back to the
+// model. Signatures verify only with their key: without a Secret, a random
+// one per process, so a restart or another replica refuses the chats in
+// progress.
+//
+// With a Store the server's history is authoritative: a request may only
+// add a user message, or results and decisions for the calls the stored
+// chat waits for ([Reconcile]), else it is a 409; nothing can be replayed
+// or left out, and a chat runs one request at a time. Nothing is signed.
+//
+// Pick the stateless mode for one process, or replicas sharing a Secret,
+// when a call running again does no harm (idempotent tools). Pick a Store
+// when an approval gates something that must happen at most once (a
+// payment, a deletion), or when the server keeps the chats anyway.
+//
+// # Serving on the internet
+//
+// The Handler refuses bodies that are not application/json (415): a page
+// can make a browser post text/plain or a form cross-origin without asking
+// the server first, but not JSON. Handler.AllowedOrigins refuses other
+// origins too. Clients get a generic text for a failed run and for a 500;
+// the detail goes to Handler.Logger. Handler.Limits bounds the body,
+// MaxRunTime a run; KeepAlive comments keep proxies from closing a quiet
+// stream.
+//
+// A response streams as long as its run, so leave the http.Server's
+// ReadTimeout and WriteTimeout at zero (ReadTimeout's deadline would also
+// cancel the run; WriteTimeout cuts the stream). Set ReadHeaderTimeout and
+// IdleTimeout instead, and let Handler.BodyTimeout bound each body:
+//
+//	srv := &http.Server{
+//		Addr:              ":8080",
+//		Handler:           mux, // with the aisdk.Handler at /api/chat
+//		ReadHeaderTimeout: 10 * time.Second,
+//		IdleTimeout:       2 * time.Minute,
+//	}
 package aisdk

@@ -29,7 +29,10 @@ func Example() {
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("2 + 3 = 5.")}},
 	)
 	handler := &aisdk.Handler{
-		Agent:        &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{add}},
+		Agent: &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{add}},
+		// The key that signs what the server decided (in production: 32
+		// random bytes from your secret store; nil makes one per process).
+		Secret:       []byte("an example key of 32 bytes or more"),
 		NewMessageID: func() string { return "msg-1" },
 	}
 	mux := http.NewServeMux()
@@ -56,8 +59,8 @@ func Example() {
 	// data: {"type":"tool-input-delta","toolCallId":"call_1","inputTextDelta":"{\"a\":"}
 	// data: {"type":"tool-input-delta","toolCallId":"call_1","inputTextDelta":"2,\"b\""}
 	// data: {"type":"tool-input-delta","toolCallId":"call_1","inputTextDelta":":3}"}
-	// data: {"type":"tool-input-available","toolCallId":"call_1","toolName":"add","input":{"a":2,"b":3}}
-	// data: {"type":"tool-output-available","toolCallId":"call_1","output":{"sum":5}}
+	// data: {"type":"tool-input-available","toolCallId":"call_1","toolName":"add","input":{"a":2,"b":3},"providerMetadata":{"agentloop":{"sig":"OnQ8IOQlhybsN1lJHwYyaW8uP_vvPZQRLizsEgKo5Pk"}}}
+	// data: {"type":"tool-output-available","toolCallId":"call_1","output":{"sum":5},"providerMetadata":{"agentloop":{"sig":"v9QWBaJ65X_nQ4vGj9yLW1m1FfWq4dEtydTwzJNVhQM"}}}
 	// data: {"type":"finish-step"}
 	// data: {"type":"start-step"}
 	// data: {"type":"text-start","id":"text-1"}
@@ -66,7 +69,7 @@ func Example() {
 	// data: {"type":"text-delta","id":"text-1","delta":"3 "}
 	// data: {"type":"text-delta","id":"text-1","delta":"= "}
 	// data: {"type":"text-delta","id":"text-1","delta":"5."}
-	// data: {"type":"text-end","id":"text-1"}
+	// data: {"type":"text-end","id":"text-1","providerMetadata":{"agentloop":{"sig":"EjMjjRFGXYfPjRF_CFYmS6Q_1plLW4Qim7v61IuXIi0"}}}
 	// data: {"type":"finish-step"}
 	// data: {"type":"finish","finishReason":"stop"}
 	// data: [DONE]
@@ -83,11 +86,12 @@ func ExampleMapper() {
 	m := aisdk.NewMapper("msg-1")
 	var chunks []aisdk.Chunk
 	for item, err := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Add Ada")}) {
-		chunks = m.Map(chunks[:0], item, err)
-		_ = w.WriteChunks(chunks...)
+		chunks = m.Map(chunks, item, err)
 	}
-	_ = w.WriteChunks(m.End(nil)...)
-	_ = w.Done()
+	for _, c := range m.End(chunks) {
+		_ = w.WriteChunk(c)
+	}
+	_ = w.Close() // writes data: [DONE] and flushes everything
 	// Output:
 	// data: {"type":"start","messageId":"msg-1"}
 	//

@@ -2,7 +2,9 @@ package aisdk
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -56,7 +58,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		if err != nil {
 			t.Fatalf("ToHistory(FromHistory(h)): %v\nh: %+v", err, h)
 		}
-		if _, err := Reconcile(h, h2); err != nil {
+		if _, err := reconcile(h, h2); err != nil {
 			t.Fatalf("Reconcile refuses an honest echo: %v", err)
 		}
 	})
@@ -94,7 +96,7 @@ func FuzzParseChunk(f *testing.F) {
 		if err != nil {
 			return
 		}
-		b, err := MarshalChunk(c)
+		b, err := marshalChunk(c)
 		if err != nil {
 			t.Fatalf("re-encoding %T: %v", c, err)
 		}
@@ -110,8 +112,9 @@ func FuzzParseChunk(f *testing.F) {
 // chunk valid and in order, a finish or an error at the end, no response
 // that ends normally on a step the client would re-send by itself (the
 // re-POST loop), and no tool run without its approval. Inputs whose first
-// byte is 0x80 or more run with a chat store, so the client's echo of each
-// response must pass Reconcile.
+// byte is below 0x80 run in the stateless mode, so the client's echo of
+// each response must pass the signature check; the others run with a chat
+// store, so it must pass Reconcile.
 func FuzzHandlerScripts(f *testing.F) {
 	for _, s := range []string{"\x00", "\x02\xff\x00", "\x03", "\x04\x00", "\x01\x02\x03\x04\x05\xff\x00", "\x06", "\x02\xff\x02\xff\x02", "\x83\x04\xff\x04", "\x81\x02\x03\x04\xff\x03\x04"} {
 		f.Add([]byte(s))
@@ -159,7 +162,7 @@ func FuzzHandlerScripts(f *testing.F) {
 		for round := 0; round < 4; round++ {
 			body, _ := json.Marshal(map[string]any{"id": "c", "messages": msgs, "trigger": "submit-message"})
 			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/chat", bytes.NewReader(body)))
+			h.ServeHTTP(rec, jsonRequest(string(body)))
 			if rec.Code != http.StatusOK {
 				t.Fatalf("round %d: status %d: %s", round, rec.Code, rec.Body.String())
 			}
@@ -185,7 +188,7 @@ func FuzzHandlerScripts(f *testing.F) {
 				msgs = append(msgs, UIMessage{ID: "u" + strconv.Itoa(round+2), Role: "user", Parts: []UIPart{{Type: "text", Text: "again"}}})
 				continue
 			}
-			if c.finish != FinishToolCalls {
+			if c.finish != FinishReasonToolCalls {
 				break
 			}
 			answered := false
@@ -222,4 +225,172 @@ func countApproved(msgs []UIMessage) int {
 		}
 	}
 	return n
+}
+
+var fuzzSecret = []byte("the fuzz target's secret, 32+ bytes")
+
+// signedSeeds plays a chat through the Mapper with signing on and returns
+// the bodies an honest client posts back: after a turn that answered a
+// text, reasoning, a server tool, a call to an unknown tool, a client tool
+// and an approval request; with the client tool answered and the approval
+// given; and with a new user message after that.
+func signedSeeds(tb testing.TB) [][]byte {
+	var runs atomic.Int32
+	form, _ := agentloop.NewClientTool("form", "A form.", nil)
+	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{
+		simtest.Reasoning("Plan."), simtest.Signature("provider-sig"), simtest.Text("Working on it."),
+		simtest.Call("c-w", "get_weather", map[string]string{"city": "Oslo"}),
+		simtest.Call("c-x", "no_such_tool", map[string]int{"n": 1}),
+		simtest.Call("c-f", "form", map[string]string{"name": "Ada"}),
+		simtest.Call("c-d", "delete_record", map[string]int{"id": 7}),
+	}})
+	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{weatherTool(tb), deleteTool(tb, &runs), form}}
+	m := NewMapper("msg-1")
+	m.signWith(newSigner(fuzzSecret), nil)
+	var chunks []Chunk
+	for item, err := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")}) {
+		chunks = m.Map(chunks, item, err)
+	}
+	asst := UIMessage{ID: "msg-1", Role: "assistant", Parts: []UIPart{}}
+	c := newUIClient(&asst)
+	for _, ch := range chunks {
+		if err := c.apply(ch); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	user := UIMessage{ID: "u1", Role: "user", Parts: []UIPart{{Type: "text", Text: "go"}}}
+	seed := func(msgs ...UIMessage) []byte {
+		b, err := json.Marshal(map[string]any{"id": "c", "messages": msgs, "trigger": "submit-message", "messageId": "msg-1"})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return b
+	}
+	paused := seed(user, asst)
+	yes := true
+	for i := range asst.Parts {
+		switch p := &asst.Parts[i]; p.ToolCallID {
+		case "c-f":
+			p.State, p.Output = StateOutputAvailable, json.RawMessage(`{"ok":true}`)
+		case "c-d":
+			a := *p.Approval
+			a.Approved = &yes
+			p.State, p.Approval = StateApprovalResponded, &a
+		}
+	}
+	answered := seed(user, asst)
+	more := seed(user, asst, UIMessage{ID: "u2", Role: "user", Parts: []UIPart{{Type: "text", Text: "more"}}})
+	return [][]byte{paused, answered, more}
+}
+
+// signedFact is one thing the server signed, keyed by what identifies it.
+type signedFact [6]string
+
+// signedFacts returns what the honest bodies hold that the server made, and
+// the owner of each call ("server", "client", or "rejected" for a call the
+// loop answered itself).
+func signedFacts(tb testing.TB, bodies [][]byte) (map[signedFact]bool, map[string]string) {
+	facts := map[signedFact]bool{}
+	owners := map[string]string{}
+	for _, b := range bodies {
+		req, err := DecodeRequest(bytes.NewReader(b), Limits{})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, m := range req.Messages {
+			if m.Role != "assistant" {
+				continue
+			}
+			for _, p := range m.Parts {
+				for _, f := range partFacts(m.ID, p) {
+					facts[f] = true
+				}
+				if p.IsTool() {
+					switch {
+					case metadataSig(p.CallProviderMetadata) == "":
+						owners[p.ToolCallID] = "rejected"
+					case p.ToolCallID == "c-f":
+						owners[p.ToolCallID] = ownerClient
+					default:
+						owners[p.ToolCallID] = ownerServer
+					}
+				}
+			}
+		}
+	}
+	return facts, owners
+}
+
+// partFacts returns the server-made facts of one assistant part.
+func partFacts(msgID string, p UIPart) []signedFact {
+	switch {
+	case p.Type == "text" && p.Text != "":
+		return []signedFact{{"text", msgID, p.Text}}
+	case p.Type == "reasoning":
+		sig, red := reasoningFromMetadata(p.ProviderMetadata)
+		return []signedFact{{"reasoning", msgID, p.Text, sig, red}}
+	case p.IsTool() && p.State != StateInputStreaming:
+		c := partCall(&p)
+		out := []signedFact{{"call", msgID, c.id, c.name, c.input}}
+		if p.Approval != nil && p.Approval.ID != "" {
+			out = append(out, signedFact{"approval", msgID, c.id, p.Approval.ID})
+		}
+		if (p.State == StateOutputAvailable && !isTrue(p.Preliminary)) || p.State == StateOutputError {
+			out = append(out, signedFact{"result", msgID, c.id, string(p.State), resultValue(&p)})
+		}
+		return out
+	}
+	return nil
+}
+
+// FuzzVerifySignedBody mutates bodies an honest client posts back in the
+// stateless mode. Whatever the mutation, a body the signature check accepts
+// holds only server-made parts the server signed, in the message it signed
+// them for: the same texts and reasoning, the same calls with the same
+// input, the same approval requests, and, for every call the client does
+// not answer itself, the same result or none. Every refusal wraps
+// ErrSignature.
+func FuzzVerifySignedBody(f *testing.F) {
+	seeds := signedSeeds(f)
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	facts, owners := signedFacts(f, seeds)
+	s := newSigner(fuzzSecret)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req, err := DecodeRequest(bytes.NewReader(data), Limits{MaxBodyBytes: 1 << 16, MaxMessages: 16, MaxParts: 64})
+		if err != nil {
+			return
+		}
+		out, err := s.verify(req.Messages)
+		if err != nil {
+			if !errors.Is(err, ErrSignature) {
+				t.Fatalf("a refusal that does not wrap ErrSignature: %v", err)
+			}
+			return
+		}
+		for _, m := range out {
+			if m.Role != "assistant" {
+				continue
+			}
+			for _, p := range m.Parts {
+				if p.Type == "file" {
+					t.Fatalf("an assistant file part passed the check")
+				}
+				for _, fact := range partFacts(m.ID, p) {
+					if fact[0] == "result" && owners[fact[2]] == ownerClient {
+						continue // the client's own answer
+					}
+					if !facts[fact] {
+						t.Fatalf("the check let through %q, which the server never signed", fact)
+					}
+				}
+			}
+		}
+		if h, err := ToHistory(out); err == nil {
+			if err := h.Validate(); err != nil {
+				t.Fatalf("ToHistory returned an invalid history: %v", err)
+			}
+		}
+	})
 }

@@ -2,11 +2,14 @@ package aisdk
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -54,14 +57,25 @@ func newHandler(model agentloop.Model, tools ...*agentloop.Tool) *Handler {
 	return &Handler{
 		Agent:        &agentloop.Agent{Model: model, Tools: tools},
 		NewMessageID: func() string { return "msg-new" },
+		Logger:       discardLogger,
 	}
 }
+
+// discardLogger keeps the handler's logs out of the test output.
+var discardLogger = slog.New(slog.DiscardHandler)
 
 func postRaw(t testing.TB, h http.Handler, body string) *httptest.ResponseRecorder {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body)))
+	h.ServeHTTP(rec, jsonRequest(body))
 	return rec
+}
+
+// jsonRequest is a chat POST with an application/json body.
+func jsonRequest(body string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	return r
 }
 
 func userBody(text string) string {
@@ -114,7 +128,7 @@ func TestHandler_ServerToolThenAnswer(t *testing.T) {
 	}
 	var states []string
 	for _, p := range ch.last().Parts {
-		states = append(states, p.Type+":"+p.State)
+		states = append(states, p.Type+":"+string(p.State))
 	}
 	want := []string{"step-start:", "tool-get_weather:output-available", "step-start:", "text:done"}
 	if diff := cmp.Diff(want, states); diff != "" {
@@ -213,7 +227,7 @@ func TestHandler_ClientToolRoundTripAcrossTwoPosts(t *testing.T) {
 func TestHandler_ContinuationWithoutAnAssistantIDLeavesMessageIDOut(t *testing.T) {
 	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Go on.")}})
 	body := `{"id":"c","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"hi"}]},` +
-		`{"role":"assistant","parts":[{"type":"step-start"},{"type":"text","text":"Hel","state":"done"}]}],"trigger":"submit-message"}`
+		`{"role":"assistant","parts":[{"type":"step-start"},{"type":"text","text":"Hel","state":"streaming"}]}],"trigger":"submit-message"}`
 	rec := postRaw(t, newHandler(model), body)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
@@ -332,7 +346,7 @@ func TestHandler_FailureAfterServerToolResultsEndsWithError(t *testing.T) {
 		t.Fatalf("want an error and no finish:\n%s", raw)
 	}
 	types := typesOf(parseStream(t, raw))
-	if diff := cmp.Diff([]string{"tool-output-available", "error"}, types[len(types)-2:]); diff != "" {
+	if diff := cmp.Diff([]string{"tool-output-available", "finish-step", "error"}, types[len(types)-3:]); diff != "" {
 		t.Errorf("ending (-want +got):\n%s", diff)
 	}
 	// The step holds only server results: only the error keeps the client
@@ -363,6 +377,7 @@ func TestHandler_ClientDisconnectCancelsTheRun(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(userBody("hi")))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -393,6 +408,7 @@ func TestHandler_RunTimeLimit(t *testing.T) {
 	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Hang()}})
 	h := newHandler(model)
 	h.MaxRunTime = 20 * time.Millisecond
+	h.ErrorText = func(err error) string { return err.Error() }
 	chunks := parseStream(t, postRaw(t, h, userBody("hi")).Body.String())
 	e, ok := chunks[len(chunks)-1].(ErrorChunk)
 	if !ok || !strings.Contains(e.ErrorText, "longer than the limit of 20ms") {
@@ -449,8 +465,7 @@ func TestHandler_KeepAliveWhileAToolRuns(t *testing.T) {
 func TestHandler_RejectsBadRequests(t *testing.T) {
 	model := simtest.NewModel()
 	h := newHandler(model, weatherTool(t))
-	h.MaxBodyBytes = 4096
-	h.MaxMessages = 2
+	h.Limits = Limits{MaxBodyBytes: 4096, MaxMessages: 2}
 	msg := `{"id":"u","role":"user","parts":[{"type":"text","text":"x"}]}`
 	for _, tc := range []struct {
 		name, method, body string
@@ -465,11 +480,13 @@ func TestHandler_RejectsBadRequests(t *testing.T) {
 		{"bad client tool schema", "POST", `{"messages":[` + msg + `],"tools":{"pick":{"parameters":{"type":"string"}}}}`, 400, `client tool "pick"`},
 		{"client tool shadows a server tool", "POST", `{"messages":[` + msg + `],"tools":{"get_weather":{"parameters":{"type":"object"}}}}`, 400, `"get_weather" has the name of a server tool`},
 		{"bad client tool name", "POST", `{"messages":[` + msg + `],"tools":{"no spaces":{"parameters":{"type":"object"}}}}`, 400, `client tool "no spaces"`},
-		{"duplicate call ids", "POST", `{"messages":[{"id":"a","role":"assistant","parts":[{"type":"tool-x","toolCallId":"c","state":"input-available","input":{}},{"type":"tool-x","toolCallId":"c","state":"input-available","input":{}}]}]}`, 400, "used twice"},
+		{"unsigned tool call", "POST", `{"messages":[{"id":"a","role":"assistant","parts":[{"type":"tool-x","toolCallId":"c","state":"input-available","input":{}}]}]}`, 403, `part 0 (tool-x, call "c"): the tool call has no valid signature`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest(tc.method, "/api/chat", strings.NewReader(tc.body)))
+			r := jsonRequest(tc.body)
+			r.Method = tc.method
+			h.ServeHTTP(rec, r)
 			var body struct{ Error string }
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 				t.Fatalf("body %q is not a JSON error: %v", rec.Body.String(), err)
@@ -505,7 +522,7 @@ func TestHandler_PrepareCustomisesOrRefuses(t *testing.T) {
 	if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "log in first") {
 		t.Errorf("without auth: %d %s", rec.Code, rec.Body.String())
 	}
-	r := httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(`{"id":"c","user":"ann","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"x"}]}]}`))
+	r := jsonRequest(`{"id":"c","user":"ann","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"x"}]}]}`)
 	r.Header.Set("Authorization", "Bearer x")
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, r)
@@ -570,5 +587,76 @@ func TestHandler_ReasoningSignatureSurvivesTheRoundTrip(t *testing.T) {
 	}
 	if res := msgs[2].Parts[0].ToolResult; res == nil || res.Content != "filled" {
 		t.Errorf("the model got tool message %+v", msgs[2])
+	}
+}
+
+// The issue's fifth defect: a client that sends its headers and part of a
+// body held a connection and a goroutine forever.
+func TestHandler_ABodyNotReceivedInTimeIsA408AndTheConnectionCloses(t *testing.T) {
+	model := simtest.NewModel()
+	h := newHandler(model)
+	h.BodyTimeout = 50 * time.Millisecond
+	nh := notifyHandler{h: h, done: make(chan struct{})}
+	srv := newServer(t, nh)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := userBody("hi")
+	fmt.Fprintf(conn, "POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:10])
+	r := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(msg), "not received within 50ms") {
+		t.Errorf("status %d %s, want 408 naming the limit", resp.StatusCode, msg)
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Errorf("after the 408 the connection stays open (read: %v)", err)
+	}
+	<-nh.done // the handler returned
+	if model.Calls() != 0 {
+		t.Errorf("%d model calls", model.Calls())
+	}
+}
+
+// The body's read deadline is lifted once the body is read: a deadline
+// left in place makes the server's background read fail, which cancels the
+// request's context and the run with it.
+func TestHandler_TheBodyDeadlineDoesNotCutALongAnswer(t *testing.T) {
+	const deadline = 20 * time.Millisecond
+	slow, err := agentloop.NewRawTool("slow", "Slow.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+		// Outlive the body's deadline: the condition under test is time.
+		select {
+		case <-time.After(10 * deadline):
+			return "done", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "slow", nil)}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("finished")}},
+	)
+	h := newHandler(model, slow)
+	h.BodyTimeout = deadline
+	h.ErrorText = func(err error) string { return err.Error() }
+	srv := newServer(t, h)
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(userBody("go")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	chunks := parseStream(t, string(raw))
+	if f, ok := chunks[len(chunks)-1].(FinishChunk); !ok || f.FinishReason != FinishReasonStop {
+		t.Errorf("the answer ended with %s", raw[bytes.LastIndex(raw[:len(raw)-15], []byte("data:")):])
 	}
 }

@@ -82,7 +82,7 @@ func parseStream(t testing.TB, body string) []Chunk {
 func typesOf(chunks []Chunk) []string {
 	out := make([]string, len(chunks))
 	for i, c := range chunks {
-		out[i] = c.ChunkType()
+		out[i] = ChunkType(c)
 	}
 	return out
 }
@@ -92,7 +92,7 @@ func wire(t testing.TB, chunks []Chunk) []string {
 	t.Helper()
 	out := make([]string, len(chunks))
 	for i, c := range chunks {
-		b, err := MarshalChunk(c)
+		b, err := marshalChunk(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,14 +102,16 @@ func wire(t testing.TB, chunks []Chunk) []string {
 }
 
 // uiClient applies chunks to an assistant message the way the AI SDK's
-// processUIMessageStream does, and reports the ordering errors the client
-// would raise. It is a small stand-in for the real client in these tests.
+// processUIMessageStream does (keeping providerMetadata and approval
+// signatures where the client keeps them), and reports the ordering errors
+// the client would raise. It is a small stand-in for the real client in
+// these tests, which cannot import aisdktest.
 type uiClient struct {
 	msg       *UIMessage
 	text      map[string]int
 	reasoning map[string]int
 	inputs    map[string]bool
-	finish    string
+	finish    FinishReason
 	errorText string
 	stopped   bool
 }
@@ -141,7 +143,7 @@ func (c *uiClient) apply(ch Chunk) error {
 		m.Parts = append(m.Parts, UIPart{Type: "step-start"})
 	case TextStartChunk:
 		c.text[v.ID] = len(m.Parts)
-		m.Parts = append(m.Parts, UIPart{Type: "text", State: "streaming"})
+		m.Parts = append(m.Parts, UIPart{Type: "text", State: StateStreaming})
 	case TextDeltaChunk:
 		i, ok := c.text[v.ID]
 		if !ok {
@@ -153,11 +155,14 @@ func (c *uiClient) apply(ch Chunk) error {
 		if !ok {
 			return fmt.Errorf("text-end for inactive id %q", v.ID)
 		}
-		m.Parts[i].State = "done"
+		m.Parts[i].State = StateDone
+		if v.ProviderMetadata != nil {
+			m.Parts[i].ProviderMetadata, _ = json.Marshal(v.ProviderMetadata)
+		}
 		delete(c.text, v.ID)
 	case ReasoningStartChunk:
 		c.reasoning[v.ID] = len(m.Parts)
-		m.Parts = append(m.Parts, UIPart{Type: "reasoning", State: "streaming"})
+		m.Parts = append(m.Parts, UIPart{Type: "reasoning", State: StateStreaming})
 	case ReasoningDeltaChunk:
 		i, ok := c.reasoning[v.ID]
 		if !ok {
@@ -169,7 +174,7 @@ func (c *uiClient) apply(ch Chunk) error {
 		if !ok {
 			return fmt.Errorf("reasoning-end for inactive id %q", v.ID)
 		}
-		m.Parts[i].State = "done"
+		m.Parts[i].State = StateDone
 		if v.ProviderMetadata != nil {
 			m.Parts[i].ProviderMetadata, _ = json.Marshal(v.ProviderMetadata)
 		}
@@ -195,6 +200,9 @@ func (c *uiClient) apply(ch Chunk) error {
 		}
 		m.Parts[i].State = StateInputAvailable
 		m.Parts[i].Input = v.Input
+		if v.ProviderMetadata != nil {
+			m.Parts[i].CallProviderMetadata, _ = json.Marshal(v.ProviderMetadata)
+		}
 	case ToolInputErrorChunk:
 		i, err := c.toolPart(v.ToolCallID)
 		if err != nil {
@@ -204,13 +212,16 @@ func (c *uiClient) apply(ch Chunk) error {
 		m.Parts[i].State = StateOutputError
 		m.Parts[i].Input = v.Input
 		m.Parts[i].ErrorText = v.ErrorText
+		if v.ProviderMetadata != nil {
+			m.Parts[i].ResultProviderMetadata, _ = json.Marshal(v.ProviderMetadata)
+		}
 	case ToolApprovalRequestChunk:
 		i, err := c.toolPart(v.ToolCallID)
 		if err != nil {
 			return fmt.Errorf("tool-approval-request: %w", err)
 		}
 		m.Parts[i].State = StateApprovalRequested
-		m.Parts[i].Approval = &UIApproval{ID: v.ApprovalID}
+		m.Parts[i].Approval = &UIApproval{ID: v.ApprovalID, Signature: v.Signature}
 	case ToolOutputAvailableChunk:
 		i, err := c.toolPart(v.ToolCallID)
 		if err != nil {
@@ -218,6 +229,10 @@ func (c *uiClient) apply(ch Chunk) error {
 		}
 		m.Parts[i].State = StateOutputAvailable
 		m.Parts[i].Output = v.Output
+		m.Parts[i].Preliminary = v.Preliminary
+		if v.ProviderMetadata != nil {
+			m.Parts[i].ResultProviderMetadata, _ = json.Marshal(v.ProviderMetadata)
+		}
 	case ToolOutputErrorChunk:
 		i, err := c.toolPart(v.ToolCallID)
 		if err != nil {
@@ -225,6 +240,10 @@ func (c *uiClient) apply(ch Chunk) error {
 		}
 		m.Parts[i].State = StateOutputError
 		m.Parts[i].ErrorText = v.ErrorText
+		m.Parts[i].Preliminary = nil
+		if v.ProviderMetadata != nil {
+			m.Parts[i].ResultProviderMetadata, _ = json.Marshal(v.ProviderMetadata)
+		}
 	case ToolOutputDeniedChunk:
 		i, err := c.toolPart(v.ToolCallID)
 		if err != nil {
@@ -257,7 +276,7 @@ func completeWithToolCalls(m UIMessage) bool {
 	for i, p := range step {
 		if p.IsTool() && (p.ProviderExecuted == nil || !*p.ProviderExecuted) {
 			lastTool = i
-			if p.State != StateOutputAvailable && p.State != StateOutputError {
+			if (p.State != StateOutputAvailable || isTrue(p.Preliminary)) && p.State != StateOutputError {
 				return false
 			}
 		}
@@ -266,7 +285,7 @@ func completeWithToolCalls(m UIMessage) bool {
 		return false
 	}
 	for _, p := range step[lastTool+1:] {
-		if p.Type == "text" && p.State != "done" {
+		if p.Type == "text" && p.State != StateDone {
 			return false
 		}
 	}
@@ -338,4 +357,13 @@ func newServer(t testing.TB, h http.Handler) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// marshalChunk returns the wire JSON of c, as the Writer writes it.
+func marshalChunk(c Chunk) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := appendChunk(&buf, c); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

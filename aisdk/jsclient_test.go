@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/aisdk/aisdktest"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -38,6 +41,8 @@ type jsResult struct {
 		Data  string `json:"data"`
 		Error string `json:"error"`
 	} `json:"invalidChunks"`
+	// Views are the distinct states of the tool parts the chat showed.
+	Views []string `json:"views"`
 }
 
 type jsMessage struct {
@@ -103,10 +108,10 @@ func runJSClient(t *testing.T, node string, h http.Handler, scenario string) jsR
 	for _, bad := range res.InvalidChunks {
 		t.Errorf("the client's schema rejected chunk %s: %s", bad.Data, bad.Error)
 	}
-	// simtest's Go validator must agree with the real client on real output.
+	// aisdktest.s Go validator must agree with the real client on real output.
 	for _, c := range res.Chunks {
-		if err := simtest.ValidateChunk([]byte(c)); err != nil && len(res.InvalidChunks) == 0 {
-			t.Errorf("simtest.ValidateChunk rejects a chunk the JS client accepted: %v", err)
+		if err := aisdktest.ValidateChunk([]byte(c)); err != nil && len(res.InvalidChunks) == 0 {
+			t.Errorf("aisdktest.ValidateChunk rejects a chunk the JS client accepted: %v", err)
 		}
 	}
 	if t.Failed() {
@@ -168,11 +173,24 @@ func assertChat(t *testing.T, res jsResult, wantParts []string) jsMessage {
 	return asst
 }
 
+// jsHandler serves model in the default stateless mode, where every part
+// the server makes is signed and every posted one checked: each scenario
+// that posts back proves that the real client keeps the signatures.
 func jsHandler(model agentloop.Model, tools ...*agentloop.Tool) *aisdk.Handler {
 	return &aisdk.Handler{
 		Agent:        &agentloop.Agent{Model: model, Tools: tools},
 		NewMessageID: func() string { return "msg-js-1" },
+		Logger:       slog.New(slog.DiscardHandler),
 	}
+}
+
+// sigOf returns the signature this package keeps in a providerMetadata
+// object of a posted part, or "".
+func sigOf(md any) string {
+	m, _ := md.(map[string]any)
+	inner, _ := m["agentloop"].(map[string]any)
+	sig, _ := inner["sig"].(string)
+	return sig
 }
 
 type weatherIn struct {
@@ -292,6 +310,9 @@ func TestJSClient_AssistantUIBodyToolsBecomeClientTools(t *testing.T) {
 	asst := assertChat(t, res, clientToolParts)
 	reqs := res.requests(t)
 	assertContinuation(t, reqs, asst.ID, "output-available")
+	if part := reqs[1].Messages[1].Parts[2]; sigOf(part["callProviderMetadata"]) == "" {
+		t.Errorf("POST 2 tool part %v lacks the call's signature: assistant-ui's transport must post it back", part)
+	}
 	for i, r := range reqs {
 		if r.Tools["getLocation"] == nil || r.System == nil || r.CallSettings == nil {
 			t.Errorf("POST %d lacks assistant-ui's tools/system/callSettings: %s", i+1, res.Requests[i])
@@ -340,7 +361,13 @@ func TestJSClient_Approval(t *testing.T) {
 			)
 			res := runJSClient(t, node, jsHandler(model, del), tc.scenario)
 			asst := assertChat(t, res, tc.want)
-			assertContinuation(t, res.requests(t), asst.ID, "approval-responded")
+			reqs := res.requests(t)
+			assertContinuation(t, reqs, asst.ID, "approval-responded")
+			part := reqs[1].Messages[1].Parts[1]
+			approval, _ := part["approval"].(map[string]any)
+			if sig, _ := approval["signature"].(string); sig == "" || sigOf(part["callProviderMetadata"]) == "" {
+				t.Errorf("POST 2 tool part %v lacks the approval's or the call's signature", part)
+			}
 			wantRuns := int32(0)
 			if tc.approved {
 				wantRuns = 1
@@ -378,5 +405,104 @@ func TestJSClient_ErrorMidStreamShownByClient(t *testing.T) {
 	got := strings.Join(summaries(res.Messages[1]), "|")
 	if !strings.Contains(got, "Partial answer") {
 		t.Errorf("assistant parts %s, want the partial text kept", got)
+	}
+}
+
+// The server's signed parts (its text, a server tool's call and output)
+// come back unchanged in the next POST of the real client, which the
+// handler then accepts.
+func TestJSClient_SignedPartsComeBackAndAreAccepted(t *testing.T) {
+	node := requireNodeHarness(t)
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("call-w", "get_weather", map[string]string{"city": "Oslo"})}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Sunny in Oslo.")}},
+		simtest.Turn{Expect: simtest.Expect{User: "Thanks", ToolResults: map[string]string{"call-w": "sunny"}}, Reply: []simtest.Step{simtest.Text("You are welcome.")}},
+	)
+	ids := []string{"msg-js-1", "msg-js-2"}
+	h := jsHandler(model, jsWeatherTool(t))
+	h.NewMessageID = func() string { id := ids[0]; ids = ids[1:]; return id }
+	res := runJSClient(t, node, h, "server-tool-followup")
+	if res.Status != "ready" || res.Error != "" || len(res.Messages) != 4 {
+		t.Fatalf("status %q error %q, %d messages; want ready with two exchanges", res.Status, res.Error, len(res.Messages))
+	}
+	if got := summaries(res.Messages[3]); !cmp.Equal(got, []string{"step-start", "text(done) You are welcome."}) {
+		t.Errorf("second answer %v", got)
+	}
+	reqs := res.requests(t)
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	first := reqs[1].Messages[1]
+	tool, text := first.Parts[1], first.Parts[3]
+	if sigOf(tool["callProviderMetadata"]) == "" || sigOf(tool["resultProviderMetadata"]) == "" {
+		t.Errorf("POST 2 posted the server tool part %v without its signatures", tool)
+	}
+	if sigOf(text["providerMetadata"]) == "" {
+		t.Errorf("POST 2 posted the answer %v without its signature", text)
+	}
+	if n := len(model.Requests()); n != 3 {
+		t.Errorf("%d model calls, want 3 (the second POST was refused?)", n)
+	}
+}
+
+// A tool's progress reaches the real client as preliminary output, which it
+// shows until the final output replaces it, without re-sending on it.
+func TestJSClient_PreliminaryOutputIsShownThenReplaced(t *testing.T) {
+	node := requireNodeHarness(t)
+	imp, err := agentloop.NewTool("import_rows", "Import rows.", func(ctx context.Context, _ struct{}) (map[string]int, error) {
+		for i := 1; i <= 2; i++ {
+			if err := agentloop.ReportProgress(ctx, fmt.Sprintf(`{"done":%d,"of":2}`, i)); err != nil {
+				return nil, err
+			}
+		}
+		return map[string]int{"imported": 2}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("call-imp", "import_rows", map[string]any{})}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Imported.")}},
+	)
+	res := runJSClient(t, node, jsHandler(model, imp), "progress")
+	assertChat(t, res, []string{"step-start", `tool-import_rows(output-available) -> {"imported":2}`, "step-start", "text(done) Imported."})
+	want := []string{
+		"tool-import_rows input-streaming null",
+		"tool-import_rows input-available null",
+		`tool-import_rows output-available preliminary {"done":1,"of":2}`,
+		`tool-import_rows output-available preliminary {"done":2,"of":2}`,
+		`tool-import_rows output-available {"imported":2}`,
+	}
+	if diff := cmp.Diff(want, res.Views); diff != "" {
+		t.Errorf("what the chat showed of the tool (-want +got):\n%s", diff)
+	}
+	if len(res.Requests) != 1 {
+		t.Errorf("%d requests, want 1: preliminary output must not make the client re-send", len(res.Requests))
+	}
+}
+
+// Client code that changes the call it asks the user to approve is refused:
+// the approved call does not run, and the real client shows the error.
+func TestJSClient_ApprovalOfATamperedCallIsRefused(t *testing.T) {
+	node := requireNodeHarness(t)
+	var runs atomic.Int32
+	del, err := agentloop.NewTool("delete_record", "Delete a record.", func(ctx context.Context, a deleteIn) (map[string]any, error) {
+		runs.Add(1)
+		return map[string]any{"deleted": a.ID}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	del.NeedsApproval = true
+	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Call("call-del", "delete_record", map[string]int{"id": 7})}})
+	res := runJSClient(t, node, jsHandler(model, del), "approval-tampered")
+	if res.Status != "error" || !strings.Contains(res.Error, "the tool call has no valid signature") {
+		t.Errorf("status %q error %q; want the 403 that names the tampered part", res.Status, res.Error)
+	}
+	if len(res.Requests) != 2 {
+		t.Errorf("%d requests, want 2 (the approval's re-send)", len(res.Requests))
+	}
+	if runs.Load() != 0 || len(model.Requests()) != 1 {
+		t.Errorf("the tool ran %d times and the model was called %d times after a tampered approval", runs.Load(), len(model.Requests()))
 	}
 }

@@ -1,10 +1,10 @@
 package aisdk
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/agentloop/agentloop"
 )
@@ -20,16 +20,24 @@ import (
 //	[results of calls resumed before the first model call]
 //	per turn: start-step, text-*/reasoning-*/tool-input-* in the order
 //	  produced, tool-approval-request for calls that need approval, the
-//	  turn's server tool results, finish-step
-//	finish (finishReason), or on failure: error
+//	  progress (preliminary tool-output-available) and results of the
+//	  turn's server tools, finish-step
+//	finish (finishReason), or on failure: finish-step, error
 //
 // Calls to client tools are announced with tool-input-available (without
-// providerExecuted and without dynamic) once the run pauses for them, so
-// that a call the loop rejects (arguments that fail the tool's schema), or
-// one left behind by a failed run, gets a tool-input-error instead and the
-// front end never runs it. A client call of an earlier response that the
-// run still waits for (a client tool the user has just approved) is
-// announced again, since that is what makes the client run it.
+// providerExecuted and without dynamic) once the run pauses for them, and
+// a call the loop rejects ([agentloop.ToolCallReady.Err]: a tool that was
+// not offered, arguments that fail a client tool's schema), or one left
+// behind by a failed run, gets a tool-input-error instead: the front end
+// never runs it. A client call of an earlier response that the run still
+// waits for (a client tool the user has just approved) is announced again,
+// since that is what makes the client run it. A tool's progress
+// ([agentloop.ToolProgress]) is sent as preliminary output, which the
+// client shows until the final output replaces it.
+//
+// A Mapper of your own signs nothing; the [Handler] signs what the server
+// decided in its stateless mode (see the package documentation), and
+// checks it when the client posts it back.
 //
 // A Mapper is used by one goroutine for one response; the zero value is not
 // usable, call [NewMapper].
@@ -48,10 +56,15 @@ type Mapper struct {
 	finish    agentloop.FinishReason
 
 	deltaCalls map[int]string                // this turn: delta index → call id, for started inputs
-	announced  map[string]bool               // call ids whose tool-input-start was sent
-	deferred   map[string]agentloop.ToolCall // client calls not yet announced
+	deferred   map[string]agentloop.ToolCall // client and rejected calls not yet announced
 	order      []string                      // their ids, in call order
 	handedOver map[string]bool               // call ids whose tool-input-available was sent
+
+	// Signing (the Handler's stateless mode); sign is nil otherwise.
+	sign      *signer
+	calls     map[string]agentloop.ToolCall // every call a result may answer, by id
+	text      strings.Builder               // the open text part, as the client reads it
+	reasoning strings.Builder               // the open reasoning part, likewise
 }
 
 // NewMapper returns a Mapper for a response that builds the assistant
@@ -60,9 +73,18 @@ func NewMapper(messageID string) *Mapper {
 	return &Mapper{
 		messageID:  messageID,
 		deltaCalls: make(map[int]string),
-		announced:  make(map[string]bool),
 		deferred:   make(map[string]agentloop.ToolCall),
 		handedOver: make(map[string]bool),
+		calls:      make(map[string]agentloop.ToolCall),
+	}
+}
+
+// signWith makes the Mapper sign what the server decides (see sign.go);
+// resumed are the calls of earlier responses that this run may answer.
+func (m *Mapper) signWith(s *signer, resumed []agentloop.ToolCall) {
+	m.sign = s
+	for _, c := range resumed {
+		m.calls[c.ID] = c
 	}
 }
 
@@ -73,7 +95,8 @@ func (m *Mapper) Done() bool { return m.done }
 // Map appends to dst the chunks for one (item, err) pair of the run, in the
 // order the client must see them, and returns the extended slice. The first
 // call also produces the start chunk. A non-nil err produces the error
-// chunk (after closing open text and reasoning parts) and ends the response.
+// chunk (after closing open text and reasoning parts and the step) and
+// ends the response.
 func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 	if m.done {
 		return dst
@@ -90,87 +113,46 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 		m.stepOpen = true
 		dst = append(dst, StartStepChunk{})
 	case agentloop.TextDelta:
-		if it.Text == "" {
-			break
-		}
-		if m.textID == "" {
-			dst = m.closeBlocks(dst)
-			m.textID = m.newID("text-")
-			dst = append(dst, TextStartChunk{ID: m.textID})
-		}
-		dst = append(dst, TextDeltaChunk{ID: m.textID, Delta: it.Text})
+		dst = m.textDelta(dst, it.Text)
 	case agentloop.ReasoningDelta:
-		if it.Text == "" {
-			break
-		}
-		if m.reasonID == "" {
-			dst = m.closeBlocks(dst)
-			m.reasonID = m.newID("reasoning-")
-			dst = append(dst, ReasoningStartChunk{ID: m.reasonID})
-		}
-		dst = append(dst, ReasoningDeltaChunk{ID: m.reasonID, Delta: it.Text})
+		dst = m.reasoningDelta(dst, it.Text)
 	case agentloop.ReasoningEnd:
-		dst = m.closeText(dst)
-		meta := reasoningMetadata(it.Signature, it.Redacted)
-		if m.reasonID == "" {
-			if meta == nil {
-				break
-			}
-			m.reasonID = m.newID("reasoning-")
-			dst = append(dst, ReasoningStartChunk{ID: m.reasonID})
-		}
-		dst = append(dst, ReasoningEndChunk{ID: m.reasonID, ProviderMetadata: meta})
-		m.reasonID = ""
+		dst = m.reasoningEnd(dst, it.Signature, it.Redacted)
 	case agentloop.ToolCallDelta:
-		dst = m.closeBlocks(dst)
-		id, ok := m.deltaCalls[it.Index]
-		if !ok {
-			if it.ID == "" || it.Name == "" {
-				break // not announceable yet; tool-input-available will create the part
-			}
-			id = it.ID
-			m.deltaCalls[it.Index] = id
-			m.announced[id] = true
-			dst = append(dst, ToolInputStartChunk{ToolCallID: id, ToolName: it.Name})
-		}
-		if it.Args != "" {
-			dst = append(dst, ToolInputDeltaChunk{ToolCallID: id, InputTextDelta: it.Args})
-		}
+		dst = m.toolCallDelta(dst, it)
 	case agentloop.ToolCallReady:
 		dst = m.closeBlocks(dst)
-		if it.Client && !it.NeedsApproval {
+		m.calls[it.Call.ID] = it.Call
+		if it.Err != nil || (it.Client && !it.NeedsApproval) {
+			// Rejected calls are answered as invalid once their result
+			// comes; client calls are handed over when the run pauses.
 			m.deferred[it.Call.ID] = it.Call
 			m.order = append(m.order, it.Call.ID)
 			break
 		}
-		m.handedOver[it.Call.ID] = true
-		dst = append(dst, ToolInputAvailableChunk{ToolCallID: it.Call.ID, ToolName: it.Call.Name, Input: inputJSON(it.Call.Args)})
+		dst = m.handOver(dst, it.Call, it.Client)
 	case agentloop.TurnEnd:
 		dst = m.closeBlocks(dst)
 		m.finish = it.FinishReason
 		for _, p := range it.Message.Parts {
 			if p.Type == agentloop.PartApprovalRequest && p.Approval != nil {
-				dst = append(dst, ToolApprovalRequestChunk{ApprovalID: p.Approval.ID, ToolCallID: p.Approval.CallID})
+				c := ToolApprovalRequestChunk{ApprovalID: p.Approval.ID, ToolCallID: p.Approval.CallID}
+				if m.sign != nil {
+					c.Signature = m.sign.approval(m.messageID, c.ToolCallID, c.ApprovalID)
+				}
+				dst = append(dst, c)
 			}
 		}
+		if it.Err != nil {
+			dst = m.closeStep(dst) // the run's error follows
+		}
+	case agentloop.ToolProgress:
+		dst = m.closeBlocks(dst)
+		yes := true
+		dst = append(dst, ToolOutputAvailableChunk{ToolCallID: it.CallID, Output: outputJSON(it.Content), Preliminary: &yes})
 	case agentloop.ToolResultReady:
 		dst = m.closeBlocks(dst)
-		r := it.Result
-		if call, ok := m.deferred[r.CallID]; ok {
-			// A client call the loop answered itself (its arguments failed
-			// the schema): an invalid tool call for the client.
-			delete(m.deferred, r.CallID)
-			dst = append(dst, ToolInputErrorChunk{ToolCallID: r.CallID, ToolName: call.Name, Input: inputJSON(call.Args), ErrorText: r.Content})
-			break
-		}
-		switch {
-		case it.Denied:
-			dst = append(dst, ToolOutputDeniedChunk{ToolCallID: r.CallID})
-		case r.IsError:
-			dst = append(dst, ToolOutputErrorChunk{ToolCallID: r.CallID, ErrorText: r.Content})
-		default:
-			dst = append(dst, ToolOutputAvailableChunk{ToolCallID: r.CallID, Output: OutputJSON(r.Content)})
-		}
+		dst = m.result(dst, it)
 	case agentloop.Pending:
 		dst = m.closeBlocks(dst)
 		for _, c := range it.ClientCalls {
@@ -186,17 +168,16 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 				// runs it.
 				call = c
 			}
-			m.handedOver[c.ID] = true
-			dst = append(dst, ToolInputAvailableChunk{ToolCallID: call.ID, ToolName: call.Name, Input: inputJSON(call.Args)})
+			dst = m.handOver(dst, call, true)
 		}
 		dst = m.closeStep(dst)
 		m.done = true
-		dst = append(dst, FinishChunk{FinishReason: FinishToolCalls})
+		dst = append(dst, FinishChunk{FinishReason: FinishReasonToolCalls})
 	case agentloop.Final:
 		dst = m.closeBlocks(dst)
 		dst = m.closeStep(dst)
 		m.done = true
-		dst = append(dst, FinishChunk{FinishReason: FinishReasonOf(m.finish)})
+		dst = append(dst, FinishChunk{FinishReason: finishReasonOf(m.finish)})
 	}
 	return dst
 }
@@ -211,18 +192,133 @@ func (m *Mapper) End(dst []Chunk) []Chunk {
 	return m.Map(dst, nil, errors.New("aisdk: the run ended without a final item"))
 }
 
-// Fail appends the error chunk for err (after the start chunk if none was
-// produced yet) and ends the response. It does nothing once Done.
-func (m *Mapper) Fail(dst []Chunk, err error) []Chunk {
-	return m.Map(dst, nil, err)
-}
-
 func (m *Mapper) start(dst []Chunk) []Chunk {
 	if m.started {
 		return dst
 	}
 	m.started = true
 	return append(dst, StartChunk{MessageID: m.messageID})
+}
+
+func (m *Mapper) textDelta(dst []Chunk, text string) []Chunk {
+	if text == "" {
+		return dst
+	}
+	if m.textID == "" {
+		dst = m.closeBlocks(dst)
+		m.textID = m.newID("text-")
+		dst = append(dst, TextStartChunk{ID: m.textID})
+	}
+	if m.sign != nil {
+		m.text.WriteString(wireText(text))
+	}
+	return append(dst, TextDeltaChunk{ID: m.textID, Delta: text})
+}
+
+func (m *Mapper) reasoningDelta(dst []Chunk, text string) []Chunk {
+	if text == "" {
+		return dst
+	}
+	if m.reasonID == "" {
+		dst = m.closeBlocks(dst)
+		m.reasonID = m.newID("reasoning-")
+		dst = append(dst, ReasoningStartChunk{ID: m.reasonID})
+	}
+	if m.sign != nil {
+		m.reasoning.WriteString(wireText(text))
+	}
+	return append(dst, ReasoningDeltaChunk{ID: m.reasonID, Delta: text})
+}
+
+// reasoningEnd closes the open reasoning part with the block's provider
+// signature or redacted content; a block that has only those opens one.
+func (m *Mapper) reasoningEnd(dst []Chunk, signature, redacted string) []Chunk {
+	dst = m.closeText(dst)
+	if m.reasonID == "" {
+		if signature == "" && redacted == "" {
+			return dst
+		}
+		m.reasonID = m.newID("reasoning-")
+		dst = append(dst, ReasoningStartChunk{ID: m.reasonID})
+	}
+	return m.closeReasoning(dst, signature, redacted)
+}
+
+func (m *Mapper) toolCallDelta(dst []Chunk, d agentloop.ToolCallDelta) []Chunk {
+	dst = m.closeBlocks(dst)
+	id, ok := m.deltaCalls[d.Index]
+	if !ok {
+		if d.ID == "" || d.Name == "" {
+			return dst // not announceable yet; tool-input-available will create the part
+		}
+		id = d.ID
+		m.deltaCalls[d.Index] = id
+		dst = append(dst, ToolInputStartChunk{ToolCallID: id, ToolName: d.Name})
+	}
+	if d.Args != "" {
+		dst = append(dst, ToolInputDeltaChunk{ToolCallID: id, InputTextDelta: d.Args})
+	}
+	return dst
+}
+
+// handOver announces a call whose input is complete: the client runs it
+// when client is set and it needs no approval.
+func (m *Mapper) handOver(dst []Chunk, c agentloop.ToolCall, client bool) []Chunk {
+	m.handedOver[c.ID] = true
+	ch := ToolInputAvailableChunk{ToolCallID: c.ID, ToolName: c.Name, Input: inputJSON(c.Args)}
+	if m.sign != nil {
+		owner := ownerServer
+		if client {
+			owner = ownerClient
+		}
+		ch.ProviderMetadata = withSig(nil, m.sign.call(m.messageID, callOf(c), owner))
+	}
+	return append(dst, ch)
+}
+
+// result maps a tool result: a rejected call's error as an invalid call,
+// else the output, error or denial.
+func (m *Mapper) result(dst []Chunk, it agentloop.ToolResultReady) []Chunk {
+	r := it.Result
+	if call, ok := m.deferred[r.CallID]; ok {
+		delete(m.deferred, r.CallID)
+		return append(dst, m.inputError(call, r.Content))
+	}
+	switch {
+	case it.Denied:
+		return append(dst, ToolOutputDeniedChunk{ToolCallID: r.CallID})
+	case r.IsError:
+		c := ToolOutputErrorChunk{ToolCallID: r.CallID, ErrorText: r.Content}
+		c.ProviderMetadata = m.resultSig(r.CallID, StateOutputError, r.Content)
+		return append(dst, c)
+	default:
+		c := ToolOutputAvailableChunk{ToolCallID: r.CallID, Output: outputJSON(r.Content)}
+		c.ProviderMetadata = m.resultSig(r.CallID, StateOutputAvailable, canonicalValue(c.Output))
+		return append(dst, c)
+	}
+}
+
+// inputError answers a call that the front end must not run.
+func (m *Mapper) inputError(call agentloop.ToolCall, text string) ToolInputErrorChunk {
+	c := ToolInputErrorChunk{ToolCallID: call.ID, ToolName: call.Name, Input: inputJSON(call.Args), ErrorText: text}
+	if m.sign != nil {
+		c.ProviderMetadata = withSig(nil, m.sign.result(m.messageID, callOf(call), StateOutputError, text))
+	}
+	return c
+}
+
+// resultSig returns the providerMetadata that signs a result of the call
+// id, or nil when not signing (or the call is unknown, which leaves the
+// result unsigned, and so refused when posted back).
+func (m *Mapper) resultSig(id string, state PartState, value string) ProviderMetadata {
+	if m.sign == nil {
+		return nil
+	}
+	call, ok := m.calls[id]
+	if !ok {
+		return nil
+	}
+	return withSig(nil, m.sign.result(m.messageID, callOf(call), state, value))
 }
 
 func (m *Mapper) fail(dst []Chunk, err error) []Chunk {
@@ -236,14 +332,15 @@ func (m *Mapper) fail(dst []Chunk, err error) []Chunk {
 	if text == "" {
 		text = "error"
 	}
-	// Client calls the run never got to hand over will not run: say so,
-	// so the front end neither runs them nor shows them as pending.
+	// Client and rejected calls the run never answered will not run: say
+	// so, so the front end neither runs them nor shows them as pending.
 	for _, id := range m.order {
 		if call, ok := m.deferred[id]; ok {
 			delete(m.deferred, id)
-			dst = append(dst, ToolInputErrorChunk{ToolCallID: id, ToolName: call.Name, Input: inputJSON(call.Args), ErrorText: "not run: " + text})
+			dst = append(dst, m.inputError(call, "not run: "+text))
 		}
 	}
+	dst = m.closeStep(dst)
 	m.done = true
 	return append(dst, ErrorChunk{ErrorText: text})
 }
@@ -254,18 +351,32 @@ func (m *Mapper) newID(prefix string) string {
 }
 
 func (m *Mapper) closeText(dst []Chunk) []Chunk {
-	if m.textID != "" {
-		dst = append(dst, TextEndChunk{ID: m.textID})
-		m.textID = ""
+	if m.textID == "" {
+		return dst
 	}
-	return dst
+	c := TextEndChunk{ID: m.textID}
+	if m.sign != nil {
+		c.ProviderMetadata = withSig(nil, m.sign.text(m.messageID, m.text.String()))
+		m.text.Reset()
+	}
+	m.textID = ""
+	return append(dst, c)
+}
+
+func (m *Mapper) closeReasoning(dst []Chunk, signature, redacted string) []Chunk {
+	c := ReasoningEndChunk{ID: m.reasonID, ProviderMetadata: reasoningMetadata(signature, redacted)}
+	if m.sign != nil {
+		c.ProviderMetadata = withSig(c.ProviderMetadata, m.sign.reasoning(m.messageID, m.reasoning.String(), signature, redacted))
+		m.reasoning.Reset()
+	}
+	m.reasonID = ""
+	return append(dst, c)
 }
 
 func (m *Mapper) closeBlocks(dst []Chunk) []Chunk {
 	dst = m.closeText(dst)
 	if m.reasonID != "" {
-		dst = append(dst, ReasoningEndChunk{ID: m.reasonID})
-		m.reasonID = ""
+		dst = m.closeReasoning(dst, "", "")
 	}
 	return dst
 }
@@ -278,50 +389,26 @@ func (m *Mapper) closeStep(dst []Chunk) []Chunk {
 	return dst
 }
 
-// FinishReasonOf maps the loop's finish reason to the protocol's.
-func FinishReasonOf(r agentloop.FinishReason) string {
+// finishReasonOf maps the loop's finish reason to the protocol's.
+func finishReasonOf(r agentloop.FinishReason) FinishReason {
 	switch r {
 	case agentloop.FinishStop, "":
-		return FinishStop
+		return FinishReasonStop
 	case agentloop.FinishLength:
-		return FinishLength
+		return FinishReasonLength
 	case agentloop.FinishToolCalls:
-		return FinishToolCalls
+		return FinishReasonToolCalls
 	case agentloop.FinishContentFilter:
-		return FinishContentFilter
+		return FinishReasonContentFilter
 	case agentloop.FinishError:
-		return FinishError
+		return FinishReasonError
 	}
-	return FinishOther
+	return FinishReasonOther
 }
 
-// OutputJSON returns the "output" value for a tool result's content: the
-// content itself when it is valid JSON, else the content as a JSON string.
-func OutputJSON(content string) json.RawMessage {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(content)); err == nil {
-		return buf.Bytes()
-	}
-	b, _ := json.Marshal(content)
-	return b
-}
-
-// inputJSON returns a call's arguments as the "input" value: the arguments
-// when they are valid JSON ({} when empty), else the raw text as a string.
-func inputJSON(args json.RawMessage) json.RawMessage {
-	if len(args) == 0 {
-		return json.RawMessage(`{}`)
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, args); err == nil {
-		return buf.Bytes()
-	}
-	b, _ := json.Marshal(string(args))
-	return b
-}
-
-// metadataKey is the providerMetadata key under which reasoning signatures
-// and redacted reasoning travel to the client and back.
+// metadataKey is the providerMetadata key under which reasoning signatures,
+// redacted reasoning and this package's signatures travel to the client
+// and back.
 const metadataKey = "agentloop"
 
 func reasoningMetadata(signature, redacted string) ProviderMetadata {

@@ -3,6 +3,7 @@ package aisdk
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentloop/agentloop"
@@ -259,6 +260,7 @@ func TestMapper_SpecSequences(t *testing.T) {
 				`{"type":"text-start","id":"text-1"}`,
 				`{"type":"text-delta","id":"text-1","delta":"Hal"}`,
 				`{"type":"text-end","id":"text-1"}`,
+				`{"type":"finish-step"}`,
 				`{"type":"error","errorText":"provider went away"}`,
 			},
 		},
@@ -297,6 +299,7 @@ func TestMapper_SpecSequences(t *testing.T) {
 				`{"type":"start","messageId":"m"}`,
 				`{"type":"start-step"}`,
 				`{"type":"tool-input-error","toolCallId":"c","toolName":"form","input":{"x":1},"errorText":"not run: model failed"}`,
+				`{"type":"finish-step"}`,
 				`{"type":"error","errorText":"model failed"}`,
 			},
 		},
@@ -307,6 +310,7 @@ func TestMapper_SpecSequences(t *testing.T) {
 			want: []string{
 				`{"type":"start"}`,
 				`{"type":"start-step"}`,
+				`{"type":"finish-step"}`,
 				`{"type":"error","errorText":"aisdk: the run ended without a final item"}`,
 			},
 		},
@@ -324,7 +328,7 @@ func TestMapper_SpecSequences(t *testing.T) {
 					t.Fatal(err)
 				}
 				if err := c.apply(ch); err != nil {
-					t.Fatalf("client rejects %s: %v", ch.ChunkType(), err)
+					t.Fatalf("client rejects %s: %v", ChunkType(ch), err)
 				}
 			}
 		})
@@ -368,13 +372,159 @@ func TestMapper_InvalidArgumentsTravelAsString(t *testing.T) {
 }
 
 func TestFinishReasonOf_MapsEveryLoopReason(t *testing.T) {
-	for in, want := range map[agentloop.FinishReason]string{
+	for in, want := range map[agentloop.FinishReason]FinishReason{
 		agentloop.FinishStop: "stop", agentloop.FinishLength: "length", agentloop.FinishToolCalls: "tool-calls",
 		agentloop.FinishContentFilter: "content-filter", agentloop.FinishError: "error", agentloop.FinishOther: "other",
 		"": "stop", "weird": "other",
 	} {
-		if got := FinishReasonOf(in); got != want || !validFinishReason(got) {
-			t.Errorf("FinishReasonOf(%q) = %q, want %q", in, got, want)
+		if got := finishReasonOf(in); got != want || !got.valid() {
+			t.Errorf("finishReasonOf(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestMapper_NewItemsOfTheLoop(t *testing.T) {
+	unknown := call("c-x", "no_such_tool", `{}`)
+	tests := []struct {
+		name  string
+		pairs []pair
+		want  []string
+	}{
+		{
+			name: "progress is preliminary output, replaced by the result",
+			pairs: []pair{
+				{item: agentloop.TurnStart{Turn: 1}},
+				{item: agentloop.ToolCallReady{Call: call("c", "import", `{}`)}},
+				{item: agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishToolCalls}},
+				{item: agentloop.ToolProgress{CallID: "c", Name: "import", Content: `{"done":1}`}},
+				{item: agentloop.ToolProgress{CallID: "c", Name: "import", Content: "almost"}},
+				{item: agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: "c", Name: "import", Content: `{"done":2}`}}},
+				{item: agentloop.TurnStart{Turn: 2}},
+				{item: agentloop.TurnEnd{Turn: 2}},
+				{item: agentloop.Final{}},
+			},
+			want: []string{
+				`{"type":"start","messageId":"m"}`,
+				`{"type":"start-step"}`,
+				`{"type":"tool-input-available","toolCallId":"c","toolName":"import","input":{}}`,
+				`{"type":"tool-output-available","toolCallId":"c","output":{"done":1},"preliminary":true}`,
+				`{"type":"tool-output-available","toolCallId":"c","output":"almost","preliminary":true}`,
+				`{"type":"tool-output-available","toolCallId":"c","output":{"done":2}}`,
+				`{"type":"finish-step"}`,
+				`{"type":"start-step"}`,
+				`{"type":"finish-step"}`,
+				`{"type":"finish","finishReason":"stop"}`,
+			},
+		},
+		{
+			name: "a server call the loop rejects is an invalid call, never runnable",
+			pairs: []pair{
+				{item: agentloop.TurnStart{Turn: 1}},
+				{item: agentloop.ToolCallDelta{Index: 0, ID: "c-x", Name: "no_such_tool", Args: `{}`}},
+				{item: agentloop.ToolCallReady{Call: unknown, Err: agentloop.ErrUnknownTool}},
+				{item: agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishToolCalls}},
+				{item: agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: "c-x", Name: "no_such_tool", IsError: true, Content: "unknown tool no_such_tool"}}},
+				{item: agentloop.TurnStart{Turn: 2}},
+				{item: agentloop.TurnEnd{Turn: 2}},
+				{item: agentloop.Final{}},
+			},
+			want: []string{
+				`{"type":"start","messageId":"m"}`,
+				`{"type":"start-step"}`,
+				`{"type":"tool-input-start","toolCallId":"c-x","toolName":"no_such_tool"}`,
+				`{"type":"tool-input-delta","toolCallId":"c-x","inputTextDelta":"{}"}`,
+				`{"type":"tool-input-error","toolCallId":"c-x","toolName":"no_such_tool","input":{},"errorText":"unknown tool no_such_tool"}`,
+				`{"type":"finish-step"}`,
+				`{"type":"start-step"}`,
+				`{"type":"finish-step"}`,
+				`{"type":"finish","finishReason":"stop"}`,
+			},
+		},
+		{
+			name: "a failed turn ends its step, then the error",
+			pairs: []pair{
+				{item: agentloop.TurnStart{Turn: 1}},
+				{item: agentloop.TextDelta{Text: "Par"}},
+				{item: agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishError, Err: errors.New("model failed")}},
+				{err: errors.New("model failed")},
+			},
+			want: []string{
+				`{"type":"start","messageId":"m"}`,
+				`{"type":"start-step"}`,
+				`{"type":"text-start","id":"text-1"}`,
+				`{"type":"text-delta","id":"text-1","delta":"Par"}`,
+				`{"type":"text-end","id":"text-1"}`,
+				`{"type":"finish-step"}`,
+				`{"type":"error","errorText":"model failed"}`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			chunks := mapAll(NewMapper("m"), tt.pairs)
+			if diff := cmp.Diff(tt.want, wire(t, chunks)); diff != "" {
+				t.Errorf("chunks (-want +got):\n%s", diff)
+			}
+			c := newUIClient(&UIMessage{Role: "assistant"})
+			for _, ch := range chunks {
+				if err := c.apply(ch); err != nil {
+					t.Fatalf("client rejects %s: %v", ChunkType(ch), err)
+				}
+			}
+		})
+	}
+}
+
+// With signing on, every server-made chunk carries its signature where the
+// client keeps it, and what the client gets back verifies.
+func TestMapper_SignsWhatTheServerMade(t *testing.T) {
+	s := newSigner([]byte("a mapper test secret, 32+ bytes long"))
+	m := NewMapper("m")
+	m.signWith(s, nil)
+	del := call("c-d", "delete", `{"id":7}`)
+	chunks := mapAll(m, []pair{
+		{item: agentloop.TurnStart{Turn: 1}},
+		{item: agentloop.ReasoningDelta{Text: "Think."}},
+		{item: agentloop.ReasoningEnd{Signature: "provider-sig"}},
+		{item: agentloop.TextDelta{Text: "Bad \xffbyte"}},
+		{item: agentloop.ToolCallReady{Call: call("c-w", "weather", `{"city":"Oslo"}`)}},
+		{item: agentloop.ToolCallReady{Call: call("c-x", "nope", `{}`), Err: agentloop.ErrUnknownTool}},
+		{item: agentloop.ToolCallReady{Call: call("c-f", "form", `{}`), Client: true}},
+		{item: agentloop.ToolCallReady{Call: del, NeedsApproval: true}},
+		{item: agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishToolCalls, Message: agentloop.Message{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{
+			{Type: agentloop.PartToolCall, ToolCall: &del},
+			{Type: agentloop.PartApprovalRequest, Approval: &agentloop.Approval{CallID: "c-d", ID: "a-1"}},
+		}}}},
+		{item: agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: "c-w", Content: `{"t":-0.0}`}}},
+		{item: agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: "c-x", IsError: true, Content: "unknown tool"}}},
+		{item: agentloop.Pending{ClientCalls: []agentloop.ToolCall{call("c-f", "form", `{}`)}, Approvals: []agentloop.ToolCall{del}}},
+	})
+	unsigned := map[string]bool{"start": true, "start-step": true, "finish-step": true, "finish": true,
+		"reasoning-start": true, "reasoning-delta": true, "text-start": true, "text-delta": true}
+	for _, line := range wire(t, chunks) {
+		var c struct {
+			Type      string
+			Signature string
+		}
+		_ = json.Unmarshal([]byte(line), &c)
+		if !unsigned[c.Type] && !strings.Contains(line, `"sig":"`) && c.Signature == "" {
+			t.Errorf("chunk %s carries no signature", line)
+		}
+	}
+	msg := UIMessage{ID: "m", Role: "assistant"}
+	c := newUIClient(&msg)
+	for _, ch := range chunks {
+		if err := c.apply(ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Through JSON, as the browser holds it.
+	b, _ := json.Marshal([]UIMessage{msg})
+	var back []UIMessage
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.verify(back); err != nil {
+		t.Errorf("the client's copy does not verify: %v", err)
 	}
 }

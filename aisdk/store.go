@@ -43,52 +43,16 @@ func NewMemoryStore() *MemoryStore {
 func (s *MemoryStore) Load(ctx context.Context, chatID string) (agentloop.History, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return deepCopy(s.chats[chatID]), nil
+	return s.chats[chatID].Clone(), nil
 }
 
 // Save stores a copy of h as the chat's history.
 func (s *MemoryStore) Save(ctx context.Context, chatID string, h agentloop.History) error {
-	c := deepCopy(h)
+	c := h.Clone()
 	s.mu.Lock()
 	s.chats[chatID] = c
 	s.mu.Unlock()
 	return nil
-}
-
-// deepCopy copies h down to the bytes. (It does not go through the
-// history's JSON form, which fails on a tool call whose arguments the model
-// wrote as invalid JSON.)
-func deepCopy(h agentloop.History) agentloop.History {
-	if h == nil {
-		return nil
-	}
-	out := make(agentloop.History, len(h))
-	for i, m := range h {
-		m.Parts = append([]agentloop.Part(nil), m.Parts...)
-		for j := range m.Parts {
-			p := &m.Parts[j]
-			if p.ToolCall != nil {
-				c := *p.ToolCall
-				c.Args = append(json.RawMessage(nil), c.Args...)
-				p.ToolCall = &c
-			}
-			if p.ToolResult != nil {
-				r := *p.ToolResult
-				p.ToolResult = &r
-			}
-			if p.Approval != nil {
-				a := *p.Approval
-				p.Approval = &a
-			}
-			if p.File != nil {
-				f := *p.File
-				f.Data = append([]byte(nil), f.Data...)
-				p.File = &f
-			}
-		}
-		out[i] = m
-	}
-	return out
 }
 
 // ErrConflict is wrapped by the error of [Reconcile] when a request does not
@@ -96,22 +60,49 @@ func deepCopy(h agentloop.History) agentloop.History {
 // a server tool, or a result or decision for a call that is not pending.
 var ErrConflict = errors.New("the request does not match the stored chat")
 
-// Reconcile checks the messages a client posted against the stored history
-// of the chat and returns the history to run: stored, plus what the client
-// may add. The client may add a last user message (with an id that no
-// stored user message has), results for the client tool calls that are
-// pending at the end of stored, approval decisions for the calls there that
-// await approval, and error results for those (a declined call).
-// Everything else it sends must be in stored, in the same order (tool
-// outputs and arguments are compared as JSON values). It may lack stored
-// content (results and calls it never received, the end of a text it was
-// cut off from, messages it dropped), which stays as stored: the stored
-// history is what runs. A request that holds anything else (an edited or
-// injected message, a forged result, changed arguments) gets an error
-// wrapping [ErrConflict] that names the first difference.
+// Reconcile checks the messages of a request against the stored history
+// of its chat and returns the history to run: stored, plus what the client
+// may add. It is what a [Handler] with a Store does with every request.
 //
-// posted must come from [ToHistory].
-func Reconcile(stored, posted agentloop.History) (agentloop.History, error) {
+// A "regenerate-message" request first drops the stored answer it
+// regenerates (everything after the stored user message that is the
+// request's last), and an edit (a last user message named by the
+// request's "messageId") drops the stored messages from the edited one on.
+// The client may then add a last user message (with an id that no stored
+// user message has), results for the client tool calls that are pending at
+// the end of stored, approval decisions for the calls there that await
+// approval, and error results for those (a declined call). Everything else
+// it sends must be in stored, in the same order (tool outputs and
+// arguments are compared as JSON values; system messages are ignored, as
+// they are not part of a stored chat). It may lack stored content (results
+// and calls it never received, the end of a text it was cut off from,
+// messages it dropped), which stays as stored: the stored history is what
+// runs. A request that holds anything else (an edited or injected message,
+// a forged result, changed arguments) gets an error wrapping [ErrConflict]
+// that names the first difference; messages that do not convert
+// ([ToHistory]) get an error wrapping [ErrBadRequest].
+//
+// stored is not modified.
+func Reconcile(stored agentloop.History, req *ChatRequest) (agentloop.History, error) {
+	posted, err := ToHistory(withoutSystem(req.Messages))
+	if err != nil {
+		return nil, err
+	}
+	last := agentloop.Message{}
+	if len(posted) > 0 {
+		last = posted[len(posted)-1]
+	}
+	switch {
+	case req.Trigger == TriggerRegenerate:
+		stored = forRegenerate(stored, posted)
+	case req.MessageID != "" && last.Role == agentloop.RoleUser && last.ID == req.MessageID:
+		stored = forEdit(stored, req.MessageID)
+	}
+	return reconcile(stored, posted)
+}
+
+// reconcile is Reconcile on the converted posted history.
+func reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 	pending := map[string]agentloop.ToolCall{}
 	for _, c := range stored.Unanswered() {
 		pending[c.ID] = c
@@ -182,7 +173,7 @@ func Reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 	// lack stored content: results and calls it never received (a response
 	// cut off, or a call still streaming when the run failed), or the end
 	// of a text.
-	sf := messageFacts(ToHistoryOf(stored))
+	sf := messageFacts(asPosted(stored))
 	i := 0
 	for _, f := range kept {
 		start := i
@@ -220,10 +211,10 @@ func Reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 	return out, nil
 }
 
-// ForEdit returns the part of stored that an edit of the user message
+// forEdit returns the part of stored that an edit of the user message
 // messageID keeps: everything before that message. When stored has no
 // user message with that id, it is returned unchanged.
-func ForEdit(stored agentloop.History, messageID string) agentloop.History {
+func forEdit(stored agentloop.History, messageID string) agentloop.History {
 	if messageID == "" {
 		return stored
 	}
@@ -235,12 +226,12 @@ func ForEdit(stored agentloop.History, messageID string) agentloop.History {
 	return stored
 }
 
-// ForRegenerate returns the part of stored that a regenerate request keeps:
+// forRegenerate returns the part of stored that a regenerate request keeps:
 // everything up to and including the stored user message that is the
 // posted history's last user message (counted from the start), so the
 // answer after it can be produced again. When stored has fewer user
 // messages, it is returned unchanged.
-func ForRegenerate(stored, posted agentloop.History) agentloop.History {
+func forRegenerate(stored, posted agentloop.History) agentloop.History {
 	n := countRole(posted, agentloop.RoleUser)
 	if n == 0 {
 		return stored
@@ -257,10 +248,10 @@ func ForRegenerate(stored, posted agentloop.History) agentloop.History {
 	return stored
 }
 
-// ToHistoryOf returns h as a client would post it back: FromHistory, then
+// asPosted returns h as a client would post it back: FromHistory, then
 // ToHistory. It is how [Reconcile] puts the stored history in the same form
 // as a posted one.
-func ToHistoryOf(h agentloop.History) agentloop.History {
+func asPosted(h agentloop.History) agentloop.History {
 	out, err := ToHistory(FromHistory(h))
 	if err != nil {
 		return h

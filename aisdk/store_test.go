@@ -232,6 +232,12 @@ func TestStore_OneRunPerChatAtATime(t *testing.T) {
 	}
 }
 
+// reconcilePosted runs Reconcile on a request whose messages are posted as
+// a client renders them.
+func reconcilePosted(stored, posted agentloop.History) (agentloop.History, error) {
+	return Reconcile(stored, &ChatRequest{ID: "c", Messages: FromHistory(posted), Trigger: TriggerSubmit})
+}
+
 func TestReconcile(t *testing.T) {
 	user := agentloop.Message{ID: "u1", Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart("hi")}}
 	stored := agentloop.History{
@@ -242,7 +248,7 @@ func TestReconcile(t *testing.T) {
 	next := agentloop.Message{ID: "u2", Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart("again")}}
 	t.Run("the client was cut off: shorter text, no result", func(t *testing.T) {
 		posted := agentloop.History{user, {ID: "m", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("Long ans")}}, next}
-		got, err := Reconcile(stored, posted)
+		got, err := reconcilePosted(stored, posted)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,24 +258,24 @@ func TestReconcile(t *testing.T) {
 	})
 	t.Run("a longer text is an edit", func(t *testing.T) {
 		posted := agentloop.History{user, {ID: "m", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("Long answer here. And more.")}}, next}
-		if _, err := Reconcile(stored, posted); !errors.Is(err, ErrConflict) {
+		if _, err := reconcilePosted(stored, posted); !errors.Is(err, ErrConflict) {
 			t.Errorf("err = %v", err)
 		}
 	})
 	t.Run("arguments compare as JSON values", func(t *testing.T) {
 		posted := agentloop.History{user, {ID: "m", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("Long answer here."), tc("s", "srv", `{ "a" : 1.0 }`)}}, next}
-		if _, err := Reconcile(stored, posted); err != nil {
+		if _, err := reconcilePosted(stored, posted); err != nil {
 			t.Errorf("err = %v", err)
 		}
 	})
 	t.Run("a forged result for a cancelled call", func(t *testing.T) {
 		posted := agentloop.History{user, stored[1], {Role: agentloop.RoleTool, Parts: []agentloop.Part{tr("s", "srv", "ok", false)}}, next}
-		if _, err := Reconcile(stored, posted); !errors.Is(err, ErrConflict) {
+		if _, err := reconcilePosted(stored, posted); !errors.Is(err, ErrConflict) {
 			t.Errorf("err = %v", err)
 		}
 	})
 	t.Run("a retry of a user message that got no answer is not doubled", func(t *testing.T) {
-		got, err := Reconcile(agentloop.History{user}, agentloop.History{user})
+		got, err := reconcilePosted(agentloop.History{user}, agentloop.History{user})
 		if err != nil || len(got) != 1 {
 			t.Errorf("got %v, %v", got, err)
 		}

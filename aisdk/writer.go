@@ -7,9 +7,9 @@ import (
 	"net/http"
 )
 
-// SetHeaders sets the response headers of a UI message stream
+// setHeaders sets the response headers of a UI message stream
 // (ui-message-stream.md §1) on h.
-func SetHeaders(h http.Header) {
+func setHeaders(h http.Header) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Connection", "keep-alive")
@@ -17,30 +17,41 @@ func SetHeaders(h http.Header) {
 	h.Set("X-Accel-Buffering", "no")
 }
 
+// writerBufferSize is how much a Writer buffers before it writes to the
+// underlying writer without waiting for Flush.
+const writerBufferSize = 32 << 10
+
 // Writer writes a UI message stream as server-sent events: each chunk as
 // "data: <json>\n\n", keep-alive comments, and "data: [DONE]\n\n" at the
-// end. It flushes after every event unless told otherwise.
+// end.
+//
+// Like a [bufio.Writer], it buffers: [Writer.WriteChunk] and
+// [Writer.KeepAlive] add events to the buffer, and the events reach the
+// client when [Writer.Flush] or [Writer.Close] is called, which write the
+// buffer and flush the underlying writer. A buffer that fills up is written
+// early, without the flush. Call Flush whenever the client should see what
+// was written so far (the [Handler] does when the run has nothing more
+// ready), and Close once at the end.
 //
 // A Writer is not safe for concurrent use: one goroutine writes. After a
-// write fails, every later call returns the same error.
+// write to the underlying writer fails, every later call returns that
+// error.
 type Writer struct {
-	w     io.Writer
-	flush func() error
-	buf   bytes.Buffer
-	err   error
-	// NoFlush, when set, leaves flushing to the caller ([Writer.Flush]),
-	// so several events can go out in one write.
-	NoFlush bool
-	done    bool
+	w      io.Writer
+	flush  func() error
+	buf    bytes.Buffer
+	err    error
+	closed bool
 }
 
 // NewWriter returns a Writer on w. When w is an [http.ResponseWriter], the
 // stream's headers are set on it (call NewWriter before anything is written
-// to w) and every event is flushed through [http.ResponseController].
+// to w) and Flush flushes it through [http.ResponseController]; when w has
+// a Flush() error method, Flush calls it.
 func NewWriter(w io.Writer) *Writer {
 	sw := &Writer{w: w}
 	if rw, ok := w.(http.ResponseWriter); ok {
-		SetHeaders(rw.Header())
+		setHeaders(rw.Header())
 		rc := http.NewResponseController(rw)
 		sw.flush = func() error {
 			if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
@@ -54,69 +65,43 @@ func NewWriter(w io.Writer) *Writer {
 	return sw
 }
 
-// WriteChunk writes one chunk as an SSE event.
+// errClosed is returned by writes after Close.
+var errClosed = errors.New("aisdk: write to a closed Writer (after data: [DONE])")
+
+// WriteChunk adds one chunk to the buffer as an SSE event. A chunk that
+// does not encode is an error that leaves the stream as it was.
 func (w *Writer) WriteChunk(c Chunk) error {
-	if w.err != nil {
-		return w.err
-	}
-	if w.done {
-		return errors.New("aisdk: chunk written after [DONE]")
-	}
-	w.buf.Reset()
-	w.buf.WriteString("data: ")
-	if err := appendChunk(&w.buf, c); err != nil {
-		return err // the stream is intact: nothing was written
-	}
-	w.buf.WriteString("\n\n")
-	return w.write()
-}
-
-// WriteChunks writes several chunks, flushing once at the end.
-func (w *Writer) WriteChunks(cs ...Chunk) error {
-	noFlush := w.NoFlush
-	w.NoFlush = true
-	for _, c := range cs {
-		if err := w.WriteChunk(c); err != nil {
-			w.NoFlush = noFlush
-			return err
-		}
-	}
-	w.NoFlush = noFlush
-	if !noFlush {
-		return w.Flush()
-	}
-	return nil
-}
-
-// KeepAlive writes the comment ": keep-alive\n\n", which clients ignore and
-// which keeps proxies from closing an idle stream.
-func (w *Writer) KeepAlive() error {
-	if w.err != nil {
-		return w.err
-	}
-	w.buf.Reset()
-	w.buf.WriteString(": keep-alive\n\n")
-	return w.write()
-}
-
-// Done writes "data: [DONE]\n\n", the end of the stream, and flushes.
-func (w *Writer) Done() error {
-	if w.err != nil {
-		return w.err
-	}
-	w.done = true
-	w.buf.Reset()
-	w.buf.WriteString("data: [DONE]\n\n")
-	if err := w.write(); err != nil {
+	if err := w.usable(); err != nil {
 		return err
 	}
-	return w.Flush()
+	n := w.buf.Len()
+	w.buf.WriteString("data: ")
+	if err := appendChunk(&w.buf, c); err != nil {
+		w.buf.Truncate(n)
+		return err
+	}
+	w.buf.WriteString("\n\n")
+	return w.spill()
 }
 
-// Flush flushes the underlying writer, if it can be flushed.
+// KeepAlive adds the comment ": keep-alive\n\n" to the buffer. Clients
+// ignore it; it keeps proxies from closing an idle stream once flushed.
+func (w *Writer) KeepAlive() error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	w.buf.WriteString(": keep-alive\n\n")
+	return w.spill()
+}
+
+// Flush writes the buffer to the underlying writer and flushes it, if it
+// can be flushed.
 func (w *Writer) Flush() error {
 	if w.err != nil {
 		return w.err
+	}
+	if err := w.writeOut(); err != nil {
+		return err
 	}
 	if w.flush != nil {
 		if err := w.flush(); err != nil {
@@ -127,13 +112,46 @@ func (w *Writer) Flush() error {
 	return nil
 }
 
-func (w *Writer) write() error {
-	if _, err := w.w.Write(w.buf.Bytes()); err != nil {
-		w.err = err
-		return err
+// Close ends the stream: it adds "data: [DONE]\n\n" and flushes. It does
+// not close the underlying writer. Writes after Close are errors; a second
+// Close does nothing.
+func (w *Writer) Close() error {
+	if w.closed {
+		return w.err
 	}
-	if w.NoFlush {
+	if w.err == nil {
+		w.buf.WriteString("data: [DONE]\n\n")
+	}
+	w.closed = true
+	return w.Flush()
+}
+
+func (w *Writer) usable() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errClosed
+	}
+	return nil
+}
+
+// spill writes the buffer out once it is full.
+func (w *Writer) spill() error {
+	if w.buf.Len() < writerBufferSize {
 		return nil
 	}
-	return w.Flush()
+	return w.writeOut()
+}
+
+func (w *Writer) writeOut() error {
+	if w.buf.Len() == 0 {
+		return nil
+	}
+	_, err := w.w.Write(w.buf.Bytes())
+	w.buf.Reset()
+	if err != nil {
+		w.err = err
+	}
+	return err
 }

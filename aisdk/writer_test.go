@@ -3,6 +3,7 @@ package aisdk
 import (
 	"errors"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,7 +16,7 @@ type flushRecorder struct {
 
 func (f *flushRecorder) Flush() { f.flushes++; f.ResponseRecorder.Flush() }
 
-func TestWriter_SetsHeadersFramesEventsAndFlushesEach(t *testing.T) {
+func TestWriter_SetsHeadersFramesEventsAndSendsThemOnFlush(t *testing.T) {
 	rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
 	w := NewWriter(rec)
 	if err := w.WriteChunk(StartChunk{MessageID: "m"}); err != nil {
@@ -27,7 +28,13 @@ func TestWriter_SetsHeadersFramesEventsAndFlushesEach(t *testing.T) {
 	if err := w.WriteChunk(TextDeltaChunk{ID: "t", Delta: "line1\nline2"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Done(); err != nil {
+	if rec.Body.Len() != 0 || rec.flushes != 0 {
+		t.Fatalf("before Flush: %d bytes written, %d flushes; want nothing", rec.Body.Len(), rec.flushes)
+	}
+	if err := w.Flush(); err != nil || rec.flushes != 1 {
+		t.Fatalf("Flush: %v, %d flushes", err, rec.flushes)
+	}
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	want := "data: {\"type\":\"start\",\"messageId\":\"m\"}\n\n" +
@@ -37,8 +44,8 @@ func TestWriter_SetsHeadersFramesEventsAndFlushesEach(t *testing.T) {
 	if diff := cmp.Diff(want, rec.Body.String()); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)
 	}
-	if rec.flushes < 4 {
-		t.Errorf("%d flushes for 4 events", rec.flushes)
+	if rec.flushes != 2 {
+		t.Errorf("%d flushes, want one per Flush and one for Close", rec.flushes)
 	}
 	for k, v := range map[string]string{
 		"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "Connection": "keep-alive",
@@ -49,22 +56,41 @@ func TestWriter_SetsHeadersFramesEventsAndFlushesEach(t *testing.T) {
 		}
 	}
 	if err := w.WriteChunk(FinishChunk{}); err == nil {
-		t.Error("a chunk after [DONE] was accepted")
+		t.Error("a chunk after Close was accepted")
+	}
+	if err := w.Close(); err != nil || strings.Count(rec.Body.String(), "[DONE]") != 1 {
+		t.Errorf("a second Close: %v, body %q", err, rec.Body.String())
 	}
 }
 
-func TestWriter_NoFlushBatchesUntilFlush(t *testing.T) {
+func TestWriter_AFullBufferIsWrittenWithoutFlushing(t *testing.T) {
 	rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
 	w := NewWriter(rec)
-	w.NoFlush = true
-	if err := w.WriteChunks(StartStepChunk{}, FinishStepChunk{}); err != nil {
+	big := TextDeltaChunk{ID: "t", Delta: strings.Repeat("x", writerBufferSize)}
+	if err := w.WriteChunk(big); err != nil {
 		t.Fatal(err)
 	}
-	if rec.flushes != 0 {
-		t.Errorf("%d flushes before Flush", rec.flushes)
+	if rec.Body.Len() <= writerBufferSize || rec.flushes != 0 {
+		t.Errorf("after a buffer's worth: %d bytes written, %d flushes; want it written, not flushed", rec.Body.Len(), rec.flushes)
 	}
-	if err := w.Flush(); err != nil || rec.flushes != 1 {
-		t.Errorf("Flush: %v, %d flushes", err, rec.flushes)
+}
+
+func TestWriter_AChunkThatDoesNotEncodeLeavesTheStreamIntact(t *testing.T) {
+	rec := httptest.NewRecorder()
+	w := NewWriter(rec)
+	if err := w.WriteChunk(nil); err == nil {
+		t.Fatal("a nil chunk was accepted")
+	}
+	bad := ToolOutputAvailableChunk{ToolCallID: "c", Output: []byte("{not json")}
+	if err := w.WriteChunk(bad); err == nil {
+		t.Fatal("a chunk with invalid output JSON was accepted")
+	}
+	if err := w.WriteChunk(StartStepChunk{}); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Close()
+	if want := "data: {\"type\":\"start-step\"}\n\ndata: [DONE]\n\n"; rec.Body.String() != want {
+		t.Errorf("body %q, want %q", rec.Body.String(), want)
 	}
 }
 
@@ -83,13 +109,22 @@ func TestWriter_AfterAFailedWriteEveryCallFails(t *testing.T) {
 	if err := w.WriteChunk(StartChunk{}); err != nil {
 		t.Fatal(err)
 	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteChunk(StartStepChunk{}); err != nil {
+		t.Fatal(err) // buffered: the failure shows at the next write out
+	}
+	if err := w.Flush(); err == nil {
+		t.Fatal("a flush to a broken writer succeeded")
+	}
 	if err := w.WriteChunk(StartStepChunk{}); err == nil {
-		t.Fatal("write to a broken writer succeeded")
+		t.Error("WriteChunk after a failure succeeded")
 	}
 	if err := w.KeepAlive(); err == nil {
 		t.Error("KeepAlive after a failure succeeded")
 	}
-	if err := w.Done(); err == nil {
-		t.Error("Done after a failure succeeded")
+	if err := w.Close(); err == nil {
+		t.Error("Close after a failure succeeded")
 	}
 }

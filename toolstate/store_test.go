@@ -244,28 +244,32 @@ func TestFileStoreHelperProcess(t *testing.T) {
 	}
 }
 
+// BenchmarkRecordAndSave records one tool result in a conversation that
+// knows 8 or 512 tools: with the file store, the cost should not depend on
+// the number of tools.
 func BenchmarkRecordAndSave(b *testing.B) {
 	for _, name := range []string{"memory", "file"} {
-		b.Run(name, func(b *testing.B) {
-			store := stores(b)[name]
-			clk := newClock()
-			tr := &toolstate.Tracker{Store: store, Now: clk.Now}
-			hooks := tr.Hooks("chat")
-			// A conversation with a few tools, as in a real agent.
-			for i := range 8 {
-				_ = hooks.AfterToolCall(context.Background(), agentloop.ToolCall{Name: fmt.Sprintf("tool_%d", i)}, &agentloop.ToolResult{})
-			}
-			call := agentloop.ToolCall{Name: "tool_0"}
-			res := &agentloop.ToolResult{Content: "ok"}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				clk.Advance(1)
-				if err := hooks.AfterToolCall(context.Background(), call, res); err != nil {
-					b.Fatal(err)
+		for _, tools := range []int{8, 512} {
+			b.Run(fmt.Sprintf("%s/tools=%d", name, tools), func(b *testing.B) {
+				store := stores(b)[name]
+				clk := newClock()
+				tr := &toolstate.Tracker{Store: store, Now: clk.Now}
+				hooks := tr.Hooks("chat")
+				for i := range tools {
+					_ = hooks.AfterToolCall(context.Background(), agentloop.ToolCall{Name: fmt.Sprintf("tool_%d", i)}, &agentloop.ToolResult{})
 				}
-			}
-		})
+				call := agentloop.ToolCall{Name: "tool_0"}
+				res := &agentloop.ToolResult{Content: "ok"}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					clk.Advance(1)
+					if err := hooks.AfterToolCall(context.Background(), call, res); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
 

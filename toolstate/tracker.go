@@ -90,8 +90,13 @@ func (t *Tracker) fail(id string, err error) error {
 // BeforeModelCall adds the offered tools the state does not know yet, then
 // removes from req.Tools every tool that is not available. AfterToolCall
 // records the result: an error result is a failure, any other a success.
-// Results of tools that these hooks hid on the run's latest model call,
-// or that were not offered on it, are not recorded (the tool did not run).
+// Results that say nothing about the tool's health are not recorded: those
+// of tools that these hooks hid on the run's latest model call or that were
+// not offered on it (the tool did not run), calls whose arguments did not
+// fit the schema (the model's mistake, [agentloop.ErrInvalidArgs]), and
+// calls a cancel cut short ([agentloop.ErrCancelled]). A timeout, a panic
+// and the tool's own error are failures. A result that arrives after the
+// run was cancelled is still recorded.
 func (t *Tracker) Hooks(conversationID string) *agentloop.Hooks {
 	var (
 		mu      sync.Mutex
@@ -132,11 +137,12 @@ func (t *Tracker) Hooks(conversationID string) *agentloop.Hooks {
 			mu.Lock()
 			skip := offered != nil && !offered[call.Name]
 			mu.Unlock()
-			if skip {
+			if skip || errors.Is(result.Err, agentloop.ErrCancelled) || errors.Is(result.Err, agentloop.ErrInvalidArgs) {
 				return nil
 			}
 			isErr, content := result.IsError, result.Content
-			err := t.update(ctx, conversationID, func(s *State) error {
+			// What happened is recorded even when the run was cancelled meanwhile.
+			err := t.update(context.WithoutCancel(ctx), conversationID, func(s *State) error {
 				if isErr {
 					s.RecordFailure(call.Name, content, t.now())
 				} else {

@@ -4,6 +4,11 @@
 //	go run ./examples/quickstart -prompt "2 + 3?"     # one run, then exit (non-zero if the run fails)
 //	go run ./examples/quickstart -script turns.json   # a scripted model (simtest JSON format)
 //	go run ./examples/quickstart -provider openai -model gpt-4.1-mini
+//	go run ./examples/quickstart -mcp "npx -y @modelcontextprotocol/server-everything"
+//	go run ./examples/quickstart -mcp-url http://127.0.0.1:3001/mcp
+//
+// -mcp "COMMAND ARGS" (repeatable) adds the tools of an MCP server started
+// over stdio, -mcp-url URL those of one reached over streamable HTTP.
 //
 // With no -model, Ollama runs qwen3:4b (ollama pull qwen3:4b) when the server
 // has it, else the first model the server lists, and says so. OpenAI (Chat
@@ -11,9 +16,15 @@
 // openai-responses) and Anthropic read their keys from OPENAI_API_KEY and
 // ANTHROPIC_API_KEY.
 //
+// Traces: OTEL_TRACES_EXPORTER=console prints each run's OpenTelemetry spans
+// to stderr, and OTEL_EXPORTER_OTLP_ENDPOINT sends them to a collector
+// (telemetry.go).
+//
 // With no LLM configured and no Ollama server reachable it runs a built-in
 // simulator (the simtest scripted model) that calls a tool and answers, and
-// says so. With no -prompt and no terminal on stdin it runs one demo prompt.
+// says so. With no -prompt and no terminal on stdin it reads the prompts from
+// stdin, one per line, as one conversation, and stops at the first failed
+// run; empty stdin runs one demo prompt.
 package main
 
 import (
@@ -30,15 +41,23 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/examples/internal/mcpflags"
 )
 
 const demoPrompt = "What is the weather in Paris, and what is 2 + 3?"
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "quickstart:", err)
-		os.Exit(1)
+	os.Exit(exitCode(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr))
+}
+
+// exitCode reports err and returns the process's exit status: 0 for none
+// and for -help (whose usage was printed), 1 otherwise.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
+	fmt.Fprintln(stderr, "quickstart:", err)
+	return 1
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -50,6 +69,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.StringVar(&cfg.provider, "provider", "", "ollama, openai (Chat Completions), openai-responses or anthropic (default: Ollama when reachable, else the simulator)")
 	fs.StringVar(&cfg.model, "model", "", "model name for -provider")
 	fs.StringVar(&cfg.baseURL, "base-url", "", "server URL for -provider (default: the provider's own, or OLLAMA_HOST / OPENAI_BASE_URL / ANTHROPIC_BASE_URL)")
+	mcpServers := mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -66,11 +86,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	defer mcpServers.Close()
+	if tools, err = mcpServers.Tools(ctx, tools, stderr); err != nil {
+		return err
+	}
 	agent := &agentloop.Agent{
 		Model:  model,
 		System: "You are a helpful assistant. Use the tools when they help, then answer briefly.",
 		Tools:  tools,
 	}
+	flush, err := traceAgent(ctx, agent, stderr)
+	if err != nil {
+		return err
+	}
+	defer flush()
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
@@ -80,9 +109,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	if !isTerminal(stdin) {
-		fmt.Fprintf(stdout, "> %s\n", demoPrompt)
-		_, err := converse(ctx, agent, nil, demoPrompt, stdout)
-		return err
+		return piped(ctx, agent, stdin, stdout)
 	}
 	// Interactive: keep the history across prompts.
 	fmt.Fprintf(stdout, "Type a message (try: %s). Ctrl-D to quit.\n", demoPrompt)
@@ -104,6 +131,37 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintln(stdout)
 	return sc.Err()
+}
+
+// piped runs the prompts read from stdin, one per line, as one
+// conversation, and stops at the first failed run. Empty stdin runs the demo
+// prompt.
+func piped(ctx context.Context, agent *agentloop.Agent, stdin io.Reader, stdout io.Writer) error {
+	var history agentloop.History
+	prompts := 0
+	sc := bufio.NewScanner(stdin)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		prompts++
+		fmt.Fprintf(stdout, "> %s\n", line)
+		h, err := converse(ctx, agent, history, line, stdout)
+		if err != nil {
+			return err
+		}
+		history = h
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading prompts from stdin: %w", err)
+	}
+	if prompts == 0 {
+		fmt.Fprintf(stdout, "> %s\n", demoPrompt)
+		_, err := converse(ctx, agent, nil, demoPrompt, stdout)
+		return err
+	}
+	return nil
 }
 
 // converse runs one prompt, printing every item, and returns the history to
@@ -164,6 +222,8 @@ func (p *printer) print(item agentloop.Item) {
 	case agentloop.ToolCallReady:
 		p.line()
 		fmt.Fprintf(p.out, "→ %s(%s)\n", it.Call.Name, it.Call.Args)
+	case agentloop.ToolProgress:
+		fmt.Fprintf(p.out, "… %s\n", it.Content)
 	case agentloop.ToolResultReady:
 		mark := "←"
 		if it.Result.IsError {
@@ -172,7 +232,7 @@ func (p *printer) print(item agentloop.Item) {
 		fmt.Fprintf(p.out, "%s %s\n", mark, it.Result.Content)
 	case agentloop.Final:
 		p.line()
-		fmt.Fprintf(p.out, "[%d turns, %d input + %d output tokens]\n", it.Turns, it.Usage.Input, it.Usage.Output)
+		fmt.Fprintf(p.out, "[%s, %d input + %d output tokens]\n", count(it.Turns, "turn", "turns"), it.Usage.Input, it.Usage.Output)
 	}
 }
 
@@ -180,4 +240,12 @@ func (p *printer) print(item agentloop.Item) {
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// count returns n with the singular or plural noun: "1 turn", "2 turns".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

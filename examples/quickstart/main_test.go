@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,6 +41,23 @@ func TestQuickstart_NoTerminalRunsTheDemoPrompt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "> "+demoPrompt)
 	assert.Contains(t, out, `← {"sum":5}`)
+}
+
+// Prompts piped on stdin are run one per line, as one conversation.
+func TestQuickstart_PipedPromptsRunOnePerLine(t *testing.T) {
+	out, _, err := runQuickstart(t, "first question\n\nsecond question\n", "-script", "testdata/two-prompts.json")
+	require.NoError(t, err)
+	assert.Equal(t, "> first question\nFirst answer.\n[1 turn, 0 input + 0 output tokens]\n"+
+		"> second question\nSecond answer.\n[1 turn, 0 input + 0 output tokens]\n", out)
+}
+
+// -help prints the usage and is not a failure.
+func TestQuickstart_HelpIsNotAnError(t *testing.T) {
+	_, errOut, err := runQuickstart(t, "", "-help")
+	require.ErrorIs(t, err, flag.ErrHelp)
+	assert.Contains(t, errOut, "-prompt")
+	assert.Equal(t, 0, exitCode(err, io.Discard), "main exits 0 after -help")
+	assert.Equal(t, 1, exitCode(errors.New("boom"), io.Discard))
 }
 
 func TestQuickstart_ScriptAnswers(t *testing.T) {
@@ -111,7 +131,7 @@ func TestQuickstart_UsesOllamaWhenReachableWithTheDefaultModel(t *testing.T) {
 	assert.NotContains(t, errOut, "simulator")
 	assert.NotContains(t, errOut, "ollama pull")
 	assert.Contains(t, out, "Hello from qwen3:4b.")
-	assert.Contains(t, out, "[1 turns, 3 input + 4 output tokens]")
+	assert.Contains(t, out, "[1 turn, 3 input + 4 output tokens]")
 }
 
 func TestQuickstart_DetectedOllamaWithoutTheDefaultModelUsesTheFirstAndSaysHowToPullIt(t *testing.T) {

@@ -26,7 +26,7 @@ func chooseModel(ctx context.Context, cfg modelConfig, stderr io.Writer) (agentl
 		if err != nil {
 			return nil, "", err
 		}
-		return simtest.NewModel(turns...), fmt.Sprintf("model: scripted (%s, %d turns)", cfg.script, len(turns)), nil
+		return simtest.NewModel(turns...), fmt.Sprintf("model: scripted (%s, %s)", cfg.script, count(len(turns), "turn", "turns")), nil
 	}
 	if cfg.provider != "" {
 		return providerModel(ctx, cfg, stderr)

@@ -12,25 +12,34 @@ import (
 
 // demoModel is the built-in demo script: a scripted model whose every reply
 // is computed from the request, so it works across the continuation POSTs
-// of a chat without any server state. After each user message it goes
-// through these steps, skipping a step whose tool is not offered:
+// of a chat without any server state. A user message that asks about
+// Markdown ("markdown", "format", "code block") gets a formatted answer
+// showing what the page renders (headings, a list, a table, a link, a
+// highlighted Go block), with no tools. Any other message goes through
+// these steps, skipping a step whose tool is not offered:
 //
 //  1. calls get_weather for the city named in the message ("… in Paris";
 //     Paris by default), and add when the message holds "<a> + <b>";
 //  2. calls the front end's create_record tool (the page provides it) with
 //     {"name": "Ada Lovelace", "email": "ada@example.com"};
 //  3. calls delete_record {"id": 42}, which needs the user's approval;
-//  4. answers with a summary of the results.
-func demoModel() *simtest.Model {
-	return simtest.NewFuncModel(demoReply)
+//  4. answers with a Markdown summary of the results.
+//
+// p paces the text and reasoning (see [pacing]); the zero pacing streams
+// each reply at once.
+func demoModel(p pacing) *simtest.Model {
+	return simtest.NewFuncModel(func(req *agentloop.Request) ([]simtest.Step, error) {
+		return demoReply(req, p)
+	})
 }
 
 var (
-	cityRe = regexp.MustCompile(`\b(?:in|for|at)\s+([A-Z][\p{L}-]+(?:\s+[A-Z][\p{L}-]+)?)`)
-	sumRe  = regexp.MustCompile(`(-?\d+(?:\.\d+)?)\s*\+\s*(-?\d+(?:\.\d+)?)`)
+	cityRe     = regexp.MustCompile(`\b(?:in|for|at)\s+([A-Z][\p{L}-]+(?:\s+[A-Z][\p{L}-]+)?)`)
+	sumRe      = regexp.MustCompile(`(-?\d+(?:\.\d+)?)\s*\+\s*(-?\d+(?:\.\d+)?)`)
+	markdownRe = regexp.MustCompile(`(?i)\b(markdown|format(ting|ted)?|code blocks?)\b`)
 )
 
-func demoReply(req *agentloop.Request) ([]simtest.Step, error) {
+func demoReply(req *agentloop.Request, p pacing) ([]simtest.Step, error) {
 	last := -1
 	for i, m := range req.Messages {
 		if m.Role == agentloop.RoleUser {
@@ -59,69 +68,95 @@ func demoReply(req *agentloop.Request) ([]simtest.Step, error) {
 	}
 
 	switch {
+	case markdownRe.MatchString(userText):
+		steps := p.reasoning(markdownReasoning)
+		steps = append(steps, p.text(markdownAnswer)...)
+		return append(steps, simtest.Usage(30, 120)), nil
 	case offered["get_weather"] && !called["get_weather"]:
 		city := "Paris"
 		if m := cityRe.FindStringSubmatch(userText); m != nil {
 			city = m[1]
 		}
-		steps := []simtest.Step{
-			simtest.Reasoning("This is the demo script. First a server tool: the weather."),
-			simtest.Text(fmt.Sprintf("Let me look up the weather in %s first.", city)),
-			simtest.Call("", "get_weather", map[string]string{"city": city}),
-		}
+		steps := p.reasoning("This is the demo script. First a **server tool**: the weather.")
+		steps = append(steps, p.text(fmt.Sprintf("Let me look up the weather in %s first.", city))...)
+		steps = append(steps, simtest.Call("", "get_weather", map[string]string{"city": city}))
 		if m := sumRe.FindStringSubmatch(userText); m != nil && offered["add"] {
 			steps = append(steps, simtest.Call("", "add", json.RawMessage(fmt.Sprintf(`{"a":%s,"b":%s}`, m[1], m[2]))))
 		}
 		return append(steps, simtest.Usage(40, 20)), nil
 	case offered["create_record"] && !called["create_record"]:
-		return []simtest.Step{
-			simtest.Text("Now please fill in the new record in the form."),
+		return append(p.text("Now please fill in the new record in the form."),
 			simtest.Call("", "create_record", map[string]string{"name": "Ada Lovelace", "email": "ada@example.com"}),
 			simtest.Usage(60, 15),
-		}, nil
+		), nil
 	case offered["delete_record"] && !called["delete_record"]:
-		return []simtest.Step{
-			simtest.Text("I would also delete the old record 42. Please approve or deny that."),
+		return append(p.text("I would also delete the old record 42. Please approve or deny that."),
 			simtest.Call("", "delete_record", map[string]int{"id": 42}),
 			simtest.Usage(80, 15),
-		}, nil
+		), nil
 	}
-	return []simtest.Step{simtest.Text(summary(results)), simtest.Usage(100, 40)}, nil
+	return append(p.text(summary(results)), simtest.Usage(100, 40)), nil
 }
 
-// summary is the demo's final answer.
+// summary is the demo's final answer: a Markdown list of what each tool
+// returned.
 func summary(results map[string]agentloop.ToolResult) string {
 	var lines []string
 	if r, ok := results["get_weather"]; ok {
 		var f forecast
 		if !r.IsError && json.Unmarshal([]byte(r.Content), &f) == nil {
-			lines = append(lines, fmt.Sprintf("The weather in %s: %s, %d to %d °C.", f.City, f.Conditions, f.LowC, f.HighC))
+			lines = append(lines, fmt.Sprintf("**Weather in %s:** %s, %d to %d °C.", f.City, f.Conditions, f.LowC, f.HighC))
 		} else {
-			lines = append(lines, "The weather lookup failed: "+r.Content)
+			lines = append(lines, "**Weather:** the lookup failed: "+r.Content)
 		}
 	}
 	if r, ok := results["add"]; ok {
-		lines = append(lines, "The sum: "+r.Content+".")
+		lines = append(lines, "**Sum:** `"+r.Content+"`.")
 	}
 	if r, ok := results["create_record"]; ok {
 		if r.IsError {
-			lines = append(lines, "The record form did not complete: "+r.Content)
+			lines = append(lines, "**Form:** it did not complete: "+r.Content)
 		} else {
-			lines = append(lines, "The form returned "+r.Content+".")
+			lines = append(lines, "**Form:** it returned `"+r.Content+"`.")
 		}
 	}
 	if r, ok := results["delete_record"]; ok {
 		switch {
 		case strings.HasPrefix(r.Content, "The user denied"):
-			lines = append(lines, "You denied deleting record 42, so I left it alone.")
+			lines = append(lines, "**Approval:** You denied deleting record 42, so I left it alone.")
 		case r.IsError:
-			lines = append(lines, "Deleting record 42 failed: "+r.Content)
+			lines = append(lines, "**Approval:** Deleting record 42 failed: "+r.Content)
 		default:
-			lines = append(lines, "Record 42 is deleted.")
+			lines = append(lines, "**Approval:** Record 42 is deleted.")
 		}
 	}
 	if len(lines) == 0 {
-		return "Hello! This is the agentloop demo script. Ask me about the weather somewhere."
+		return "Hello! This is the agentloop demo script. Ask me about the **weather** somewhere, or ask for some **Markdown**."
 	}
-	return strings.Join(append(lines, "That is the whole demo."), " ")
+	return "Here is what happened:\n\n- " + strings.Join(lines, "\n- ") + "\n\nThat is the whole demo."
 }
+
+// markdownReasoning and markdownAnswer are the demo's reply to a question
+// about formatting: everything the page's Markdown renders.
+const (
+	markdownReasoning = "The user asks about formatting. I will show **bold** text, a list, a table, a link and a `Go` code block."
+	markdownAnswer    = "## What answers can look like\n\n" +
+		"Answers are **GitHub-flavoured Markdown**, so a model can use *emphasis*, `inline code`, ~~strike-through~~ and lists:\n\n" +
+		"1. text streams in word by word;\n" +
+		"2. tools show their state as they run;\n" +
+		"3. you can stop a reply at any time.\n\n" +
+		"| tool | runs in |\n| --- | --- |\n| `get_weather` | the server |\n| `create_record` | your browser |\n| `delete_record` | the server, after you approve |\n\n" +
+		"Code blocks are highlighted and scroll inside themselves:\n\n" +
+		"```go\n" +
+		"agent := &agentloop.Agent{Model: model, Tools: tools}\n" +
+		"for item, err := range agent.Stream(ctx, history) {\n" +
+		"\tif err != nil {\n" +
+		"\t\treturn fmt.Errorf(\"run: %w\", err) // a long comment that makes this line wider than a phone screen\n" +
+		"\t}\n" +
+		"\tif t, ok := item.(agentloop.TextDelta); ok {\n" +
+		"\t\tfmt.Print(t.Text)\n" +
+		"\t}\n" +
+		"}\n" +
+		"```\n\n" +
+		"Links open in a new tab: [the AI SDK UI docs](https://ai-sdk.dev/docs/ai-sdk-ui)."
+)

@@ -97,26 +97,47 @@ func startServer(t *testing.T, args ...string) *testServer {
 	}
 }
 
-// TestBrowser_DemoFormApprovalsToolStatesAndStop drives the embedded page
-// in headless Chromium (e2e/e2e.mjs) against two servers: the built-in demo
-// script (streamed text, backend tool UIs, the create_record form edited
-// and submitted, approve and deny) and e2e/toolstates.json (three failures
-// mark get_weather failed in the tool-state panel, Reset clears it, a
-// tool call shows its running state until Stop cancels the hanging run,
-// which the server's log must confirm, a model error shows in the thread).
-// Screenshots go to a temporary folder, or to
-// E2E_SCREENSHOTS when set (e.g. e2e/screenshots to refresh the committed
-// ones). It skips when node, e2e/node_modules or Chromium is missing,
-// except under CI=true, where it fails.
-func TestBrowser_DemoFormApprovalsToolStatesAndStop(t *testing.T) {
+// screenshots are the states e2e/e2e.mjs saves, at each size
+// (<size>-<name>.png); the desktop alone also saves desktopOnlyShots.
+var (
+	screenshots = []string{
+		"00-welcome", "01-markdown", "02-markdown-dark", "03-scrolled-up", "04-long-word",
+		"05-editing", "06-edited", "07-regenerated", "08-form", "09-approval", "10-final-approve",
+		"11-tool-failed", "13-running", "14-stopped", "15-error",
+	}
+	desktopOnlyShots = []string{"10-final-deny", "10-final-cancel", "12-tool-reset", "16-preliminary", "17-unreachable"}
+)
+
+// TestBrowser_PageAtDesktopAndPhoneSizes drives the embedded page in
+// headless Chromium (e2e/e2e.mjs) at 1280×800 and 390×844, checking on
+// every screen that nothing overflows sideways, that the chat column
+// keeps 300 px on the phone, and that axe-core finds no serious or
+// critical violation. Against the built-in demo (unpaced): the welcome
+// screen's suggestion, Markdown (bold, a table, a highlighted code block,
+// safe links) in light and dark mode, scroll-to-bottom, Shift+Enter and a
+// long word that wraps, edit and resend, regenerate, the create_record
+// form edited and submitted, approve, deny and cancel; and, with a canned
+// response, a tool's preliminary output and a javascript: link dropped;
+// a server that cannot be reached gets its own short sentence.
+// Against e2e/toolstates.json (one server per size): three failures mark
+// get_weather failed in the tool-state panel (a drawer on the phone),
+// Reset clears it, a tool call shows its running state until Stop (the
+// button on the desktop, Escape on the phone) cancels the hanging run,
+// which the server's log must confirm, the reply is marked stopped, and a
+// model error shows as one short sentence. Screenshots go to a temporary
+// folder, or to E2E_SCREENSHOTS when set (e.g. e2e/screenshots to refresh
+// the committed ones). It skips when node, e2e/node_modules or Chromium is
+// missing, except under CI=true, where it fails.
+func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 	if missing := browserTestPrereqs(); missing != "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("browser test needs: %s", missing)
 		}
 		t.Skipf("browser test skipped; missing: %s", missing)
 	}
-	demo := startServer(t)
-	failing := startServer(t, "-script", filepath.Join("e2e", "toolstates.json"))
+	demo := startServer(t, "-pace", "0")
+	script := filepath.Join("e2e", "toolstates.json")
+	failing := []*testServer{startServer(t, "-script", script), startServer(t, "-script", script)}
 
 	shots := os.Getenv("E2E_SCREENSHOTS")
 	if shots == "" {
@@ -124,13 +145,13 @@ func TestBrowser_DemoFormApprovalsToolStatesAndStop(t *testing.T) {
 	} else if abs, err := filepath.Abs(shots); err == nil {
 		shots = abs
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "e2e.mjs")
 	cmd.Dir = "e2e"
 	cmd.Env = append(os.Environ(),
 		"WEBCHAT_URL="+demo.URL,
-		"WEBCHAT_FAIL_URL="+failing.URL,
+		"WEBCHAT_FAIL_URLS="+failing[0].URL+","+failing[1].URL,
 		"SCREENSHOTS="+shots,
 		"CHROMIUM="+chromiumPath,
 	)
@@ -143,22 +164,34 @@ func TestBrowser_DemoFormApprovalsToolStatesAndStop(t *testing.T) {
 		}
 		t.Fatalf("running node e2e.mjs: %v", err)
 	}
-	for _, want := range []string{"PASS form-and-approve", "PASS form-and-deny", "PASS form-cancel", "PASS tool-states-and-stop", "all passed"} {
+	for _, want := range []string{
+		"PASS desktop welcome-markdown-edit-regenerate", "PASS phone welcome-markdown-edit-regenerate",
+		"PASS desktop form-and-approve", "PASS phone form-and-approve", "PASS desktop form-and-deny",
+		"PASS desktop form-cancel", "PASS desktop preliminary-output-and-unsafe-link",
+		"PASS desktop tool-states-stop-error", "PASS phone tool-states-stop-error", "all passed",
+	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("e2e.mjs output lacks %q", want)
 		}
 	}
-	for _, name := range []string{
-		"00-start", "01-form-prefilled", "02-form-edited", "03-approval-approve", "03-approval-deny",
-		"04-final-approve", "04-final-deny", "04-final-cancel", "05-tool-failed", "06-tool-reset",
-		"07-running-stop", "08-stopped", "09-error",
-	} {
+	var names []string
+	for _, size := range []string{"desktop", "phone"} {
+		for _, n := range screenshots {
+			names = append(names, size+"-"+n)
+		}
+	}
+	for _, n := range desktopOnlyShots {
+		names = append(names, "desktop-"+n)
+	}
+	for _, name := range names {
 		if _, err := os.Stat(filepath.Join(shots, name+".png")); err != nil {
 			t.Errorf("screenshot %s: %v", name, err)
 		}
 	}
 	// Stop must cancel the run on the server, not only in the page.
-	if log := failing.Stop(t); !strings.Contains(log, "POST /api/chat: the client went away; its run was cancelled") {
-		t.Errorf("after Stop, the server log does not report a cancelled run:\n%s", log)
+	for i, s := range failing {
+		if log := s.Stop(t); !strings.Contains(log, "POST /api/chat: the client went away; its run was cancelled") {
+			t.Errorf("after Stop, server %d's log does not report a cancelled run:\n%s", i, log)
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,7 +24,9 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // browser is a minimal useChat for these tests: it posts the messages and
-// applies the streamed chunks to the assistant message.
+// applies the streamed chunks to the assistant message, keeping the
+// signatures the server puts on its parts where the real client keeps them
+// (the handler refuses parts that come back without them).
 type browser struct {
 	t     *testing.T
 	url   string
@@ -62,7 +66,7 @@ func (b *browser) post() (finish string, types []string) {
 		if err != nil {
 			b.t.Fatal(err)
 		}
-		types = append(types, c.ChunkType())
+		types = append(types, aisdk.ChunkType(c))
 		find := func(id string) *aisdk.UIPart {
 			for i := range m.Parts {
 				if m.Parts[i].ToolCallID == id {
@@ -82,29 +86,41 @@ func (b *browser) post() (finish string, types []string) {
 			m.Parts = append(m.Parts, aisdk.UIPart{Type: "text"})
 		case aisdk.TextDeltaChunk:
 			m.Parts[text[v.ID]].Text += v.Delta
+		case aisdk.TextEndChunk:
+			p := &m.Parts[text[v.ID]]
+			p.State, p.ProviderMetadata = aisdk.StateDone, metadata(v.ProviderMetadata)
 		case aisdk.ToolInputStartChunk:
 			m.Parts = append(m.Parts, aisdk.UIPart{Type: "tool-" + v.ToolName, ToolCallID: v.ToolCallID, State: aisdk.StateInputStreaming})
 		case aisdk.ToolInputAvailableChunk:
 			p := find(v.ToolCallID)
-			p.State, p.Input = aisdk.StateInputAvailable, v.Input
+			p.State, p.Input, p.CallProviderMetadata = aisdk.StateInputAvailable, v.Input, metadata(v.ProviderMetadata)
 		case aisdk.ToolApprovalRequestChunk:
 			p := find(v.ToolCallID)
-			p.State, p.Approval = aisdk.StateApprovalRequested, &aisdk.UIApproval{ID: v.ApprovalID}
+			p.State, p.Approval = aisdk.StateApprovalRequested, &aisdk.UIApproval{ID: v.ApprovalID, Signature: v.Signature}
 		case aisdk.ToolOutputAvailableChunk:
 			p := find(v.ToolCallID)
-			p.State, p.Output = aisdk.StateOutputAvailable, v.Output
+			p.State, p.Output, p.ResultProviderMetadata = aisdk.StateOutputAvailable, v.Output, metadata(v.ProviderMetadata)
 		case aisdk.ToolOutputErrorChunk:
 			p := find(v.ToolCallID)
-			p.State, p.ErrorText = aisdk.StateOutputError, v.ErrorText
+			p.State, p.ErrorText, p.ResultProviderMetadata = aisdk.StateOutputError, v.ErrorText, metadata(v.ProviderMetadata)
 		case aisdk.ToolOutputDeniedChunk:
 			find(v.ToolCallID).State = aisdk.StateOutputDenied
 		case aisdk.FinishChunk:
-			finish = v.FinishReason
+			finish = string(v.FinishReason)
 		case aisdk.ErrorChunk:
 			b.t.Fatalf("error chunk: %s", v.ErrorText)
 		}
 	}
 	return finish, types
+}
+
+// metadata returns providerMetadata as the client stores it on a part.
+func metadata(md aisdk.ProviderMetadata) json.RawMessage {
+	if md == nil {
+		return nil
+	}
+	b, _ := json.Marshal(md)
+	return b
 }
 
 func (b *browser) part(toolType string) *aisdk.UIPart {
@@ -158,7 +174,7 @@ func TestDemo_GoesThroughBackendToolFormApprovalAndAnswer(t *testing.T) {
 				t.Fatalf("POST 3: finish %q, chunks %v", finish, types)
 			}
 			answer := b.msgs[1].Parts[len(b.msgs[1].Parts)-1].Text
-			for _, want := range []string{"The weather in Oslo", "The sum: {\"sum\":5}", `"id":7`, map[bool]string{true: "Record 42 is deleted", false: "You denied"}[approve]} {
+			for _, want := range []string{"**Weather in Oslo:**", "**Sum:** `{\"sum\":5}`", `"id":7`, map[bool]string{true: "Record 42 is deleted", false: "You denied"}[approve]} {
 				if !strings.Contains(answer, want) {
 					t.Errorf("answer %q lacks %q", answer, want)
 				}
@@ -336,6 +352,7 @@ func TestChat_AClientThatGoesAwayCancelsTheRunOnTheServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -351,5 +368,17 @@ func TestChat_AClientThatGoesAwayCancelsTheRunOnTheServer(t *testing.T) {
 	srv.Close()
 	if got := logs.String(); !strings.Contains(got, "POST /api/chat: the client went away; its run was cancelled") {
 		t.Errorf("server log %q does not report the cancelled run", got)
+	}
+}
+
+// -help is not a failure: run returns flag.ErrHelp, on which main exits 0.
+func TestFlags_HelpReturnsErrHelp(t *testing.T) {
+	var usage strings.Builder
+	err := run(t.Context(), []string{"-help"}, &usage, nil)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("run(-help) = %v, want flag.ErrHelp", err)
+	}
+	if !strings.Contains(usage.String(), "-addr") {
+		t.Errorf("usage %q", usage.String())
 	}
 }

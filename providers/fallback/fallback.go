@@ -101,7 +101,7 @@ func (m *Model) ShouldFallBack(err error) bool {
 // has a ModelInfo method, and is zero otherwise. Use Config.OnFallback to
 // see when another model answers.
 func (m *Model) ModelInfo() agentloop.ModelInfo {
-	if named, ok := m.cfg.Models[0].(interface{ ModelInfo() agentloop.ModelInfo }); ok {
+	if named, ok := m.cfg.Models[0].(agentloop.ModelDescriber); ok {
 		return named.ModelInfo()
 	}
 	return agentloop.ModelInfo{}

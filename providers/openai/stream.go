@@ -7,8 +7,8 @@ import (
 	"io"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/internal/sse"
 	"github.com/agentloop/agentloop/providers/internal/httpx"
-	"github.com/agentloop/agentloop/providers/internal/sse"
 )
 
 // streamChunk is one chat.completion.chunk (or an error event).

@@ -9,9 +9,9 @@ import (
 	"slices"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/internal/sse"
 	"github.com/agentloop/agentloop/providers"
 	"github.com/agentloop/agentloop/providers/internal/httpx"
-	"github.com/agentloop/agentloop/providers/internal/sse"
 )
 
 // event is one streamed event; the fields used depend on its type.

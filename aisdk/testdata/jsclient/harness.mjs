@@ -7,11 +7,13 @@
 //   node harness.mjs <scenario> <url>
 //
 // It prints one JSON object on stdout:
-//   {scenario, status, error, messages, requests, chunks, invalidChunks, toolCalls}
+//   {scenario, status, error, messages, requests, chunks, invalidChunks, toolCalls, views}
 // where requests are the posted bodies, chunks the data of every SSE event
-// the client received, and invalidChunks the events that failed the client's
+// the client received, invalidChunks the events that failed the client's
 // own chunk schema (uiMessageChunkSchema, checked with the same
-// safeParseJSON the transport uses). The Go test aisdk/jsclient_test.go
+// safeParseJSON the transport uses), and views every distinct state of the
+// tool parts that the chat showed while it ran (what a UI renders from
+// useChat's messages), in order. The Go test aisdk/jsclient_test.go
 // asserts on it. Exit status 0 means the harness itself worked, whatever the
 // chat's status; 2 means bad usage or a harness failure.
 import { Chat } from '@ai-sdk/react';
@@ -28,6 +30,11 @@ import { safeParseJSON } from '@ai-sdk/provider-utils';
 // answers approvals, and whether it posts assistant-ui's body shape.
 const scenarios = {
   text: { say: 'Hello' },
+  // A second message after a server tool's answer: the client posts the
+  // server's signed parts back.
+  'server-tool-followup': { say: ['Weather in Oslo?', 'Thanks!'] },
+  // A server tool that reports progress: preliminary output, then the final.
+  progress: { say: 'Import the rows' },
   reasoning: { say: 'Think first' },
   'server-tool': { say: 'Weather in Oslo?' },
   'client-tool': {
@@ -41,6 +48,13 @@ const scenarios = {
   },
   'approval-approved': { say: 'Delete record 7', approve: { approved: true } },
   'approval-denied': { say: 'Delete record 7', approve: { approved: false, reason: 'not now' } },
+  // Client code that changes the call it is asked to approve (record 7 to
+  // record 8) before the user approves it: the server must refuse.
+  'approval-tampered': {
+    say: 'Delete record 7',
+    approve: { approved: true },
+    tamper: part => ({ ...part, input: { ...part.input, id: 8 } }),
+  },
   error: { say: 'Fail please' },
 };
 
@@ -143,6 +157,7 @@ async function main() {
   const transport = sc.assistantUI ? assistantUITransport(init) : new DefaultChatTransport(init);
 
   const errors = [];
+  const views = [];
   const chat = new Chat({
     id: 'chat-' + name,
     transport,
@@ -167,12 +182,30 @@ async function main() {
     },
   });
 
-  // assistant-ui sends its run config as the request metadata ({} from the
-  // composer).
-  await chat.sendMessage({ text: sc.say }, sc.assistantUI ? { metadata: {} } : undefined);
-  await settle(chat, pending);
+  // Record what a UI would show of the tool parts, each time it changes.
+  chat['~registerMessagesCallback'](() => {
+    const view = chat.messages
+      .flatMap(m => m.parts)
+      .filter(p => p.type.startsWith('tool-'))
+      .map(p => `${p.type} ${p.state}${p.preliminary ? ' preliminary' : ''} ${JSON.stringify(p.output ?? null)}`)
+      .join(' | ');
+    if (view && views.at(-1) !== view) views.push(view);
+  });
+
+  for (const text of [sc.say].flat()) {
+    // assistant-ui sends its run config as the request metadata ({} from
+    // the composer).
+    await chat.sendMessage({ text }, sc.assistantUI ? { metadata: {} } : undefined);
+    await settle(chat, pending);
+  }
 
   if (sc.approve) {
+    if (sc.tamper) {
+      chat.messages = chat.messages.map(m => ({
+        ...m,
+        parts: m.parts.map(p => (p.state === 'approval-requested' ? sc.tamper(p) : p)),
+      }));
+    }
     const parts = chat.messages.at(-1)?.parts ?? [];
     const asked = parts.filter(p => p.state === 'approval-requested');
     for (const p of asked) {
@@ -191,6 +224,7 @@ async function main() {
     chunks,
     invalidChunks,
     toolCalls,
+    views,
   };
   process.stdout.write(JSON.stringify(out) + '\n');
 }

@@ -1,10 +1,19 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
+import { CloseIcon } from "./icons.jsx";
 
 // ToolStatesPanel shows GET /agents/{chatId}/tool-states and resets them.
-// version changes after each run, which reloads the panel.
-export function ToolStatesPanel({ chatId, version }) {
+// version changes after each run, which reloads the panel. On a wide
+// screen it is a column beside the chat; on a narrow one (style.css) it
+// is a drawer, shown while open is true; onClose (its close button, or
+// Escape inside it) asks to hide it.
+export function ToolStatesPanel({ id, chatId, version, open, onClose }) {
   const [states, setStates] = useState(null);
   const [error, setError] = useState("");
+  const closeRef = useRef(null);
+  // Opening the drawer moves the focus into it, so a keyboard can use it.
+  useEffect(() => {
+    if (open) closeRef.current?.focus();
+  }, [open]);
 
   const load = useCallback(async () => {
     if (!chatId) return;
@@ -39,13 +48,27 @@ export function ToolStatesPanel({ chatId, version }) {
 
   const names = states ? Object.keys(states).sort() : [];
   return (
-    <aside className="panel" data-testid="tool-states">
-      <h2>Tool states</h2>
+    <aside id={id} className={"panel" + (open ? " open" : "")} data-testid="tool-states" aria-labelledby={id + "-title"}
+      onKeyDown={(e) => {
+        if (e.key === "Escape" && open) {
+          e.preventDefault();
+          onClose();
+        }
+      }}>
+      <div className="panel-head">
+        <h2 id={id + "-title"}>Tool states</h2>
+        <button type="button" ref={closeRef} className="icon-btn panel-close" onClick={onClose} aria-label="Close tool states">
+          <CloseIcon />
+        </button>
+      </div>
       {!chatId && <p className="hint">Send a message to start a conversation.</p>}
-      {chatId && error && <p className="hint">Not available: {error}</p>}
+      {chatId && error && <p className="hint" role="status">Not available: {error}</p>}
       {states && names.length === 0 && <p className="hint">No tools seen yet.</p>}
       {names.length > 0 && (
         <table>
+          <thead>
+            <tr><th scope="col">Tool</th><th scope="col">Status</th><th scope="col">Why</th></tr>
+          </thead>
           <tbody>
             {names.map((n) => (
               <tr key={n} className={"st-" + states[n].status} data-tool={n} data-status={states[n].status}>
@@ -59,8 +82,8 @@ export function ToolStatesPanel({ chatId, version }) {
       )}
       {chatId && (
         <div className="buttons">
-          <button onClick={load}>Refresh</button>
-          <button onClick={reset} disabled={!states}>Reset</button>
+          <button type="button" className="btn" onClick={load}>Refresh</button>
+          <button type="button" className="btn" onClick={reset} disabled={!states}>Reset</button>
         </div>
       )}
     </aside>

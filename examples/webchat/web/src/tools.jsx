@@ -1,6 +1,6 @@
 // Tool UIs and the browser-side create_record tool.
 import { useEffect, useState } from "react";
-import { makeAssistantTool, makeAssistantToolUI } from "@assistant-ui/react";
+import { getExternalStoreMessages, makeAssistantTool, makeAssistantToolUI, useAuiState } from "@assistant-ui/react";
 import { z } from "zod";
 
 const pretty = (v) => (typeof v === "string" ? v : JSON.stringify(v));
@@ -21,9 +21,12 @@ function CreateRecordForm({ args, result, addResult, status }) {
 
   if (result !== undefined) {
     return (
-      <div className="tool tool-form done" data-testid="create-record-result">
-        <b>create_record</b> → {pretty(result)}
-      </div>
+      <ToolCard state={result?.cancelled ? "denied" : "done"} testid="create-record-result" title={<b>create_record</b>}>
+        <div className="tool-status">
+          {result?.cancelled ? "Cancelled: you closed the form. " : "Submitted → "}
+          <code>{pretty(result)}</code>
+        </div>
+      </ToolCard>
     );
   }
   const streaming = status?.type === "running";
@@ -45,8 +48,8 @@ function CreateRecordForm({ args, result, addResult, status }) {
           onChange={(e) => { setTouched(true); setEmail(e.target.value); }} />
       </label>
       <div className="buttons">
-        <button type="submit" disabled={streaming}>Create</button>
-        <button type="button" disabled={streaming}
+        <button type="submit" className="btn primary" disabled={streaming}>Create</button>
+        <button type="button" className="btn" disabled={streaming}
           onClick={() => addResult({ cancelled: true, message: "cancelled by the user" })}>
           Cancel
         </button>
@@ -68,29 +71,80 @@ export const CreateRecordTool = makeAssistantTool({
   render: CreateRecordForm,
 });
 
-// callState is what a tool call's UI shows: "done" or "error" once it has
-// a result, "running" while the run goes on, and "incomplete" when the run
-// ended without a result (Stop, or an error, left it unfinished).
-const callState = (result, isError, status) =>
-  result !== undefined ? (isError ? "error" : "done") : status?.type === "running" ? "running" : "incomplete";
+// usePreliminary reports whether the call's output so far is preliminary
+// (a tool-output-available chunk with preliminary: true, which a tool
+// sends as interim progress). assistant-ui shows such output as the
+// call's result, so this reads the flag from the AI SDK message behind
+// the current message.
+function usePreliminary(toolCallId) {
+  return useAuiState((s) => {
+    for (const m of getExternalStoreMessages(s.message)) {
+      for (const p of m.parts ?? []) {
+        if (p.toolCallId === toolCallId) return p.preliminary === true;
+      }
+    }
+    return false;
+  });
+}
 
-function BackendTool({ title, running, done, result, isError, status }) {
-  const state = callState(result, isError, status);
+// assistant-ui gives a call that was left open (its reply was stopped)
+// this error result when the next message is sent. It is not a failure
+// of the tool: the call shows as not finished.
+const cancelledOnSend = "User cancelled tool call by sending a new message.";
+
+// callState is what a tool call's UI shows: "done" or "error" once it has
+// a final result, "running" while it runs (or has only preliminary
+// output), and "incomplete" when the run ended without a result (Stop, or
+// an error, left it unfinished).
+const callState = (result, isError, status, preliminary) =>
+  isError && result?.error === cancelledOnSend ? "incomplete"
+  : result !== undefined && !preliminary
+    ? isError ? "error" : "done"
+    : status?.type === "running" || preliminary ? "running" : "incomplete";
+
+// errorText is the message of a failed call's result ({error: "…"} from
+// the AI SDK adapter, or whatever the tool returned), without the
+// "error: " the server puts before a tool's error for the model: the line
+// already says the call failed.
+const errorText = (result) =>
+  (result && typeof result === "object" && typeof result.error === "string" ? result.error : pretty(result))
+    .replace(/^\s*error:\s*/i, "");
+
+// ToolCard is one tool call: a title line, then exactly one status line.
+function ToolCard({ state, title, testid, children }) {
   return (
-    <div className={"tool " + state} data-state={state}>
-      <b>{title}</b>{" "}
-      {state === "done" ? done
-        : state === "error" ? <span className="err">failed: {pretty(result)}</span>
-        : state === "running" ? <span className="spinner">{running}</span>
-        : <span className="err">not finished</span>}
+    <div className={"tool " + state} data-state={state} data-testid={testid}>
+      <div className="tool-head">
+        <span className="tool-dot" aria-hidden="true" />
+        {title}
+      </div>
+      {children}
     </div>
+  );
+}
+
+function BackendTool({ toolCallId, title, running, done, result, isError, status }) {
+  const preliminary = usePreliminary(toolCallId);
+  const state = callState(result, isError, status, preliminary);
+  return (
+    <ToolCard state={state} title={<b>{title}</b>}>
+      <div className="tool-status">
+        {state === "done" ? done
+          : state === "error" ? <span className="err">Failed: {errorText(result)}</span>
+          : state === "running" ? <span className="spinner">{running}</span>
+          : <span className="muted">not finished</span>}
+      </div>
+      {preliminary && result !== undefined && (
+        <div className="tool-partial" data-testid="tool-partial">so far: {pretty(result)}</div>
+      )}
+    </ToolCard>
   );
 }
 
 export const WeatherToolUI = makeAssistantToolUI({
   toolName: "get_weather",
-  render: ({ args, result, isError, status }) => (
-    <BackendTool title={`get_weather ${args?.city ?? ""}`} result={result} isError={isError} status={status}
+  render: ({ toolCallId, args, result, isError, status }) => (
+    <BackendTool toolCallId={toolCallId} title={`get_weather ${args?.city ?? ""}`} result={result} isError={isError} status={status}
       running="looking up the forecast…"
       done={result && typeof result === "object"
         ? `${result.city}: ${result.conditions}, ${result.low_c}–${result.high_c} °C`
@@ -100,8 +154,8 @@ export const WeatherToolUI = makeAssistantToolUI({
 
 export const AddToolUI = makeAssistantToolUI({
   toolName: "add",
-  render: ({ args, result, isError, status }) => (
-    <BackendTool title={`add ${args?.a ?? "?"} + ${args?.b ?? "?"}`} result={result} isError={isError} status={status}
+  render: ({ toolCallId, args, result, isError, status }) => (
+    <BackendTool toolCallId={toolCallId} title={`add ${args?.a ?? "?"} + ${args?.b ?? "?"}`} result={result} isError={isError} status={status}
       running="adding…"
       done={result && typeof result === "object" && "sum" in result ? `= ${result.sum}` : pretty(result)} />
   ),
@@ -109,8 +163,9 @@ export const AddToolUI = makeAssistantToolUI({
 
 // ToolFallback renders every other tool call, including approval prompts
 // for tools the server runs only after the user agrees (delete_record).
-export function ToolFallback({ toolName, args, result, isError, approval, respondToApproval, status }) {
+export function ToolFallback({ toolCallId, toolName, args, result, isError, approval, respondToApproval, status }) {
   const [busy, setBusy] = useState(false);
+  const preliminary = usePreliminary(toolCallId);
   const pending = approval && approval.approved === undefined && !approval.resolution && result === undefined;
   const answer = async (approved) => {
     setBusy(true);
@@ -122,23 +177,36 @@ export function ToolFallback({ toolName, args, result, isError, approval, respon
   };
   // A call waiting for (or just given) the user's answer is still going.
   const awaitingUser = approval && result === undefined && status?.type === "requires-action";
-  const state = awaitingUser ? "running" : callState(result, isError, status);
+  const denied = approval?.approved === false;
+  const state = denied ? "denied" : awaitingUser ? "running" : callState(result, isError, status, preliminary);
+  let line;
+  if (pending) {
+    line = (
+      <div className="approval" data-testid="approval" role="group" aria-label={`Allow ${toolName}?`}>
+        <span>The assistant wants to run <b>{toolName}</b>. Allow it?</span>
+        <span className="buttons">
+          <button type="button" className="btn primary" disabled={busy} onClick={() => answer(true)}>Approve</button>
+          <button type="button" className="btn" disabled={busy} onClick={() => answer(false)}>Deny</button>
+        </span>
+      </div>
+    );
+  } else if (denied) {
+    line = <span className="muted approval-answer">Denied: you did not allow this call.</span>;
+  } else if (state === "done") {
+    line = <span>{approval?.approved ? "Approved → " : "→ "}<code>{pretty(result)}</code></span>;
+  } else if (state === "error") {
+    line = <span className="err">Failed: {errorText(result)}</span>;
+  } else if (state === "running") {
+    line = <span className="spinner">{approval?.approved ? "approved, running…" : "running…"}</span>;
+  } else {
+    line = <span className="muted">not finished</span>;
+  }
   return (
-    <div className={"tool " + state} data-state={state} data-testid={`tool-${toolName}`}>
-      <b>{toolName}</b> <code>{pretty(args)}</code>
-      {pending && (
-        <div className="approval" data-testid="approval">
-          <span>The assistant wants to run <b>{toolName}</b>. Allow it?</span>
-          <button disabled={busy} onClick={() => answer(true)}>Approve</button>
-          <button disabled={busy} onClick={() => answer(false)}>Deny</button>
-        </div>
+    <ToolCard state={state} testid={`tool-${toolName}`} title={<><b>{toolName}</b> <code className="tool-args">{pretty(args)}</code></>}>
+      <div className="tool-status">{line}</div>
+      {preliminary && result !== undefined && (
+        <div className="tool-partial" data-testid="tool-partial">so far: {pretty(result)}</div>
       )}
-      {approval && approval.approved !== undefined && (
-        <div className="approval-answer">{approval.approved ? "approved" : "denied"}</div>
-      )}
-      {result !== undefined && <div className={isError ? "err" : ""}>→ {pretty(result)}</div>}
-      {state === "running" && !awaitingUser && <span className="spinner">running…</span>}
-      {state === "incomplete" && <span className="err">not finished</span>}
-    </div>
+    </ToolCard>
   );
 }

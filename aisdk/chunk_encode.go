@@ -1,0 +1,311 @@
+package aisdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// This file encodes chunks: the MarshalJSON method of every chunk type, and
+// the encoder the [Writer] uses, with fast paths for the deltas that make up
+// most of a stream.
+
+// appendChunk writes the wire JSON of c (without a trailing newline).
+func appendChunk(buf *bytes.Buffer, c Chunk) error {
+	if c == nil {
+		return errors.New("aisdk: nil chunk")
+	}
+	// Fast paths for the chunks that make up most of a stream.
+	switch v := c.(type) {
+	case TextDeltaChunk:
+		if v.ProviderMetadata == nil {
+			buf.WriteString(`{"type":"text-delta","id":`)
+			appendString(buf, v.ID)
+			buf.WriteString(`,"delta":`)
+			appendString(buf, v.Delta)
+			buf.WriteByte('}')
+			return nil
+		}
+	case ReasoningDeltaChunk:
+		if v.ProviderMetadata == nil {
+			buf.WriteString(`{"type":"reasoning-delta","id":`)
+			appendString(buf, v.ID)
+			buf.WriteString(`,"delta":`)
+			appendString(buf, v.Delta)
+			buf.WriteByte('}')
+			return nil
+		}
+	case ToolInputDeltaChunk:
+		buf.WriteString(`{"type":"tool-input-delta","toolCallId":`)
+		appendString(buf, v.ToolCallID)
+		buf.WriteString(`,"inputTextDelta":`)
+		appendString(buf, v.InputTextDelta)
+		buf.WriteByte('}')
+		return nil
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("aisdk: encoding %s chunk: %w", c.chunkType(), err)
+	}
+	buf.Write(b)
+	return nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
+// encoding/json does; HTML characters are not escaped.
+func appendString(buf *bytes.Buffer, s string) {
+	buf.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < 0x80 {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			buf.WriteString(s[start:i])
+			switch c {
+			case '"', '\\':
+				buf.WriteByte('\\')
+				buf.WriteByte(c)
+			case '\n':
+				buf.WriteString(`\n`)
+			case '\r':
+				buf.WriteString(`\r`)
+			case '\t':
+				buf.WriteString(`\t`)
+			default:
+				buf.WriteString(`\u00`)
+				buf.WriteByte(hexDigits[c>>4])
+				buf.WriteByte(hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			buf.WriteString(s[start:i])
+			buf.WriteString(`\ufffd`)
+			i++
+			start = i
+			continue
+		}
+		// U+2028 and U+2029 are valid JSON but break some JavaScript
+		// parsers; encoding/json escapes them too.
+		if r == '\u2028' || r == '\u2029' {
+			buf.WriteString(s[start:i])
+			buf.WriteString(`\u202`)
+			buf.WriteByte(hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	buf.WriteString(s[start:])
+	buf.WriteByte('"')
+}
+
+// withType marshals v, the fields of a chunk, with the chunk's "type" key
+// first. v must be of a type without a MarshalJSON method.
+func withType(typ string, v any) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(body) + len(typ) + 12)
+	buf.WriteString(`{"type":`)
+	appendString(&buf, typ)
+	if len(body) > 2 {
+		buf.WriteByte(',')
+		buf.Write(body[1 : len(body)-1])
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c StartChunk) MarshalJSON() ([]byte, error) {
+	type plain StartChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c StartStepChunk) MarshalJSON() ([]byte, error) {
+	type plain StartStepChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c FinishStepChunk) MarshalJSON() ([]byte, error) {
+	type plain FinishStepChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ResetStepChunk) MarshalJSON() ([]byte, error) {
+	type plain ResetStepChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c TextStartChunk) MarshalJSON() ([]byte, error) {
+	type plain TextStartChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c TextDeltaChunk) MarshalJSON() ([]byte, error) {
+	type plain TextDeltaChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c TextEndChunk) MarshalJSON() ([]byte, error) {
+	type plain TextEndChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ReasoningStartChunk) MarshalJSON() ([]byte, error) {
+	type plain ReasoningStartChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ReasoningDeltaChunk) MarshalJSON() ([]byte, error) {
+	type plain ReasoningDeltaChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ReasoningEndChunk) MarshalJSON() ([]byte, error) {
+	type plain ReasoningEndChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ErrorChunk) MarshalJSON() ([]byte, error) {
+	type plain ErrorChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ToolInputStartChunk) MarshalJSON() ([]byte, error) {
+	type plain ToolInputStartChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ToolInputDeltaChunk) MarshalJSON() ([]byte, error) {
+	type plain ToolInputDeltaChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ToolInputAvailableChunk) MarshalJSON() ([]byte, error) {
+	type plain ToolInputAvailableChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ToolInputErrorChunk) MarshalJSON() ([]byte, error) {
+	type plain ToolInputErrorChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ToolApprovalRequestChunk) MarshalJSON() ([]byte, error) {
+	type plain ToolApprovalRequestChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ToolApprovalResponseChunk) MarshalJSON() ([]byte, error) {
+	type plain ToolApprovalResponseChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ToolOutputAvailableChunk) MarshalJSON() ([]byte, error) {
+	type plain ToolOutputAvailableChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ToolOutputErrorChunk) MarshalJSON() ([]byte, error) {
+	type plain ToolOutputErrorChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ToolOutputDeniedChunk) MarshalJSON() ([]byte, error) {
+	type plain ToolOutputDeniedChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c SourceURLChunk) MarshalJSON() ([]byte, error) {
+	type plain SourceURLChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c SourceDocumentChunk) MarshalJSON() ([]byte, error) {
+	type plain SourceDocumentChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c FileChunk) MarshalJSON() ([]byte, error) {
+	type plain FileChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c ReasoningFileChunk) MarshalJSON() ([]byte, error) {
+	type plain ReasoningFileChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c CustomChunk) MarshalJSON() ([]byte, error) {
+	type plain CustomChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c SteeringMessageChunk) MarshalJSON() ([]byte, error) {
+	type plain SteeringMessageChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c DataChunk) MarshalJSON() ([]byte, error) {
+	type plain DataChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c FinishChunk) MarshalJSON() ([]byte, error) {
+	type plain FinishChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c AbortChunk) MarshalJSON() ([]byte, error) {
+	type plain AbortChunk
+	return withType(c.chunkType(), plain(c))
+}
+
+// MarshalJSON encodes the chunk in its wire form.
+func (c MessageMetadataChunk) MarshalJSON() ([]byte, error) {
+	type plain MessageMetadataChunk
+	return withType(c.chunkType(), plain(c))
+}

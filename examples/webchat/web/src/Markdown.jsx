@@ -1,0 +1,92 @@
+// Markdown for answers and reasoning: assistant-ui's MarkdownTextPrimitive
+// (react-markdown underneath) with GitHub-flavoured Markdown, Prism
+// highlighting for a few languages, and links that open safely.
+import { memo, useState } from "react";
+import { MarkdownTextPrimitive } from "@assistant-ui/react-markdown";
+import { makePrismLightSyntaxHighlighter } from "@assistant-ui/react-syntax-highlighter";
+import { PrismLight } from "react-syntax-highlighter";
+import bash from "react-syntax-highlighter/dist/esm/languages/prism/bash.js";
+import go from "react-syntax-highlighter/dist/esm/languages/prism/go.js";
+import javascript from "react-syntax-highlighter/dist/esm/languages/prism/javascript.js";
+import json from "react-syntax-highlighter/dist/esm/languages/prism/json.js";
+import python from "react-syntax-highlighter/dist/esm/languages/prism/python.js";
+import typescript from "react-syntax-highlighter/dist/esm/languages/prism/typescript.js";
+import yaml from "react-syntax-highlighter/dist/esm/languages/prism/yaml.js";
+import remarkGfm from "remark-gfm";
+import { CheckIcon, CopyIcon } from "./icons.jsx";
+
+// Only these grammars are bundled; a block in another language shows as
+// plain monospaced text.
+for (const [name, grammar] of Object.entries({ bash, go, javascript, json, python, typescript, yaml })) {
+  PrismLight.registerLanguage(name, grammar);
+}
+for (const [alias, name] of Object.entries({ sh: "bash", shell: "bash", js: "javascript", ts: "typescript", py: "python", yml: "yaml", golang: "go" })) {
+  PrismLight.alias(name, alias);
+}
+
+// Token classes, not inline styles: style.css colours them for light and
+// dark mode.
+const SyntaxHighlighter = makePrismLightSyntaxHighlighter({ useInlineStyles: false });
+
+// safeUrl keeps web, mail and in-page links and drops every other scheme
+// (javascript:, data:, vbscript:, …): the link then renders as plain text.
+export function safeUrl(url) {
+  const u = String(url ?? "").trim();
+  if (/^(https?:|mailto:)/i.test(u) || u.startsWith("#")) return u;
+  if (/^\/(?!\/)/.test(u)) return u; // same-site path, not //host
+  return "";
+}
+
+// A link from the model opens in a new tab, without giving that tab a
+// handle on this page or the page's address.
+function Link({ node, href, children, ...rest }) {
+  if (!href) return <span className="link-dropped">{children}</span>;
+  return (
+    <a {...rest} href={href} target="_blank" rel="noopener noreferrer">
+      {children}
+    </a>
+  );
+}
+
+function CodeHeader({ language, code }) {
+  const [copied, setCopied] = useState(false);
+  const copy = () => {
+    if (!code || !navigator.clipboard) return;
+    navigator.clipboard.writeText(code).then(() => {
+      setCopied(true);
+      setTimeout(() => setCopied(false), 2000);
+    }, () => {});
+  };
+  return (
+    <div className="code-header">
+      <span className="code-lang">{language || "text"}</span>
+      <button type="button" className="icon-btn" onClick={copy} aria-label={copied ? "Copied" : "Copy code"} title="Copy code">
+        {copied ? <CheckIcon /> : <CopyIcon />}
+      </button>
+    </div>
+  );
+}
+
+// A code block or a table scrolls sideways inside its own box on a
+// narrow screen; it takes the focus, so a keyboard can scroll it too.
+const Pre = ({ node, ...rest }) => <pre {...rest} tabIndex={0} />;
+const Table = ({ node, ...rest }) => (
+  <div className="table-scroll" tabIndex={0} role="group" aria-label="Table">
+    <table {...rest} />
+  </div>
+);
+
+const components = { a: Link, pre: Pre, table: Table, SyntaxHighlighter, CodeHeader };
+const remarkPlugins = [remarkGfm];
+
+// MarkdownText renders the current text or reasoning part as Markdown.
+export const MarkdownText = memo(function MarkdownText() {
+  return (
+    <MarkdownTextPrimitive
+      className="md"
+      remarkPlugins={remarkPlugins}
+      components={components}
+      urlTransform={safeUrl}
+    />
+  );
+});
