@@ -35,7 +35,8 @@
 // 429 and 5xx and failed connections, only before the answer's body is
 // read.
 //
-// Naming the model: every provider's Model has a ModelInfo method returning
-// an agentloop.ModelInfo (the OpenTelemetry gen_ai.provider.name and the
-// configured model name), for logs and telemetry.
+// Naming the model: every provider's Model implements
+// agentloop.ModelDescriber; its ModelInfo method returns the OpenTelemetry
+// gen_ai.provider.name and the configured model name, for logs and
+// telemetry.
 package providers

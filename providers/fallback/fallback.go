@@ -55,7 +55,10 @@ type Model struct {
 	cfg Config
 }
 
-var _ agentloop.Model = (*Model)(nil)
+var (
+	_ agentloop.Model          = (*Model)(nil)
+	_ agentloop.ModelDescriber = (*Model)(nil)
+)
 
 // New checks cfg and returns a Model. The error names what is wrong.
 func New(cfg Config) (*Model, error) {

@@ -89,7 +89,10 @@ type Model struct {
 	keepAlive *api.Duration
 }
 
-var _ agentloop.Model = (*Model)(nil)
+var (
+	_ agentloop.Model          = (*Model)(nil)
+	_ agentloop.ModelDescriber = (*Model)(nil)
+)
 
 // New returns a Model for cfg. It fails, naming the field, when Model is
 // empty, Host is not an http(s) URL or Think is not one of the ThinkMode

@@ -119,7 +119,10 @@ type Model struct {
 	ep  *httpx.Endpoint
 }
 
-var _ agentloop.Model = (*Model)(nil)
+var (
+	_ agentloop.Model          = (*Model)(nil)
+	_ agentloop.ModelDescriber = (*Model)(nil)
+)
 
 // New checks cfg and returns a Model. The error names the field at fault.
 func New(cfg Config) (*Model, error) {
