@@ -64,6 +64,11 @@ type Settings struct {
 	Seed *int `json:"seed,omitempty"`
 	// Stop are sequences that end the output; nil means none.
 	Stop []string `json:"stop,omitempty"`
+	// ResponseFormat asks for a final answer that is JSON matching a
+	// schema; nil means free text. See [ResponseFormat] for how each
+	// provider honours it, and [Structured] for a run that decodes and
+	// validates the answer.
+	ResponseFormat *ResponseFormat `json:"responseFormat,omitempty"`
 }
 
 // ModelInfo names a model for logs and traces.

@@ -146,12 +146,18 @@ func compileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
 	} else if typ, ok := m["type"]; ok && typ != "object" {
 		return nil, fmt.Errorf("schema type is %v; tool arguments must be an object", typ)
 	}
+	return compileDoc("tool-args.json", doc)
+}
+
+// compileDoc compiles a decoded JSON Schema (draft 2020-12 unless it says
+// otherwise); name is the resource name errors mention.
+func compileDoc(name string, doc any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("tool-args.json", doc); err != nil {
+	if err := c.AddResource(name, doc); err != nil {
 		return nil, fmt.Errorf("invalid schema: %w", err)
 	}
-	s, err := c.Compile("tool-args.json")
+	s, err := c.Compile(name)
 	if err != nil {
 		return nil, fmt.Errorf("invalid schema: %w", err)
 	}
@@ -221,15 +227,20 @@ func (t *Tool) checkArgs(args json.RawMessage) (json.RawMessage, error) {
 		return args, nil
 	}
 	if err := t.validator.Validate(inst); err != nil {
-		msg := err.Error()
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			// Drop the first line, which names our internal schema URL.
-			if i := strings.IndexByte(msg, '\n'); i >= 0 {
-				msg = strings.TrimSpace(msg[i+1:])
-			}
-		}
-		return nil, &toolError{kind: ErrInvalidArgs, msg: fmt.Sprintf("the arguments do not match the tool's schema: %s; call %s again with corrected arguments", msg, t.Name)}
+		return nil, &toolError{kind: ErrInvalidArgs, msg: fmt.Sprintf("the arguments do not match the tool's schema: %s; call %s again with corrected arguments", validationMessage(err), t.Name)}
 	}
 	return args, nil
+}
+
+// validationMessage is a schema validation error's text without its first
+// line, which names our internal schema URL.
+func validationMessage(err error) string {
+	msg := err.Error()
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = strings.TrimSpace(msg[i+1:])
+		}
+	}
+	return msg
 }

@@ -11,8 +11,10 @@
 // over stdio, -mcp-url URL those of one reached over streamable HTTP.
 //
 // With no -model, Ollama runs qwen3:4b (ollama pull qwen3:4b) when the server
-// has it, else the first model the server lists, and says so. OpenAI and
-// Anthropic read their keys from OPENAI_API_KEY and ANTHROPIC_API_KEY.
+// has it, else the first model the server lists, and says so. OpenAI (Chat
+// Completions with -provider openai, the Responses API with -provider
+// openai-responses) and Anthropic read their keys from OPENAI_API_KEY and
+// ANTHROPIC_API_KEY.
 //
 // Traces: OTEL_TRACES_EXPORTER=console prints each run's OpenTelemetry spans
 // to stderr, and OTEL_EXPORTER_OTLP_ENDPOINT sends them to a collector
@@ -64,7 +66,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var cfg modelConfig
 	prompt := fs.String("prompt", "", "run this one prompt, print each item, and exit")
 	fs.StringVar(&cfg.script, "script", "", "use a scripted model from this simtest JSON file")
-	fs.StringVar(&cfg.provider, "provider", "", "ollama, openai or anthropic (default: Ollama when reachable, else the simulator)")
+	fs.StringVar(&cfg.provider, "provider", "", "ollama, openai (Chat Completions), openai-responses or anthropic (default: Ollama when reachable, else the simulator)")
 	fs.StringVar(&cfg.model, "model", "", "model name for -provider")
 	fs.StringVar(&cfg.baseURL, "base-url", "", "server URL for -provider (default: the provider's own, or OLLAMA_HOST / OPENAI_BASE_URL / ANTHROPIC_BASE_URL)")
 	mcpServers := mcpflags.Register(fs)

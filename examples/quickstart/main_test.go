@@ -163,7 +163,7 @@ func TestQuickstart_ProviderFlagPicksTheProvider(t *testing.T) {
 	assert.Contains(t, out, "Hello from llama3.2.")
 
 	_, _, err = runQuickstart(t, "", "-provider", "gemini", "-prompt", "hi")
-	require.ErrorContains(t, err, `-provider "gemini": want ollama, openai or anthropic`)
+	require.ErrorContains(t, err, `-provider "gemini": want ollama, openai, openai-responses or anthropic`)
 }
 
 func TestQuickstart_ProviderOllamaWithoutTheDefaultModelSaysHowToPullIt(t *testing.T) {
@@ -179,10 +179,26 @@ func TestQuickstart_ProviderOllamaWithoutTheDefaultModelSaysHowToPullIt(t *testi
 }
 
 func TestQuickstart_HostedProviderWithoutAKeyNamesTheVariable(t *testing.T) {
-	for provider, variable := range map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"} {
+	for provider, variable := range map[string]string{"openai": "OPENAI_API_KEY", "openai-responses": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"} {
 		t.Setenv(variable, "")
-		t.Setenv(strings.ToUpper(provider)+"_BASE_URL", "")
+		t.Setenv(strings.TrimSuffix(variable, "_API_KEY")+"_BASE_URL", "")
 		_, _, err := runQuickstart(t, "", "-provider", provider, "-prompt", "hi")
 		require.ErrorContains(t, err, "-provider "+provider+": set "+variable)
 	}
+}
+
+func TestQuickstart_ProviderOpenAIResponsesSpeaksTheResponsesAPI(t *testing.T) {
+	paths := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths <- r.URL.Path
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"Hello from Responses.\"}\n\n"+
+			"data: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n")
+	}))
+	defer srv.Close()
+	out, errOut, err := runQuickstart(t, "", "-provider", "openai-responses", "-model", "gpt-5-mini", "-base-url", srv.URL+"/v1", "-prompt", "hi")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "model: OpenAI Responses gpt-5-mini")
+	assert.Contains(t, out, "Hello from Responses.")
+	assert.Equal(t, "/v1/responses", <-paths)
 }

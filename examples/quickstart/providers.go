@@ -18,6 +18,7 @@ import (
 	"github.com/agentloop/agentloop/providers/anthropic"
 	"github.com/agentloop/agentloop/providers/ollama"
 	"github.com/agentloop/agentloop/providers/openai"
+	"github.com/agentloop/agentloop/providers/openairesponses"
 )
 
 // Default model names when -model is not given.
@@ -58,6 +59,14 @@ func providerModel(ctx context.Context, cfg modelConfig, stderr io.Writer) (agen
 		}
 		m, err := openai.New(c)
 		return built(m, err, "model: OpenAI-compatible "+c.Model)
+	case "openai-responses":
+		c := openairesponses.ConfigFromEnv(cmp.Or(cfg.model, defaultOpenAIModel))
+		c.BaseURL = cmp.Or(cfg.baseURL, c.BaseURL)
+		if c.APIKey == "" && c.BaseURL == "" {
+			return nil, "", errors.New("-provider openai-responses: set OPENAI_API_KEY, or -base-url for another server that speaks the Responses API")
+		}
+		m, err := openairesponses.New(c)
+		return built(m, err, "model: OpenAI Responses "+c.Model)
 	case "anthropic":
 		c := anthropic.ConfigFromEnv(cmp.Or(cfg.model, defaultAnthropicModel))
 		c.BaseURL = cmp.Or(cfg.baseURL, c.BaseURL)
@@ -67,7 +76,7 @@ func providerModel(ctx context.Context, cfg modelConfig, stderr io.Writer) (agen
 		m, err := anthropic.New(c)
 		return built(m, err, "model: Anthropic "+c.Model)
 	}
-	return nil, "", fmt.Errorf("-provider %q: want ollama, openai or anthropic", cfg.provider)
+	return nil, "", fmt.Errorf("-provider %q: want ollama, openai, openai-responses or anthropic", cfg.provider)
 }
 
 // built returns m and its description, or err (never a non-nil

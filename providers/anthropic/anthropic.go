@@ -7,27 +7,39 @@
 // ReasoningEnd with the block's signature), redacted_thinking (a
 // ReasoningEnd with Redacted and no deltas), usage and the stop reason
 // (end_turn and stop_sequence → stop, tool_use → tool_calls, max_tokens →
-// length, refusal → content_filter, anything else → other). ping events are
-// ignored; error events and non-2xx answers become *providers.APIError.
+// length, refusal → content_filter, anything else → other). max_tokens
+// after tool_use blocks whose input is whole JSON is tool_calls (see the
+// providers package doc). A tool_use block keeps the server's id; one
+// without an id is yielded with an empty id, which the loop fills. ping
+// events are ignored; error events and non-2xx answers become
+// *providers.APIError.
 //
 // Reasoning parts of the history are sent back unchanged, as thinking or
 // redacted_thinking blocks before the message's text and tool_use blocks, as
 // the API requires when thinking is on. All tool results that follow an
 // assistant message go back in one user message. Requests are retried on
 // 429, 5xx and 529 before the body starts streaming, honouring Retry-After.
-// A stream that ends before message_stop (a lost connection) is an error
-// wrapping io.ErrUnexpectedEOF; a server that cannot be reached, one
-// wrapping providers.ErrUnreachable.
+// A stream that ends before message_stop is an error wrapping
+// io.ErrUnexpectedEOF; a server that cannot be reached, one wrapping
+// providers.ErrUnreachable.
+//
+// Settings.ResponseFormat uses the API's native structured output: it is
+// sent as output_config.format {"type":"json_schema"}, which constrains the
+// final text and leaves tool calls free. Servers that only imitate the API
+// may ignore it (Ollama's /v1/messages does); [agentloop.Structured] then
+// still validates the answer.
+//
+// Ollama's /v1/messages ignores a thinking request for a model that cannot
+// think (it relaxes it to no thinking), where the other APIs refuse it.
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 
@@ -83,29 +95,23 @@ func ConfigFromEnv(model string) Config {
 // Model is an agentloop.Model that calls the Messages API. It is safe for
 // concurrent use; its configuration cannot change after New.
 type Model struct {
-	cfg      Config
-	endpoint string
-	client   *http.Client
-	retry    *httpx.RetryTransport
+	cfg Config
+	ep  *httpx.Endpoint
 }
 
-var _ agentloop.Model = (*Model)(nil)
+var (
+	_ agentloop.Model          = (*Model)(nil)
+	_ agentloop.ModelDescriber = (*Model)(nil)
+)
 
 // New checks cfg and returns a Model. The error names the field at fault.
 func New(cfg Config) (*Model, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("anthropic: Config.Model is required")
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("anthropic: Config.BaseURL %q is not an http(s) URL", cfg.BaseURL)
-	}
-	if cfg.MaxAttempts < 0 {
-		return nil, fmt.Errorf("anthropic: Config.MaxAttempts %d is negative", cfg.MaxAttempts)
+	base, err := httpx.BaseURL("anthropic", "Config.BaseURL", cfg.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.MaxTokens < 0 {
 		return nil, fmt.Errorf("anthropic: Config.MaxTokens %d is negative", cfg.MaxTokens)
@@ -113,19 +119,36 @@ func New(cfg Config) (*Model, error) {
 	if cfg.ThinkingBudget < 0 {
 		return nil, fmt.Errorf("anthropic: Config.ThinkingBudget %d is negative", cfg.ThinkingBudget)
 	}
-	client := &http.Client{}
-	if cfg.HTTPClient != nil {
-		c := *cfg.HTTPClient
-		client = &c
+	if !strings.HasSuffix(base, "/v1") {
+		base += "/v1"
 	}
-	retry := &httpx.RetryTransport{Base: client.Transport, MaxAttempts: cfg.MaxAttempts}
-	client.Transport = retry
-	cfg.Header = cfg.Header.Clone()
-	endpoint := strings.TrimRight(base, "/")
-	if !strings.HasSuffix(endpoint, "/v1") {
-		endpoint += "/v1"
+	header := cfg.Header.Clone()
+	if header == nil {
+		header = http.Header{}
 	}
-	return &Model{cfg: cfg, endpoint: endpoint + "/messages", client: client, retry: retry}, nil
+	header.Set("Accept", "text/event-stream")
+	header.Set("anthropic-version", APIVersion)
+	if cfg.APIKey != "" {
+		header.Set("x-api-key", cfg.APIKey)
+	}
+	ep, err := httpx.NewEndpoint(httpx.EndpointConfig{
+		Provider:    "anthropic",
+		URL:         base + "/messages",
+		HTTPClient:  cfg.HTTPClient,
+		MaxAttempts: cfg.MaxAttempts,
+		Header:      header,
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg.Header = nil // kept by the endpoint
+	return &Model{cfg: cfg, ep: ep}, nil
+}
+
+// ModelInfo names the provider ("anthropic") and Config.Model, for
+// telemetry.
+func (m *Model) ModelInfo() agentloop.ModelInfo {
+	return agentloop.ModelInfo{Provider: "anthropic", Model: m.cfg.Model}
 }
 
 // Stream sends req and yields the reply as it streams. See the package doc
@@ -142,46 +165,10 @@ func (m *Model) Stream(ctx context.Context, req *agentloop.Request) iter.Seq2[ag
 			yield(nil, err)
 			return
 		}
-		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
+		var dec decoder
+		err = m.ep.Stream(ctx, body, func(r io.Reader) error { return dec.run(r, yield) })
 		if err != nil {
-			yield(nil, fmt.Errorf("anthropic: %w", err))
-			return
-		}
-		for k, vs := range m.cfg.Header {
-			hreq.Header[k] = vs
-		}
-		hreq.Header.Set("Content-Type", "application/json")
-		hreq.Header.Set("Accept", "text/event-stream")
-		hreq.Header.Set("anthropic-version", APIVersion)
-		if m.cfg.APIKey != "" {
-			hreq.Header.Set("x-api-key", m.cfg.APIKey)
-		}
-		resp, err := m.client.Do(hreq)
-		if err != nil {
-			yield(nil, fmt.Errorf("anthropic: %w", err))
-			return
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			yield(nil, httpx.APIError("anthropic", resp))
-			return
-		}
-		dec := &decoder{assistants: countAssistant(req.Messages)}
-		if err := dec.run(resp.Body, yield); err != nil {
-			if ctx.Err() != nil {
-				err = fmt.Errorf("anthropic: %w (%w)", ctx.Err(), err)
-			}
 			yield(nil, err)
 		}
 	}
-}
-
-func countAssistant(h agentloop.History) int {
-	n := 0
-	for _, m := range h {
-		if m.Role == agentloop.RoleAssistant {
-			n++
-		}
-	}
-	return n
 }

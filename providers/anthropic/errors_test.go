@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -124,13 +125,16 @@ func TestAnthropic_StreamCutOffIsAnErrorAndTheLoopWrapsItWithTheTurn(t *testing.
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 1, te.Turn)
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "a lost connection is recognisable")
-	assert.Contains(t, err.Error(), "anthropic:")
+	assert.Contains(t, err.Error(), "anthropic: reading the stream failed (connection lost?)")
 }
 
-func TestAnthropic_StreamEndingWithoutMessageStopIsAnError(t *testing.T) {
+// A server that ends a 200 stream cleanly but early (Ollama does when its
+// repeat limit stops a runaway generation) is not said to have lost the
+// connection.
+func TestAnthropic_StreamEndedCleanlyBeforeMessageStopSaysTheServerEndedIt(t *testing.T) {
 	srv := newServer(t, []byte(firstDelta))
 	_, err := collect(newModel(t, srv.URL), userReq())
-	assert.ErrorContains(t, err, "ended before message_stop")
+	assert.EqualError(t, err, "anthropic: the server ended the stream before message_stop: unexpected EOF")
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 }
 
@@ -175,7 +179,7 @@ func TestAnthropic_StoppingEarlyClosesTheConnection(t *testing.T) {
 	<-gone
 }
 
-func TestAnthropic_UnreachableServerSaysWhere(t *testing.T) {
+func TestAnthropic_UnreachableServerSaysWhereOnce(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
@@ -183,7 +187,8 @@ func TestAnthropic_UnreachableServerSaysWhere(t *testing.T) {
 	require.NoError(t, err)
 	_, err = collect(m, userReq())
 	assert.ErrorIs(t, err, providers.ErrUnreachable)
-	assert.Contains(t, err.Error(), url+"/v1/messages")
+	assert.Contains(t, err.Error(), "cannot reach "+url+"/v1/messages: server unreachable: dial tcp")
+	assert.Equal(t, 1, strings.Count(err.Error(), "/v1/messages"), "the URL is named once: %v", err)
 }
 
 func TestAnthropic_NewNamesTheBadField(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 
 // FuzzAnthropic_Decoder feeds arbitrary bodies to the stream decoder: it must not
 // panic, must stop at the first failure, and must yield well-formed chunks
-// (calls with a name or id and non-empty arguments, at most one Finish, and
-// Finish last).
+// (calls with non-empty arguments, at most one Finish, and Finish last). A
+// call's id may be empty: the loop fills it.
 func FuzzAnthropic_Decoder(f *testing.F) {
 	for _, name := range []string{"rig-thinking-text-tool-roundtrip.turn1.sse", "rig-redacted-thinking.sse", "rig-parallel-tool-use.sse"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
@@ -24,7 +24,7 @@ func FuzzAnthropic_Decoder(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var chunks []agentloop.Chunk
-		err := (&decoder{assistants: 1}).run(bytes.NewReader(body), func(c agentloop.Chunk, err error) bool {
+		err := new(decoder).run(bytes.NewReader(body), func(c agentloop.Chunk, err error) bool {
 			if err != nil {
 				t.Fatalf("the decoder yielded an error itself: %v", err)
 			}
@@ -38,7 +38,7 @@ func FuzzAnthropic_Decoder(f *testing.F) {
 		for i, c := range chunks {
 			switch c := c.(type) {
 			case agentloop.ToolCall:
-				if len(c.Args) == 0 || c.ID == "" {
+				if len(c.Args) == 0 {
 					t.Fatalf("malformed call %+v", c)
 				}
 			case agentloop.Finish:

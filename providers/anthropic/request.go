@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -21,6 +22,16 @@ type messagesRequest struct {
 	TopP          *float64       `json:"top_p,omitempty"`
 	StopSequences []string       `json:"stop_sequences,omitempty"`
 	Thinking      *thinkingParam `json:"thinking,omitempty"`
+	OutputConfig  *outputConfig  `json:"output_config,omitempty"`
+}
+
+type outputConfig struct {
+	Format *outputFormat `json:"format,omitempty"`
+}
+
+type outputFormat struct {
+	Type   string          `json:"type"`
+	Schema json.RawMessage `json:"schema"`
 }
 
 type thinkingParam struct {
@@ -103,6 +114,12 @@ func (m *Model) requestBody(req *agentloop.Request) ([]byte, error) {
 		if out.MaxTokens <= b {
 			out.MaxTokens = b + DefaultMaxTokens // the API wants max_tokens > budget
 		}
+	}
+	if rf := req.Settings.ResponseFormat; rf != nil {
+		if len(bytes.TrimSpace(rf.Schema)) == 0 {
+			return nil, errors.New("anthropic: Settings.ResponseFormat has no Schema")
+		}
+		out.OutputConfig = &outputConfig{Format: &outputFormat{Type: "json_schema", Schema: rf.Schema}}
 	}
 	var system []string
 	if req.System != "" {

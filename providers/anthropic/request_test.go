@@ -1,7 +1,9 @@
 package anthropic_test
 
 import (
+	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/agentloop/agentloop"
@@ -72,7 +74,7 @@ func TestAnthropic_RequestPutsReasoningFirstAndMergesToolResultsIntoOneUserMessa
 	assert.JSONEq(t, want, string(srv.request(0)))
 }
 
-func TestAnthropic_MissingToolUseIDIsMadeUpDeterministically(t *testing.T) {
+func TestAnthropic_MissingToolUseIDIsLeftEmpty(t *testing.T) {
 	body := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n" +
 		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"name\":\"f\",\"input\":{}}}\n\n" +
 		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
@@ -86,7 +88,7 @@ func TestAnthropic_MissingToolUseIDIsMadeUpDeterministically(t *testing.T) {
 	require.NoError(t, err)
 	s := summarize(chunks)
 	require.Len(t, s.Calls, 1)
-	assert.Equal(t, agentloop.ToolCall{ID: "call_1_0", Name: "f", Args: json.RawMessage(`{}`)}, s.Calls[0])
+	assert.Equal(t, agentloop.ToolCall{ID: "", Name: "f", Args: json.RawMessage(`{}`)}, s.Calls[0], "the provider invents no ids; the loop does")
 }
 
 func TestAnthropic_StopReasonsMapOntoFinishReasons(t *testing.T) {
@@ -100,5 +102,76 @@ func TestAnthropic_StopReasonsMapOntoFinishReasons(t *testing.T) {
 		chunks, err := collect(newModel(t, srv.URL), userReq())
 		require.NoError(t, err)
 		assert.Equal(t, []agentloop.FinishReason{want}, summarize(chunks).Finish, stop)
+	}
+}
+
+// The length limit can fall just after the model finished its calls. Whole
+// calls are run, as every provider does; a call cut mid-way makes the turn
+// FinishLength, and the loop refuses to run it (ErrTruncated).
+func TestAnthropic_MaxTokensAfterWholeCallsRunsThemAndMidCallIsTruncated(t *testing.T) {
+	call := func(args string) []byte {
+		return []byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n" +
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":{}}}\n\n" +
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":" + strconv.Quote(args) + "}}\n\n" +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"},\"usage\":{\"output_tokens\":5}}\n\n" +
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	}
+	ran := 0
+	f, err := agentloop.NewRawTool("f", "", nil, func(context.Context, json.RawMessage) (string, error) { ran++; return "ok", nil })
+	require.NoError(t, err)
+
+	srv := newServer(t, call(`{"x":1}`), []byte(textBody))
+	agent := &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{f}}
+	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}))
+	require.NoError(t, err)
+	assert.Equal(t, 1, ran)
+
+	srv = newServer(t, call(`{"x":`), []byte(textBody))
+	agent.Model = newModel(t, srv.URL)
+	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}))
+	assert.ErrorIs(t, err, agentloop.ErrTruncated)
+	assert.Equal(t, 1, ran, "a cut-off call is not run")
+}
+
+func TestAnthropic_ResponseFormatIsSentAsNativeStructuredOutput(t *testing.T) {
+	srv := newServer(t, []byte(textBody))
+	m := newModel(t, srv.URL)
+	req := userReq()
+	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Name: "forecast", Schema: json.RawMessage(`{"type":"object","additionalProperties":false}`)}
+	_, err := collect(m, req)
+	require.NoError(t, err)
+	var body map[string]any
+	require.NoError(t, json.Unmarshal(srv.request(0), &body))
+	got, _ := json.Marshal(body["output_config"])
+	assert.JSONEq(t, `{"format":{"type":"json_schema","schema":{"type":"object","additionalProperties":false}}}`, string(got))
+	assert.NotContains(t, body, "tool_choice", "tools stay free")
+
+	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Name: "x"}
+	_, err = collect(m, req)
+	assert.EqualError(t, err, "anthropic: Settings.ResponseFormat has no Schema")
+}
+
+func TestAnthropic_ModelInfoNamesTheProviderAndTheModel(t *testing.T) {
+	m, err := anthropic.New(anthropic.Config{Model: "claude-test"})
+	require.NoError(t, err)
+	assert.Equal(t, agentloop.ModelInfo{Provider: "anthropic", Model: "claude-test"}, m.ModelInfo())
+}
+
+// Whether max_tokens after a tool_use block without input deltas is a whole
+// call depends on its start input: a non-empty object is whole, {} may be a
+// call cut right after its name.
+func TestAnthropic_MaxTokensAfterAToolUseWithoutDeltasDependsOnItsStartInput(t *testing.T) {
+	body := func(input string) []byte {
+		return []byte("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":" + input + "}}\n\n" +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"}}\n\n" +
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	}
+	for input, want := range map[string]agentloop.FinishReason{`{"x":1}`: agentloop.FinishToolCalls, `{}`: agentloop.FinishLength} {
+		srv := newServer(t, body(input))
+		chunks, err := collect(newModel(t, srv.URL), userReq())
+		require.NoError(t, err)
+		assert.Equal(t, []agentloop.FinishReason{want}, summarize(chunks).Finish, "start input %s", input)
 	}
 }

@@ -55,16 +55,16 @@ type block struct {
 	open      bool
 }
 
-// decoder turns one response's events into chunks.
+// decoder turns one response's events into chunks; the zero value is ready.
 type decoder struct {
-	assistants int
-	blocks     []block
-	calls      int
-	stop       string
-	input      int
-	cacheIn    int
-	output     int
-	sawUsage   bool
+	blocks   []block
+	calls    int
+	cutCalls int // tool_use blocks not closed by their own content_block_stop, or without a whole input
+	stop     string
+	input    int
+	cacheIn  int
+	output   int
+	sawUsage bool
 }
 
 // run reads body to its end, yielding chunks. It returns nil when done or
@@ -75,10 +75,10 @@ func (d *decoder) run(body io.Reader, yield func(agentloop.Chunk, error) bool) e
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
-			return fmt.Errorf("anthropic: the stream ended before message_stop (connection lost?): %w", io.ErrUnexpectedEOF)
+			return httpx.EndedEarly("anthropic", "message_stop")
 		}
 		if err != nil {
-			return fmt.Errorf("anthropic: reading the stream: %w", err)
+			return httpx.StreamBroken("anthropic", err)
 		}
 		data := bytes.TrimSpace(e.Data)
 		if len(data) == 0 {
@@ -134,9 +134,6 @@ func (d *decoder) event(ev *streamEvent, data []byte, yield func(agentloop.Chunk
 		case "tool_use":
 			b.ordinal, b.id, b.name, b.start = d.calls, cb.ID, cb.Name, cb.Input
 			d.calls++
-			if b.id == "" {
-				b.id = fmt.Sprintf("call_%d_%d", d.assistants, b.ordinal)
-			}
 			if !yield(agentloop.ToolCallDelta{Index: b.ordinal, ID: b.id, Name: b.name}, nil) {
 				return false, false, nil
 			}
@@ -164,7 +161,11 @@ func (d *decoder) event(ev *streamEvent, data []byte, yield func(agentloop.Chunk
 			return false, false, nil
 		}
 	case "content_block_stop":
-		if !d.closeBlock(d.block(ev.Index), yield) {
+		b := d.block(ev.Index)
+		if b.open && b.kind == "tool_use" && !b.wholeInput() {
+			d.cutCalls++ // see reason
+		}
+		if !d.closeBlock(b, yield) {
 			return false, false, nil
 		}
 	case "message_delta":
@@ -176,6 +177,9 @@ func (d *decoder) event(ev *streamEvent, data []byte, yield func(agentloop.Chunk
 		}
 	case "message_stop":
 		for i := range d.blocks {
+			if d.blocks[i].open && d.blocks[i].kind == "tool_use" {
+				d.cutCalls++
+			}
 			if !d.closeBlock(&d.blocks[i], yield) {
 				return false, false, nil
 			}
@@ -187,6 +191,19 @@ func (d *decoder) event(ev *streamEvent, data []byte, yield func(agentloop.Chunk
 		return true, true, nil
 	}
 	return true, false, nil
+}
+
+// wholeInput reports whether a tool_use block's input is known to be
+// complete: JSON from input_json_delta, or a non-empty object given whole
+// in content_block_start. An input of {} from the start with no deltas may
+// be a call cut right after its name, so it does not count.
+func (b *block) wholeInput() bool {
+	if args := bytes.TrimSpace(b.args); len(args) > 0 {
+		return json.Valid(args)
+	}
+	start := bytes.TrimSpace(b.start)
+	var obj map[string]json.RawMessage
+	return json.Unmarshal(start, &obj) == nil && len(obj) > 0
 }
 
 // block returns the state of content block i, growing the list as needed.
@@ -250,6 +267,11 @@ func (d *decoder) reason() agentloop.FinishReason {
 	case "tool_use":
 		return agentloop.FinishToolCalls
 	case "max_tokens", "model_context_window_exceeded":
+		if d.calls > 0 && d.cutCalls == 0 {
+			// The limit fell just after the calls were complete: run them
+			// (see the providers package doc).
+			return agentloop.FinishToolCalls
+		}
 		return agentloop.FinishLength
 	case "refusal":
 		return agentloop.FinishContentFilter

@@ -68,7 +68,7 @@ func BenchmarkMapper(b *testing.B) {
 			runtime.ReadMemStats(&before)
 			b.ResetTimer()
 			for range b.N {
-				mp := mapper{turn: 0}
+				var mp mapper
 				for i := range resps {
 					mp.add(&resps[i], emit)
 				}

@@ -18,13 +18,14 @@
 // signatures. Text streams as [agentloop.TextDelta]. Ollama sends each tool
 // call whole, possibly one per chunk, so each becomes one complete
 // [agentloop.ToolCall] (no deltas): the server's id when it sends one, else
-// "call_<n>_<i>" (n: assistant messages in the request, i: the call's ordinal
-// in the reply; the loop's own scheme), and the arguments as a JSON object
-// ({} when empty). The last chunk gives one [agentloop.Usage]
-// (prompt_eval_count, eval_count) and one [agentloop.Finish]: done_reason
-// "stop" is [agentloop.FinishToolCalls] when the reply made calls (Ollama
-// does not say so itself) and [agentloop.FinishStop] otherwise, "length" is
-// [agentloop.FinishLength], and anything else ("load", "unload") is
+// an empty id, which the loop fills; the arguments as a JSON object ({} when
+// empty). The last chunk gives one [agentloop.Usage] (prompt_eval_count,
+// eval_count) and one [agentloop.Finish]: done_reason "stop" is
+// [agentloop.FinishToolCalls] when the reply made calls (Ollama does not say
+// so itself) and [agentloop.FinishStop] otherwise; "length" is
+// [agentloop.FinishLength], or [agentloop.FinishToolCalls] when the reply
+// made calls, since Ollama passes on only calls it parsed whole (see the
+// providers package doc); anything else ("load", "unload") is
 // [agentloop.FinishOther].
 //
 // # What a request sends
@@ -40,6 +41,10 @@
 // server would drop them anyway. Settings map to the options num_predict,
 // temperature, top_p, seed and stop, over Config.Options, Config.Temperature
 // and Config.NumCtx; Config.KeepAlive is sent as keep_alive.
+// Settings.ResponseFormat's schema is sent as the request's "format": the
+// server then constrains every token of the reply to the schema with a
+// grammar, so a model cannot call tools in a request that has one (Ollama
+// applies the grammar to the whole reply, a tool call's text included).
 //
 // # Errors
 //

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/agentloop/agentloop/providers"
+	"github.com/agentloop/agentloop/providers/internal/httpx"
 	"github.com/ollama/ollama/api"
 )
 
@@ -28,7 +28,7 @@ func (m *Model) streamError(ctx context.Context, err error, mp *mapper) error {
 		return nil
 	}
 	if ctx.Err() != nil {
-		return cancelled(ctx)
+		return httpx.Cancelled("ollama", ctx)
 	}
 	if err == nil {
 		if mp.chunks == 0 {
@@ -51,16 +51,14 @@ func (m *Model) streamError(ctx context.Context, err error, mp *mapper) error {
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		where := redactURL(ue.URL)
-		if isDialError(ue.Err) {
-			// Keep the network error itself: the retrying transport's
-			// wrapping would name the URL a second time.
+		where := ue.URL
+		if u, err := url.Parse(ue.URL); err == nil {
+			where = httpx.RedactURL(u)
+		}
+		if httpx.IsDialError(ue.Err) {
+			// ue.Err, not ue: the *url.Error would name the URL again.
 			cause := ue.Err
-			var op *net.OpError
-			if errors.As(cause, &op) {
-				cause = op
-			}
-			if !errors.Is(cause, providers.ErrUnreachable) {
+			if !errors.Is(cause, providers.ErrUnreachable) { // a caller's own client
 				cause = fmt.Errorf("%w: %w", providers.ErrUnreachable, cause)
 			}
 			return fmt.Errorf("ollama: cannot reach the Ollama server at %s (set OLLAMA_HOST or Config.Host to its address; the default is %s, and `ollama serve` starts it): %w", where, DefaultHost, cause)
@@ -97,32 +95,4 @@ func (m *Model) statusError(se api.StatusError) error {
 		return fmt.Errorf("ollama: model %q is not on the server; run `ollama pull %s` to download it: %w", m.cfg.Model, m.cfg.Model, apiErr)
 	}
 	return apiErr
-}
-
-// isDialError reports whether err means no connection could be made: the
-// retrying transport's verdict, or a dial error from a caller's client.
-func isDialError(err error) bool {
-	if errors.Is(err, providers.ErrUnreachable) {
-		return true
-	}
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
-}
-
-// redactURL drops the query (the signing timestamp) and any user info.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return s
-	}
-	u.RawQuery, u.User = "", nil
-	return u.String()
-}
-
-func cancelled(ctx context.Context) error {
-	err := ctx.Err()
-	if cause := context.Cause(ctx); cause != nil && cause != err {
-		return fmt.Errorf("ollama: request cancelled: %w: %w", err, cause)
-	}
-	return fmt.Errorf("ollama: request cancelled: %w", err)
 }

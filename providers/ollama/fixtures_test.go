@@ -1,6 +1,8 @@
 package ollama
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -129,7 +131,7 @@ func TestOllama_ArgumentsKeepTopLevelKeyOrderAndSortNestedKeys(t *testing.T) {
 	assert.Equal(t, `{"zeta":1,"alpha":{"a":"x","b":[1,2]}}`, string(got.Calls[0].Args))
 }
 
-func TestOllama_CallsWithoutIDsGetTheLoopsDeterministicIDs(t *testing.T) {
+func TestOllama_CallsWithoutIDsAreYieldedWithoutIDsAndTheLoopNamesThem(t *testing.T) {
 	body := lines(
 		`{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":0,"name":"a","arguments":{}}},{"function":{"index":1,"name":"b","arguments":{"k":"v"}}}]},"done":false}`,
 		`{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":2,"name":"c"}}]},"done":false}`,
@@ -147,12 +149,29 @@ func TestOllama_CallsWithoutIDsGetTheLoopsDeterministicIDs(t *testing.T) {
 	got := stream(m, req)
 	require.NoError(t, got.Err)
 	assert.Equal(t, []agentloop.ToolCall{
-		{ID: "call_2_0", Name: "a", Args: []byte(`{}`)},
-		{ID: "call_2_1", Name: "b", Args: []byte(`{"k":"v"}`)},
-		{ID: "call_2_2", Name: "c", Args: []byte(`{}`)},
-	}, got.Calls)
+		{ID: "", Name: "a", Args: []byte(`{}`)},
+		{ID: "", Name: "b", Args: []byte(`{"k":"v"}`)},
+		{ID: "", Name: "c", Args: []byte(`{}`)},
+	}, got.Calls, "the provider invents no ids")
 	assert.Equal(t, []agentloop.FinishReason{agentloop.FinishToolCalls}, got.Finish)
 	assert.Equal(t, []agentloop.Usage{{Input: 5, Output: 7}}, got.Usage)
+
+	// Through the loop, every call gets an id, distinct within the turn.
+	tool := func(name string) *agentloop.Tool {
+		tl, err := agentloop.NewRawTool(name, "", nil, func(context.Context, json.RawMessage) (string, error) { return "ok", nil })
+		require.NoError(t, err)
+		return tl
+	}
+	srv2 := newNDJSONServer(t, body, lines(`{"model":"m","message":{"role":"assistant","content":"done"},"done":true,"done_reason":"stop"}`))
+	agent := &agentloop.Agent{Model: newTestModel(t, Config{Client: clientFor(t, srv2.URL)}), Tools: []*agentloop.Tool{tool("a"), tool("b"), tool("c")}}
+	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}))
+	require.NoError(t, err)
+	ids := map[string]bool{}
+	for _, c := range last.(agentloop.Final).History[1].ToolCalls() {
+		assert.NotEmpty(t, c.ID)
+		ids[c.ID] = true
+	}
+	assert.Len(t, ids, 3)
 }
 
 func TestOllama_ReasoningIsClosedWhenTextStartsInTheSameChunk(t *testing.T) {
@@ -192,7 +211,7 @@ func TestFinishReason_MapsOllamasDoneReasons(t *testing.T) {
 		{"", false, agentloop.FinishStop},
 		{"", true, agentloop.FinishToolCalls},
 		{"length", false, agentloop.FinishLength},
-		{"length", true, agentloop.FinishLength},
+		{"length", true, agentloop.FinishToolCalls}, // Ollama sends only whole calls
 		{"load", false, agentloop.FinishOther},
 		{"unload", false, agentloop.FinishOther},
 		{"something-new", true, agentloop.FinishOther},

@@ -125,9 +125,6 @@ func checkContract(seq func(func(agentloop.Chunk, error) bool)) error {
 				return fmt.Errorf("element %d: empty text delta", n)
 			}
 		case agentloop.ToolCall:
-			if c.ID == "" {
-				return fmt.Errorf("element %d: tool call without an id", n)
-			}
 			var obj map[string]any
 			if err := json.Unmarshal(c.Args, &obj); err != nil || obj == nil {
 				return fmt.Errorf("element %d: tool call args %q are not a JSON object", n, c.Args)

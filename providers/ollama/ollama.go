@@ -89,7 +89,10 @@ type Model struct {
 	keepAlive *api.Duration
 }
 
-var _ agentloop.Model = (*Model)(nil)
+var (
+	_ agentloop.Model          = (*Model)(nil)
+	_ agentloop.ModelDescriber = (*Model)(nil)
+)
 
 // New returns a Model for cfg. It fails, naming the field, when Model is
 // empty, Host is not an http(s) URL or Think is not one of the ThinkMode
@@ -141,11 +144,15 @@ func newModel(cfg Config, rt http.RoundTripper) (*Model, error) {
 // ranging; it ends the official client's read loop, which closes the body.
 var errStopped = errors.New("ollama: consumer stopped")
 
+// ModelInfo names the provider ("ollama") and Config.Model, for telemetry.
+func (m *Model) ModelInfo() agentloop.ModelInfo {
+	return agentloop.ModelInfo{Provider: "ollama", Model: m.cfg.Model}
+}
+
 // Stream sends req to /api/chat and yields the reply: reasoning, text, each
 // tool call whole (Ollama sends calls complete, so there are no
-// ToolCallDelta chunks), then one Usage and one Finish. Calls without a
-// server id get "call_<n>_<i>" (n: assistant messages in req.Messages, i:
-// the call's ordinal). Errors are described in the package doc. The
+// ToolCallDelta chunks), then one Usage and one Finish. A call the server
+// gave no id has ID "" (the loop makes one). Errors are described in the package doc. The
 // connection is closed before Stream's iterator returns, also when the
 // consumer stops early or ctx is done; Stream starts no goroutine.
 func (m *Model) Stream(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
@@ -167,7 +174,7 @@ func (m *Model) stream(ctx context.Context, req *agentloop.Request, chat chatFun
 			yield(nil, err)
 			return
 		}
-		mp := mapper{turn: countAssistant(req.Messages)}
+		var mp mapper
 		emit := func(c agentloop.Chunk) bool { return yield(c, nil) }
 		err = chat(ctx, cr, func(r api.ChatResponse) error {
 			if !mp.add(&r, emit) {
@@ -182,14 +189,4 @@ func (m *Model) stream(ctx context.Context, req *agentloop.Request, chat chatFun
 			yield(nil, err)
 		}
 	}
-}
-
-func countAssistant(h agentloop.History) int {
-	n := 0
-	for _, msg := range h {
-		if msg.Role == agentloop.RoleAssistant {
-			n++
-		}
-	}
-	return n
 }

@@ -24,8 +24,16 @@ func (m *Model) chatRequest(req *agentloop.Request) (*api.ChatRequest, error) {
 	if err != nil {
 		return nil, err
 	}
+	var format json.RawMessage
+	if rf := req.Settings.ResponseFormat; rf != nil {
+		if len(bytes.TrimSpace(rf.Schema)) == 0 {
+			return nil, errors.New("ollama: Settings.ResponseFormat has no Schema")
+		}
+		format = rf.Schema
+	}
 	stream := true
 	cr := &api.ChatRequest{
+		Format:    format,
 		Model:     m.cfg.Model,
 		Messages:  msgs,
 		Stream:    &stream,

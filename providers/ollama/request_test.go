@@ -260,3 +260,22 @@ func TestNew_ConfigHostTakesPrecedenceOverOLLAMA_HOST(t *testing.T) {
 	require.NoError(t, got.Err)
 	assert.Len(t, srv.Requests(), 1)
 }
+
+func TestRequest_ResponseFormatIsSentAsFormatAndAnEmptySchemaIsRefused(t *testing.T) {
+	m := newTestModel(t, Config{Model: "m"})
+	req := userRequest("Weather?")
+	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Name: "forecast", Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)}
+	got := requestJSON(t, m, req)
+	assert.Equal(t, mustJSON(t, `{"type":"object","properties":{"city":{"type":"string"}}}`), got["format"])
+
+	assert.NotContains(t, requestJSON(t, m, userRequest("x")), "format", "no format without a ResponseFormat")
+
+	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Name: "forecast"}
+	_, err := m.chatRequest(req)
+	assert.EqualError(t, err, "ollama: Settings.ResponseFormat has no Schema")
+}
+
+func TestOllama_ModelInfoNamesTheProviderAndTheModel(t *testing.T) {
+	m := newTestModel(t, Config{Model: "qwen3:4b"})
+	assert.Equal(t, agentloop.ModelInfo{Provider: "ollama", Model: "qwen3:4b"}, m.ModelInfo())
+}

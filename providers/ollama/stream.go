@@ -1,8 +1,6 @@
 package ollama
 
 import (
-	"fmt"
-
 	"github.com/agentloop/agentloop"
 	"github.com/ollama/ollama/api"
 )
@@ -10,10 +8,6 @@ import (
 // mapper turns the decoded chunks of one /api/chat stream into
 // agentloop chunks. It is used by one goroutine, for one stream.
 type mapper struct {
-	// turn is the number of assistant messages in the request; with the
-	// call ordinal it makes the ids of calls the server left without one.
-	turn int
-
 	reasoning bool // a reasoning block is open
 	calls     int  // tool calls yielded so far
 	chunks    int  // stream chunks seen
@@ -69,16 +63,12 @@ func (m *mapper) closeReasoning(emit func(agentloop.Chunk) bool) bool {
 	return emit(agentloop.ReasoningEnd{})
 }
 
-// toolCall returns the complete call: the server's id, or call_<turn>_<i>
-// when it sent none; the arguments as a JSON object ({} when there are
+// toolCall returns the complete call: the server's id ("" when it sent
+// none: the loop makes one), the arguments as a JSON object ({} when there are
 // none) whose top-level keys keep the model's order and whose nested objects
 // have sorted keys (the official client decodes them into Go maps), so the
 // JSON is deterministic for a given stream.
 func (m *mapper) toolCall(tc *api.ToolCall) agentloop.ToolCall {
-	id := tc.ID
-	if id == "" {
-		id = fmt.Sprintf("call_%d_%d", m.turn, m.calls)
-	}
 	m.calls++
 	args, err := tc.Function.Arguments.MarshalJSON()
 	if err != nil || len(args) == 0 || string(args) == "null" {
@@ -86,11 +76,15 @@ func (m *mapper) toolCall(tc *api.ToolCall) agentloop.ToolCall {
 		// call well-formed if they somehow do not.
 		args = []byte("{}")
 	}
-	return agentloop.ToolCall{ID: id, Name: tc.Function.Name, Args: args}
+	return agentloop.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: args}
 }
 
 // finishReason maps Ollama's done_reason. Ollama says "stop" when the model
-// ended its turn with tool calls, so calls make it FinishToolCalls.
+// ended its turn with tool calls, so calls make it FinishToolCalls. It says
+// "length" when the token limit falls on or just after the token that
+// completes a call; Ollama's parsers pass on only calls parsed whole (a
+// call cut mid-way is dropped), so calls make that FinishToolCalls too, as
+// Ollama's own OpenAI- and Anthropic-compatible endpoints report it.
 func finishReason(doneReason string, calls bool) agentloop.FinishReason {
 	switch doneReason {
 	case "stop", "", "tool_calls":
@@ -99,6 +93,9 @@ func finishReason(doneReason string, calls bool) agentloop.FinishReason {
 		}
 		return agentloop.FinishStop
 	case "length":
+		if calls {
+			return agentloop.FinishToolCalls
+		}
 		return agentloop.FinishLength
 	default:
 		// "load" and "unload" answer requests that only (un)load the

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -115,14 +116,16 @@ func TestOpenAI_StreamCutOffIsAnErrorAndTheLoopWrapsItWithTheTurn(t *testing.T) 
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 1, te.Turn)
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "a lost connection is recognisable")
-	assert.Contains(t, err.Error(), "openai:")
+	assert.Contains(t, err.Error(), "openai: reading the stream failed (connection lost?)")
 }
 
-func TestOpenAI_StreamEndingWithoutFinishIsAnError(t *testing.T) {
+// A server that ends a 200 stream cleanly but early (Ollama does when its
+// repeat limit stops a runaway generation) is not said to have lost the
+// connection.
+func TestOpenAI_StreamEndedCleanlyBeforeAFinishReasonSaysTheServerEndedIt(t *testing.T) {
 	srv := newServer(t, []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"))
 	_, err := collect(newModel(t, srv.URL), userReq())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "ended before a finish reason")
+	assert.EqualError(t, err, "openai: the server ended the stream before a finish reason: unexpected EOF")
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 }
 
@@ -166,7 +169,7 @@ func TestOpenAI_StoppingEarlyClosesTheConnection(t *testing.T) {
 	<-closed
 }
 
-func TestOpenAI_UnreachableServerSaysWhere(t *testing.T) {
+func TestOpenAI_UnreachableServerSaysWhereOnce(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
@@ -174,7 +177,8 @@ func TestOpenAI_UnreachableServerSaysWhere(t *testing.T) {
 	require.NoError(t, err)
 	_, err = collect(m, userReq())
 	assert.ErrorIs(t, err, providers.ErrUnreachable)
-	assert.Contains(t, err.Error(), url+"/chat/completions")
+	assert.Contains(t, err.Error(), "cannot reach "+url+"/chat/completions: server unreachable: dial tcp")
+	assert.Equal(t, 1, strings.Count(err.Error(), "/chat/completions"), "the URL is named once: %v", err)
 }
 
 func TestOpenAI_NewNamesTheBadField(t *testing.T) {

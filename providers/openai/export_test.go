@@ -8,5 +8,5 @@ import (
 // SetRetrySleep replaces the wait between retries (tests only; call before
 // the first Stream).
 func SetRetrySleep(m *Model, sleep func(context.Context, time.Duration) error) {
-	m.retry.Sleep = sleep
+	m.ep.SetRetrySleep(sleep)
 }

@@ -5,16 +5,23 @@
 // It streams text, reasoning (the reasoning_content field, or reasoning as
 // some servers name it), tool-call deltas keyed by index (several calls in
 // parallel, arguments in many fragments), usage (it asks for it with
-// stream_options.include_usage) and the finish reason. An error the server
-// sends inside a 200 stream, and any non-2xx answer, becomes a
-// *providers.APIError; check it with errors.Is against the providers
-// sentinels. Requests are retried on 429 and 5xx before the body starts
-// streaming, honouring Retry-After. A stream that ends before its finish
-// reason (a lost connection) is an error wrapping io.ErrUnexpectedEOF; a
-// server that cannot be reached, one wrapping providers.ErrUnreachable.
+// stream_options.include_usage) and the finish reason. A call keeps the id
+// the server gave it; a call without one is yielded with an empty id, which
+// the loop fills. finish_reason "length" after calls whose arguments are
+// whole JSON is [agentloop.FinishToolCalls] (see the providers package doc).
 //
-// Only the Chat Completions protocol is spoken; OpenAI's newer Responses
-// API (/v1/responses) is not.
+// An error the server sends inside a 200 stream, and any non-2xx answer,
+// becomes a *providers.APIError; check it with errors.Is against the
+// providers sentinels. Requests are retried on 429 and 5xx before the body
+// starts streaming, honouring Retry-After. A stream that ends before its
+// finish reason is an error wrapping io.ErrUnexpectedEOF; a server that
+// cannot be reached, one wrapping providers.ErrUnreachable.
+//
+// Settings.ResponseFormat is sent as response_format {"type":"json_schema"}
+// with "strict": true.
+//
+// Only the Chat Completions protocol is spoken; for OpenAI's Responses API
+// (/v1/responses) use the openairesponses package.
 //
 // Reasoning parts of the history are not sent back (Chat Completions has no
 // field for them; DeepSeek rejects reasoning_content in requests).
@@ -26,9 +33,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 
@@ -81,56 +88,60 @@ func ConfigFromEnv(model string) Config {
 // safe for concurrent use; its configuration cannot change after New.
 type Model struct {
 	cfg       Config
-	endpoint  string
 	maxTokens string
-	client    *http.Client
-	retry     *httpx.RetryTransport
+	ep        *httpx.Endpoint
 }
 
-var _ agentloop.Model = (*Model)(nil)
+var (
+	_ agentloop.Model          = (*Model)(nil)
+	_ agentloop.ModelDescriber = (*Model)(nil)
+)
 
 // New checks cfg and returns a Model. The error names the field at fault.
 func New(cfg Config) (*Model, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("openai: Config.Model is required")
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: Config.BaseURL %q is not an http(s) URL", cfg.BaseURL)
+	base, err := httpx.BaseURL("openai", "Config.BaseURL", cfg.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, err
 	}
 	mt := cfg.MaxTokensField
 	switch mt {
 	case "":
 		mt = "max_tokens"
-		if strings.TrimRight(base, "/") == DefaultBaseURL {
+		if base == DefaultBaseURL {
 			mt = "max_completion_tokens"
 		}
 	case "max_tokens", "max_completion_tokens":
 	default:
 		return nil, fmt.Errorf("openai: Config.MaxTokensField %q is neither max_tokens nor max_completion_tokens", cfg.MaxTokensField)
 	}
-	if cfg.MaxAttempts < 0 {
-		return nil, fmt.Errorf("openai: Config.MaxAttempts %d is negative", cfg.MaxAttempts)
+	header := cfg.Header.Clone()
+	if header == nil {
+		header = http.Header{}
 	}
-	client := &http.Client{}
-	if cfg.HTTPClient != nil {
-		c := *cfg.HTTPClient
-		client = &c
+	header.Set("Accept", "text/event-stream")
+	if cfg.APIKey != "" {
+		header.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
-	retry := &httpx.RetryTransport{Base: client.Transport, MaxAttempts: cfg.MaxAttempts}
-	client.Transport = retry
-	cfg.Header = cfg.Header.Clone()
-	return &Model{
-		cfg:       cfg,
-		endpoint:  strings.TrimRight(base, "/") + "/chat/completions",
-		maxTokens: mt,
-		client:    client,
-		retry:     retry,
-	}, nil
+	ep, err := httpx.NewEndpoint(httpx.EndpointConfig{
+		Provider:    "openai",
+		URL:         base + "/chat/completions",
+		HTTPClient:  cfg.HTTPClient,
+		MaxAttempts: cfg.MaxAttempts,
+		Header:      header,
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg.Header = nil // kept by the endpoint
+	return &Model{cfg: cfg, maxTokens: mt, ep: ep}, nil
+}
+
+// ModelInfo names the provider ("openai") and Config.Model, for telemetry.
+func (m *Model) ModelInfo() agentloop.ModelInfo {
+	return agentloop.ModelInfo{Provider: "openai", Model: m.cfg.Model}
 }
 
 // Stream sends req and yields the reply as it streams. See the package doc
@@ -147,50 +158,16 @@ func (m *Model) Stream(ctx context.Context, req *agentloop.Request) iter.Seq2[ag
 			yield(nil, err)
 			return
 		}
-		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
+		var dec decoder
+		err = m.ep.Stream(ctx, body, func(r io.Reader) error { return dec.run(r, yield) })
 		if err != nil {
-			yield(nil, fmt.Errorf("openai: %w", err))
-			return
-		}
-		for k, vs := range m.cfg.Header {
-			hreq.Header[k] = vs
-		}
-		hreq.Header.Set("Content-Type", "application/json")
-		hreq.Header.Set("Accept", "text/event-stream")
-		if m.cfg.APIKey != "" {
-			hreq.Header.Set("Authorization", "Bearer "+m.cfg.APIKey)
-		}
-		resp, err := m.client.Do(hreq)
-		if err != nil {
-			yield(nil, fmt.Errorf("openai: %w", err))
-			return
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			yield(nil, httpx.APIError("openai", resp))
-			return
-		}
-		dec := newDecoder(countAssistant(req.Messages))
-		if err := dec.run(resp.Body, yield); err != nil {
-			if ctx.Err() != nil {
-				err = fmt.Errorf("openai: %w (%w)", ctx.Err(), err)
-			}
 			yield(nil, err)
 		}
 	}
 }
 
-func countAssistant(h agentloop.History) int {
-	n := 0
-	for _, m := range h {
-		if m.Role == agentloop.RoleAssistant {
-			n++
-		}
-	}
-	return n
-}
-
-// jsonText is a helper for tests and the request builder.
+// marshal encodes v as JSON without HTML escaping and without the
+// encoder's trailing newline.
 func marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

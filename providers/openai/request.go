@@ -1,8 +1,10 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -10,18 +12,31 @@ import (
 )
 
 type chatRequest struct {
-	Model               string         `json:"model"`
-	Messages            []chatMessage  `json:"messages"`
-	Tools               []chatTool     `json:"tools,omitempty"`
-	Stream              bool           `json:"stream"`
-	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
-	MaxTokens           int            `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
-	Temperature         *float64       `json:"temperature,omitempty"`
-	TopP                *float64       `json:"top_p,omitempty"`
-	Seed                *int           `json:"seed,omitempty"`
-	Stop                []string       `json:"stop,omitempty"`
-	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	Tools               []chatTool      `json:"tools,omitempty"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *streamOptions  `json:"stream_options,omitempty"`
+	MaxTokens           int             `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64        `json:"temperature,omitempty"`
+	TopP                *float64        `json:"top_p,omitempty"`
+	Seed                *int            `json:"seed,omitempty"`
+	Stop                []string        `json:"stop,omitempty"`
+	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
+	ResponseFormat      *responseFormat `json:"response_format,omitempty"`
+}
+
+type responseFormat struct {
+	Type       string      `json:"type"`
+	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
+}
+
+type jsonSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema"`
+	Strict      bool            `json:"strict,omitempty"`
 }
 
 type streamOptions struct {
@@ -93,6 +108,14 @@ func (m *Model) requestBody(req *agentloop.Request) ([]byte, error) {
 		} else {
 			out.MaxCompletionTokens = n
 		}
+	}
+	if rf := req.Settings.ResponseFormat; rf != nil {
+		if len(bytes.TrimSpace(rf.Schema)) == 0 {
+			return nil, errors.New("openai: Settings.ResponseFormat has no Schema")
+		}
+		out.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{
+			Name: rf.FormatName(), Description: rf.Description, Schema: rf.Schema, Strict: rf.Strict,
+		}}
 	}
 	msgs, err := messages(req)
 	if err != nil {

@@ -1,7 +1,9 @@
 package openai_test
 
 import (
+	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/agentloop/agentloop"
@@ -73,7 +75,7 @@ func TestOpenAI_RequestMapsHistoryToolsAndSettings(t *testing.T) {
 	assert.Empty(t, srv.headers[0].Get("Authorization"), "no key, no header")
 }
 
-func TestOpenAI_ToolCallsWithoutIDsGetDeterministicIDs(t *testing.T) {
+func TestOpenAI_ToolCallsWithoutIDsAreYieldedWithoutIDs(t *testing.T) {
 	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"a\",\"arguments\":\"\"}}]}}]}\n\n" +
 		"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"function\":{\"name\":\"b\",\"arguments\":\"{\\\"x\\\":1}\"}}]}}]}\n\n" +
 		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n"
@@ -84,9 +86,9 @@ func TestOpenAI_ToolCallsWithoutIDsGetDeterministicIDs(t *testing.T) {
 	chunks, err := collect(newModel(t, srv.URL), req)
 	require.NoError(t, err)
 	assert.Equal(t, []agentloop.ToolCall{
-		{ID: "call_1_0", Name: "a", Args: json.RawMessage(`{}`)},
-		{ID: "call_1_1", Name: "b", Args: json.RawMessage(`{"x":1}`)},
-	}, summarize(chunks).Calls)
+		{ID: "", Name: "a", Args: json.RawMessage(`{}`)},
+		{ID: "", Name: "b", Args: json.RawMessage(`{"x":1}`)},
+	}, summarize(chunks).Calls, "the provider invents no ids; the loop does")
 }
 
 func TestOpenAI_ReasoningFieldIsReasoningToo(t *testing.T) {
@@ -119,4 +121,65 @@ func TestOpenAI_DefaultBaseURLUsesMaxCompletionTokens(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotNil(t, m)
 	assert.Equal(t, "https://api.openai.com/v1", openai.DefaultBaseURL)
+}
+
+// The length limit can fall just after the model finished its calls (Ollama's
+// /v1 reports tool_calls then, OpenAI length). Whole calls are run, as every
+// provider does; a call cut mid-way makes the turn FinishLength, and the loop
+// refuses to run it (ErrTruncated).
+func TestOpenAI_LengthAfterWholeCallsRunsThemAndLengthMidCallIsTruncated(t *testing.T) {
+	call := func(args, finish string) []byte {
+		return []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"function\":{\"name\":\"f\",\"arguments\":" + strconv.Quote(args) + "}}]}}]}\n\n" +
+			"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"" + finish + "\"}]}\n\ndata: [DONE]\n\n")
+	}
+	answer := []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"done\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	ran := 0
+	f, err := agentloop.NewRawTool("f", "", nil, func(context.Context, json.RawMessage) (string, error) { ran++; return "ok", nil })
+	require.NoError(t, err)
+
+	srv := newServer(t, call(`{"x":1}`, "length"), answer)
+	agent := &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{f}}
+	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}))
+	require.NoError(t, err)
+	assert.Equal(t, "done", last.(agentloop.Final).Text)
+	assert.Equal(t, 1, ran)
+
+	srv = newServer(t, call(`{"x":`, "length"), answer)
+	agent.Model = newModel(t, srv.URL)
+	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}))
+	assert.ErrorIs(t, err, agentloop.ErrTruncated)
+	assert.Equal(t, 1, ran, "a cut-off call is not run")
+}
+
+func TestOpenAI_ResponseFormatIsSentAsAJSONSchemaResponseFormat(t *testing.T) {
+	srv := newServer(t, []byte(textBody))
+	m := newModel(t, srv.URL)
+	req := userReq()
+	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Description: "the forecast", Schema: json.RawMessage(`{"type":"object"}`), Strict: true}
+	_, err := collect(m, req)
+	require.NoError(t, err)
+	var body map[string]any
+	require.NoError(t, json.Unmarshal(srv.request(0), &body))
+	want := `{"type":"json_schema","json_schema":{"name":"response","description":"the forecast","schema":{"type":"object"},"strict":true}}`
+	got, _ := json.Marshal(body["response_format"])
+	assert.JSONEq(t, want, string(got), "an empty name is sent as \"response\"")
+
+	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Name: "x"}
+	_, err = collect(m, req)
+	assert.EqualError(t, err, "openai: Settings.ResponseFormat has no Schema")
+}
+
+func TestOpenAI_ModelInfoNamesTheProviderAndTheModel(t *testing.T) {
+	assert.Equal(t, agentloop.ModelInfo{Provider: "openai", Model: "gpt-test"}, newModel(t, "http://127.0.0.1:1").ModelInfo())
+}
+
+// A call that has a name but no argument text yet when the limit falls may
+// have been cut right after its name: that stays FinishLength.
+func TestOpenAI_LengthAfterACallWithoutArgumentTextIsLength(t *testing.T) {
+	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n"
+	srv := newServer(t, []byte(body))
+	chunks, err := collect(newModel(t, srv.URL), userReq())
+	require.NoError(t, err)
+	assert.Equal(t, []agentloop.FinishReason{agentloop.FinishLength}, summarize(chunks).Finish)
 }

@@ -40,21 +40,19 @@ type streamChunk struct {
 type callState struct {
 	id, name string
 	args     []byte
+	yielded  bool // yielded whole as a ToolCall
+	whole    bool // its arguments are one complete JSON value
 }
 
-// decoder turns a stream's events into chunks. One per response.
+// decoder turns a stream's events into chunks. One per response; the zero
+// value is ready.
 type decoder struct {
-	assistants int // assistant messages in the request, for made-up ids
-	calls      []callState
-	byIndex    map[int]int // server index -> ordinal in calls
-	finish     string
-	sawFinish  bool
-	usage      *agentloop.Usage
-	chunk      streamChunk
-}
-
-func newDecoder(assistants int) *decoder {
-	return &decoder{assistants: assistants}
+	calls     []callState
+	byIndex   map[int]int // server index -> ordinal in calls
+	finish    string
+	sawFinish bool
+	usage     *agentloop.Usage
+	chunk     streamChunk
 }
 
 // run reads body to its end, yielding chunks. It returns nil when done or
@@ -65,12 +63,12 @@ func (d *decoder) run(body io.Reader, yield func(agentloop.Chunk, error) bool) e
 		ev, err := r.Next()
 		if err == io.EOF {
 			if !d.sawFinish {
-				return fmt.Errorf("openai: the stream ended before a finish reason (connection lost?): %w", io.ErrUnexpectedEOF)
+				return httpx.EndedEarly("openai", "a finish reason")
 			}
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("openai: reading the stream: %w", err)
+			return httpx.StreamBroken("openai", err)
 		}
 		data := bytes.TrimSpace(ev.Data)
 		if string(data) == "[DONE]" {
@@ -102,6 +100,9 @@ func (d *decoder) end(yield func(agentloop.Chunk, error) bool) error {
 	return nil
 }
 
+// reason maps the finish reason. "length" with calls whose arguments are
+// all whole JSON is FinishToolCalls: the limit fell just after the calls
+// were complete (see the providers package doc).
 func (d *decoder) reason() agentloop.FinishReason {
 	switch d.finish {
 	case "stop":
@@ -110,6 +111,9 @@ func (d *decoder) reason() agentloop.FinishReason {
 		}
 		return agentloop.FinishStop
 	case "length":
+		if len(d.calls) > 0 && d.callsWhole() {
+			return agentloop.FinishToolCalls
+		}
 		return agentloop.FinishLength
 	case "tool_calls", "function_call":
 		return agentloop.FinishToolCalls
@@ -211,23 +215,35 @@ func (d *decoder) ordinal(index *int, id string) int {
 	return len(d.calls) - 1
 }
 
-// flushCalls yields each call not yet yielded whole, in order, and forgets
-// them; false when yield said stop.
+// flushCalls yields each call not yet yielded whole, in order, with the
+// server's id ("" when it sent none: the loop then makes one); false when
+// yield said stop.
 func (d *decoder) flushCalls(yield func(agentloop.Chunk, error) bool) bool {
-	for i, c := range d.calls {
-		if c.id == "" && c.name == "" && len(c.args) == 0 {
-			continue // already yielded
+	for i := range d.calls {
+		c := &d.calls[i]
+		if c.yielded {
+			continue
 		}
-		id := c.id
-		if id == "" {
-			id = fmt.Sprintf("call_%d_%d", d.assistants, i)
-		}
+		c.yielded = true
 		args := bytes.TrimSpace(c.args)
+		// Whole: the server wrote complete JSON (servers send "{}" for no
+		// arguments; nothing at all may be a call cut after its name).
+		c.whole = len(args) > 0 && json.Valid(args)
 		if len(args) == 0 {
 			args = []byte("{}")
 		}
-		d.calls[i] = callState{}
-		if !yield(agentloop.ToolCall{ID: id, Name: c.name, Args: json.RawMessage(bytes.Clone(args))}, nil) {
+		if !yield(agentloop.ToolCall{ID: c.id, Name: c.name, Args: json.RawMessage(bytes.Clone(args))}, nil) {
+			return false
+		}
+		c.args = nil
+	}
+	return true
+}
+
+// callsWhole reports whether every call's arguments were whole JSON.
+func (d *decoder) callsWhole() bool {
+	for _, c := range d.calls {
+		if !c.whole {
 			return false
 		}
 	}

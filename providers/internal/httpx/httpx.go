@@ -1,16 +1,16 @@
-// Package httpx holds the HTTP plumbing the providers share: a retrying
-// [http.RoundTripper] and [APIError], which turns a non-2xx response into a
-// *providers.APIError.
+// Package httpx holds the HTTP plumbing the providers share: [Endpoint],
+// which POSTs a request and hands the streamed answer to a decoder (with
+// retries, error answers, unreachable servers and cancellation handled the
+// same way for every provider), the retrying [RetryTransport] under it, and
+// [APIError], which turns a non-2xx response into a *providers.APIError.
 package httpx
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -36,7 +36,8 @@ const (
 // bodies).
 //
 // When every try fails to dial, the error wraps [providers.ErrUnreachable]
-// and names the URL. The zero value is ready to use; a RetryTransport is safe
+// and the last network error; it does not name the URL, as http.Client's
+// *url.Error around it does. The zero value is ready to use; a RetryTransport is safe
 // for concurrent use if Base is.
 type RetryTransport struct {
 	// Base sends each try; nil means http.DefaultTransport.
@@ -88,11 +89,12 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		var wait time.Duration
 		switch {
 		case err != nil:
-			if !isDialError(err) {
+			if !IsDialError(err) {
 				return nil, err
 			}
 			if last || ctx.Err() != nil {
-				return nil, fmt.Errorf("%w: %s: %w", providers.ErrUnreachable, redactURL(req), err)
+				// http.Client wraps this in a *url.Error that names the URL.
+				return nil, fmt.Errorf("%w: %w", providers.ErrUnreachable, err)
 			}
 			wait = t.backoff(try)
 		case retryableStatus(resp.StatusCode):
@@ -113,7 +115,7 @@ func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		if err := t.sleep(ctx, wait); err != nil {
-			return nil, fmt.Errorf("waiting to retry %s: %w", redactURL(req), err)
+			return nil, fmt.Errorf("waiting to retry: %w", err)
 		}
 	}
 }
@@ -167,22 +169,6 @@ func retryableStatus(code int) bool {
 		return true
 	}
 	return false
-}
-
-func isDialError(err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return true
-	}
-	var dns *net.DNSError
-	return errors.As(err, &dns)
-}
-
-func redactURL(req *http.Request) string {
-	u := *req.URL
-	u.User = nil
-	u.RawQuery = ""
-	return u.String()
 }
 
 // RetryAfter parses h's Retry-After, in seconds or as an HTTP date relative
@@ -247,7 +233,7 @@ func ParseErrorBody(provider string, body []byte) *providers.APIError {
 		switch {
 		case len(v.Error) > 0 && json.Unmarshal(v.Error, &obj) == nil:
 			e.Type, e.Message = obj.Type, obj.Message
-			e.Code = codeString(obj.Code)
+			e.Code = ErrorCode(obj.Code)
 			return e
 		case len(v.Error) > 0 && json.Unmarshal(v.Error, &s) == nil:
 			e.Message = s
@@ -265,8 +251,9 @@ func ParseErrorBody(provider string, body []byte) *providers.APIError {
 	return e
 }
 
-// codeString reads an error code that servers send as a string or a number.
-func codeString(raw json.RawMessage) string {
+// ErrorCode reads an error code that servers send as a string or a number;
+// "" when raw is neither.
+func ErrorCode(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s

@@ -141,7 +141,7 @@ func TestRetryTransport_RetryAfterBeyondMaxDelayReturnsResponse(t *testing.T) {
 	assert.ErrorIs(t, e, providers.ErrRateLimited)
 }
 
-func TestRetryTransport_DialFailureIsUnreachableAndNamesURL(t *testing.T) {
+func TestRetryTransport_DialFailureIsUnreachableAndTheClientNamesTheURLOnce(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()
@@ -152,6 +152,7 @@ func TestRetryTransport_DialFailureIsUnreachableAndNamesURL(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, providers.ErrUnreachable)
 	assert.Contains(t, err.Error(), "http://"+addr+"/v1/chat")
+	assert.Equal(t, 1, strings.Count(err.Error(), "/v1/chat"), "the URL is named once: %v", err)
 	assert.Len(t, waits, 2)
 }
 
