@@ -338,7 +338,7 @@ func goServer(dial mcptools.Dialer) realServer {
 		text:     call{"test_simple_text", map[string]any{}, "This is a simple text response for testing."},
 		errTool:  call{"test_error_handling", map[string]any{}, "this tool intentionally returns an error for testing"},
 		progress: call{"test_tool_with_progress", map[string]any{}, "agentloop-"}, // it answers with the progress token
-		minSteps: 2, // of 3: the last one races the result (see stepArgs.Hold)
+		minSteps: 2,                                                               // of 3: the last one races the result (see stepArgs.Hold)
 		slow:     call{"test_tool_with_progress", map[string]any{}, ""},
 		extra: func(t *testing.T, tools []*agentloop.Tool) {
 			res := resultOf(t, run(t, context.Background(), tools, "test_multiple_content_types", map[string]any{}))
