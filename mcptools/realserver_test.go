@@ -135,17 +135,19 @@ func logged(dial mcptools.Dialer, w *wireLog) mcptools.Dialer {
 
 // realServer says how to exercise one real server.
 type realServer struct {
-	dial      mcptools.Dialer
-	procs     *procs   // nil when the test does not own the process
-	wire      *wireLog // every message, when the dialer is logged
-	listed    []string // some tools the list must hold
-	text      call     // a call that returns text
-	errTool   call     // a call the server answers with isError
-	progress  call     // a call that reports progress
-	minSteps  int      // progress items progress must yield at least
-	slow      call     // a call that reports progress, then runs long
-	extra     func(t *testing.T, tools []*agentloop.Tool)
-	exitsTest bool // run the server-exits-mid-call scenario
+	dial     mcptools.Dialer
+	wire     *wireLog // every message, when the dialer is logged
+	listed   []string // some tools the list must hold
+	text     call     // a call that returns text
+	errTool  call     // a call the server answers with isError
+	progress call     // a call that reports progress
+	minSteps int      // progress items progress must yield at least
+	slow     call     // a call that reports progress, then runs long
+	extra    func(t *testing.T, tools []*agentloop.Tool)
+	// exit, when set, runs the server-exits-mid-call scenario: it kills
+	// the server (and, over HTTP, starts a new one at the same address),
+	// and returns a check to run once the next call reconnected.
+	exit func(t *testing.T) (check func(t *testing.T))
 }
 
 type call struct {
@@ -223,14 +225,12 @@ func exercise(t *testing.T, rs realServer) {
 			t.Fatalf("call after the cancel: %+v", res)
 		}
 	})
-	if rs.exitsTest {
+	if rs.exit != nil {
 		t.Run("server exits mid-call", func(t *testing.T) {
-			before := rs.procs.count()
-			killed := false
+			var check func(t *testing.T)
 			items, err := runErr(t, ctx, tools, rs.slow.tool, rs.slow.args, func(it agentloop.Item) {
-				if _, ok := it.(agentloop.ToolProgress); ok && !killed {
-					killed = true
-					rs.procs.last().Process.Kill()
+				if _, ok := it.(agentloop.ToolProgress); ok && check == nil {
+					check = rs.exit(t)
 				}
 			})
 			if err != nil {
@@ -244,10 +244,21 @@ func exercise(t *testing.T, rs realServer) {
 			if res.IsError || !strings.Contains(res.Content, rs.text.want) {
 				t.Fatalf("next call: %+v; want it to reconnect and succeed", res)
 			}
-			if n := rs.procs.count() - before; n != 1 {
-				t.Errorf("%d processes started after the exit; want 1", n)
-			}
+			check(t)
 		})
+	}
+}
+
+// exitProcess is realServer.exit for a server p started: it kills the
+// last one, and the check is that the reconnection started exactly one
+// more.
+func (p *procs) exitProcess(t *testing.T) func(t *testing.T) {
+	before := p.count()
+	p.last().Process.Kill()
+	return func(t *testing.T) {
+		if n := p.count() - before; n != 1 {
+			t.Errorf("%d processes started after the exit; want 1", n)
+		}
 	}
 }
 
@@ -277,28 +288,46 @@ func waitForWire(t *testing.T, w *wireLog, s string) {
 	}
 }
 
+// httpServer is the go-sdk everything-server serving streamable HTTP on
+// a loopback address, which a test can kill and start again.
+type httpServer struct {
+	bin, addr string
+	cmd       *exec.Cmd
+}
+
 // startHTTPServer starts the go-sdk everything-server on a loopback port
-// and returns its URL once it accepts connections.
-func startHTTPServer(t *testing.T, bin string) string {
+// and returns it once it accepts connections; the test's cleanup kills it.
+func startHTTPServer(t *testing.T, bin string) *httpServer {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
+	s := &httpServer{bin: bin, addr: l.Addr().String()}
 	l.Close()
-	cmd := exec.Command(bin, "-http", addr)
-	stderr, err := cmd.StderrPipe()
+	t.Cleanup(s.kill)
+	s.start(t)
+	return s
+}
+
+func (s *httpServer) url() string { return "http://" + s.addr }
+
+func (s *httpServer) kill() {
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+}
+
+// start starts the server and waits until its address accepts.
+func (s *httpServer) start(t *testing.T) {
+	t.Helper()
+	s.cmd = exec.Command(s.bin, "-http", s.addr)
+	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
 	listening := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -317,17 +346,26 @@ func startHTTPServer(t *testing.T, bin string) string {
 	defer tick.Stop()
 	deadline := time.After(waitFor)
 	for {
-		c, err := net.Dial("tcp", addr)
+		c, err := net.Dial("tcp", s.addr)
 		if err == nil {
 			c.Close()
-			return "http://" + addr
+			return
 		}
 		select {
 		case <-tick.C:
 		case <-deadline:
-			t.Fatalf("the HTTP server never accepted on %s: %v", addr, err)
+			t.Fatalf("the HTTP server never accepted on %s: %v", s.addr, err)
 		}
 	}
+}
+
+// exitAndRestart is realServer.exit over HTTP: the server dies mid-call
+// and a new one, which knows nothing of the old session, takes its
+// address.
+func (s *httpServer) exitAndRestart(t *testing.T) func(t *testing.T) {
+	s.kill()
+	s.start(t)
+	return func(*testing.T) {}
 }
 
 // goServerCalls are the go-sdk everything-server's tools the tests call.
@@ -364,13 +402,15 @@ func TestRealGoEverythingServerOverStdio(t *testing.T) {
 	p := &procs{}
 	wire := &wireLog{}
 	rs := goServer(logged(p.dialer(bin), wire))
-	rs.procs, rs.wire, rs.exitsTest = p, wire, true
+	rs.wire, rs.exit = wire, p.exitProcess
 	exercise(t, rs)
 }
 
 func TestRealGoEverythingServerOverHTTP(t *testing.T) {
-	url := startHTTPServer(t, goServerBin(t))
-	exercise(t, goServer(mcptools.HTTP(url, nil)))
+	srv := startHTTPServer(t, goServerBin(t))
+	rs := goServer(mcptools.HTTP(srv.url(), nil))
+	rs.exit = srv.exitAndRestart
+	exercise(t, rs)
 }
 
 func TestRealNPMEverythingServerOverStdio(t *testing.T) {
@@ -386,7 +426,6 @@ func TestRealNPMEverythingServerOverStdio(t *testing.T) {
 	wire := &wireLog{}
 	exercise(t, realServer{
 		dial:     logged(p.dialer(node, script, "stdio"), wire),
-		procs:    p,
 		wire:     wire,
 		listed:   []string{"echo", "get-sum", "get-structured-content", "get-tiny-image", "trigger-long-running-operation"},
 		text:     call{"echo", map[string]any{"message": "hi there"}, "Echo: hi there"},
@@ -404,6 +443,6 @@ func TestRealNPMEverythingServerOverStdio(t *testing.T) {
 				t.Errorf("image: %+v; want the image described", res)
 			}
 		},
-		exitsTest: true,
+		exit: p.exitProcess,
 	})
 }
