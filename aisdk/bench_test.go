@@ -1,6 +1,7 @@
 package aisdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -138,4 +139,108 @@ func BenchmarkHandler_VerifySignedConversation(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*exchanges), "ns/answer")
+}
+
+// postedChat returns the body useChat posts after exchanges rounds of a
+// weather chat, as the Mapper streamed each answer with signing on (s) and
+// the client kept it: a user question, then an assistant message with a
+// signed text, a signed server tool call with its signed output, and a
+// signed answer of about 200 bytes with quotes and a line break; and the
+// new question last. With system set, a system message comes first. With
+// exchanges 0 it is the first post of a chat.
+func postedChat(tb testing.TB, s *signer, system bool, exchanges int) []byte {
+	user := func(i int) UIMessage {
+		return UIMessage{ID: "u" + strconv.Itoa(i), Role: "user", Parts: []UIPart{{Type: "text", Text: "What is the weather in Oslo tomorrow? Do I need an umbrella?"}}}
+	}
+	var msgs []UIMessage
+	if system {
+		msgs = append(msgs, UIMessage{ID: "s", Role: "system", Parts: []UIPart{{Type: "text", Text: "You are a weather assistant. Answer briefly."}}})
+	}
+	for i := range exchanges {
+		id := "msg-" + strconv.Itoa(i)
+		callID := "call-" + strconv.Itoa(i)
+		m := NewMapper(id)
+		m.signWith(s, nil)
+		c := agentloop.ToolCall{ID: callID, Name: "get_weather", Args: json.RawMessage(`{"city":"Oslo","day":"tomorrow"}`)}
+		var chunks []Chunk
+		for _, it := range []agentloop.Item{
+			agentloop.TurnStart{Turn: 1},
+			agentloop.TextDelta{Text: "Let me check the forecast."},
+			agentloop.ToolCallReady{Call: c},
+			agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishToolCalls},
+			agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: callID, Name: "get_weather", Content: `{"city":"Oslo","forecast":"rain","high":14,"low":8}`}},
+			agentloop.TurnStart{Turn: 2},
+			agentloop.TextDelta{Text: "Tomorrow in Oslo: rain, with a high of 14 °C and a low of 8 °C.\nYes, \"bring an umbrella\": the showers last most of the day, heaviest in the afternoon."},
+			agentloop.TurnEnd{Turn: 2},
+			agentloop.Final{},
+		} {
+			chunks = m.Map(chunks, it, nil)
+		}
+		msg := UIMessage{ID: id, Role: "assistant", Parts: []UIPart{}}
+		client := newUIClient(&msg)
+		for _, ch := range chunks {
+			if err := client.apply(ch); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		msgs = append(msgs, user(i), msg)
+	}
+	msgs = append(msgs, user(exchanges))
+	body, err := json.Marshal(ChatRequest{ID: "chat-1", Messages: msgs, Trigger: TriggerSubmit})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return body
+}
+
+// BenchmarkPostedChat measures what the Handler does with a posted body
+// before the run starts: DecodeRequest and ToHistory, and in the stateless
+// mode (signed) the signature check between them. Bodies are the first
+// post of a chat (1 message) and a long chat (1,000 messages: a system
+// message, 499 weather exchanges and the new question). MB/s is of the
+// body; ns/msg and allocs/msg are per posted message.
+func BenchmarkPostedChat(b *testing.B) {
+	s := newSigner([]byte("a benchmark secret of 32+ bytes...."))
+	for _, bc := range []struct {
+		name   string
+		msgs   int
+		signed bool
+	}{
+		{"1-message", 1, false},
+		{"1000-messages", 1000, false},
+		{"1-message/signed", 1, true},
+		{"1000-messages/signed", 1000, true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			system := bc.msgs%2 == 0
+			body := postedChat(b, s, system, (bc.msgs-1)/2)
+			msgs := bc.msgs
+			b.SetBytes(int64(len(body)))
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ReportAllocs()
+			for b.Loop() {
+				req, err := DecodeRequest(bytes.NewReader(body), Limits{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				posted := req.Messages
+				if bc.signed {
+					if posted, err = s.verify(posted); err != nil {
+						b.Fatal(err)
+					}
+				}
+				h, err := ToHistory(posted)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(h) < msgs {
+					b.Fatalf("history of %d messages from %d posted", len(h), msgs)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*msgs), "ns/msg")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*msgs), "allocs/msg")
+		})
+	}
 }
