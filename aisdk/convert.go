@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/internal/jsonscan"
 )
 
 // ToHistory rebuilds the loop's history from the messages a client posted,
@@ -80,67 +81,81 @@ func ToHistory(msgs []UIMessage) (agentloop.History, error) {
 
 func userParts(ps []UIPart) []agentloop.Part {
 	var parts []agentloop.Part
+	add := func(p agentloop.Part) {
+		if parts == nil {
+			parts = make([]agentloop.Part, 0, len(ps))
+		}
+		parts = append(parts, p)
+	}
 	for _, p := range ps {
 		switch p.Type {
 		case "text":
 			if p.Text != "" {
-				parts = append(parts, agentloop.TextPart(p.Text))
+				add(agentloop.TextPart(p.Text))
 			}
 		case "file":
-			parts = append(parts, agentloop.Part{Type: agentloop.PartFile, File: &agentloop.File{MediaType: p.MediaType, Filename: p.Filename, URL: p.URL}})
+			add(agentloop.Part{Type: agentloop.PartFile, File: &agentloop.File{MediaType: p.MediaType, Filename: p.Filename, URL: p.URL}})
 		}
 	}
 	return parts
 }
 
+// block is a run of an assistant message's parts between step-start and
+// steering-message parts: Parts[start:end], and the steering-message part
+// that ends it, if any.
+type block struct {
+	start, end int
+	steering   *UIPart
+}
+
 // appendAssistant appends the messages of one assistant UIMessage.
 func appendAssistant(h agentloop.History, m UIMessage, beforeLastUser, lastMessage bool) agentloop.History {
-	// Split into blocks at step-start and steering-message parts.
-	type block struct {
-		parts    []UIPart
-		steering *UIPart
-	}
-	var blocks []block
-	var cur block
+	var buf [8]block
+	blocks := buf[:0]
+	start := 0
 	for i := range m.Parts {
-		p := &m.Parts[i]
-		switch p.Type {
+		switch m.Parts[i].Type {
 		case "step-start":
-			blocks = append(blocks, cur)
-			cur = block{}
+			blocks = append(blocks, block{start: start, end: i})
+			start = i + 1
 		case "steering-message":
-			cur.steering = p
-			blocks = append(blocks, cur)
-			cur = block{}
-		default:
-			cur.parts = append(cur.parts, *p)
+			blocks = append(blocks, block{start: start, end: i, steering: &m.Parts[i]})
+			start = i + 1
 		}
 	}
-	blocks = append(blocks, cur)
+	blocks = append(blocks, block{start: start, end: len(m.Parts)})
 	lastNonEmpty := -1
 	for i, b := range blocks {
-		if len(b.parts) > 0 {
+		if b.end > b.start {
 			lastNonEmpty = i
 		}
 	}
 	for bi, b := range blocks {
+		n := b.end - b.start
 		asst := agentloop.Message{ID: m.ID, Role: agentloop.RoleAssistant}
-		var approvals []agentloop.Part
 		tool := agentloop.Message{Role: agentloop.RoleTool}
+		var approvals []agentloop.Part
+		add := func(msg *agentloop.Message, p agentloop.Part) {
+			if msg.Parts == nil {
+				msg.Parts = make([]agentloop.Part, 0, n)
+			}
+			msg.Parts = append(msg.Parts, p)
+		}
 		finalBlock := lastMessage && bi == lastNonEmpty
-		for _, p := range b.parts {
+		for i := b.start; i < b.end; i++ {
+			p := &m.Parts[i]
 			switch {
 			case p.Type == "text":
 				if p.Text != "" {
-					asst.Parts = append(asst.Parts, agentloop.TextPart(p.Text))
+					add(&asst, agentloop.TextPart(p.Text))
 				}
 			case p.Type == "reasoning":
 				sig, red := reasoningFromMetadata(p.ProviderMetadata)
 				if p.Text != "" || sig != "" || red != "" {
-					asst.Parts = append(asst.Parts, agentloop.Part{Type: agentloop.PartReasoning, Text: p.Text, Signature: sig, Redacted: red})
+					add(&asst, agentloop.Part{Type: agentloop.PartReasoning, Text: p.Text, Signature: sig, Redacted: red})
 				}
 			case p.Type == "file":
-				asst.Parts = append(asst.Parts, agentloop.Part{Type: agentloop.PartFile, File: &agentloop.File{MediaType: p.MediaType, Filename: p.Filename, URL: p.URL}})
+				add(&asst, agentloop.Part{Type: agentloop.PartFile, File: &agentloop.File{MediaType: p.MediaType, Filename: p.Filename, URL: p.URL}})
 			case p.IsTool():
 				if p.State == StateInputStreaming || p.State == "" {
 					continue
@@ -148,18 +163,18 @@ func appendAssistant(h agentloop.History, m UIMessage, beforeLastUser, lastMessa
 				if p.State == StateApprovalRequested && beforeLastUser {
 					continue
 				}
-				call := agentloop.ToolCall{ID: p.ToolCallID, Name: p.ToolNameOf(), Args: argsFromInput(p.Input)}
-				asst.Parts = append(asst.Parts, agentloop.Part{Type: agentloop.PartToolCall, ToolCall: &call})
+				call := &agentloop.ToolCall{ID: p.ToolCallID, Name: p.ToolNameOf(), Args: argsFromInput(p.Input)}
+				add(&asst, agentloop.Part{Type: agentloop.PartToolCall, ToolCall: call})
 				if p.Approval != nil && p.Approval.ID != "" {
 					approvals = append(approvals, agentloop.Part{Type: agentloop.PartApprovalRequest, Approval: &agentloop.Approval{CallID: call.ID, ID: p.Approval.ID}})
 					if p.Approval.Approved != nil {
-						tool.Parts = append(tool.Parts, agentloop.Part{Type: agentloop.PartApprovalResponse, Approval: &agentloop.Approval{
+						add(&tool, agentloop.Part{Type: agentloop.PartApprovalResponse, Approval: &agentloop.Approval{
 							CallID: call.ID, ID: p.Approval.ID, Approved: *p.Approval.Approved, Reason: p.Approval.Reason,
 						}})
 					}
 				}
 				result := func(content string, isErr bool) {
-					tool.Parts = append(tool.Parts, agentloop.Part{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{
+					add(&tool, agentloop.Part{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{
 						CallID: call.ID, Name: call.Name, Content: content, IsError: isErr,
 					}})
 				}
@@ -234,59 +249,141 @@ func outputContent(output json.RawMessage) string {
 	}
 	switch trimmed[0] {
 	case '"':
-		var s string
-		if json.Unmarshal(trimmed, &s) == nil {
-			return s
+		var d jsonscan.Decoder
+		d.Reset(trimmed)
+		if s, ok := d.Text(); ok && d.Finish() {
+			return string(s)
 		}
 	case '{':
-		var env struct {
-			ModelContent []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"__aui_modelContent"`
-			Value json.RawMessage `json:"value"`
-		}
-		if json.Unmarshal(trimmed, &env) == nil && env.ModelContent != nil {
-			var texts []string
-			for _, c := range env.ModelContent {
-				if c.Type == "text" {
-					texts = append(texts, c.Text)
+		if mayBeEnvelope(trimmed) {
+			var env struct {
+				ModelContent []struct {
+					Type string `json:"type"`
+					Text string `json:"text"`
+				} `json:"__aui_modelContent"`
+				Value json.RawMessage `json:"value"`
+			}
+			if json.Unmarshal(trimmed, &env) == nil && env.ModelContent != nil {
+				var texts []string
+				for _, c := range env.ModelContent {
+					if c.Type == "text" {
+						texts = append(texts, c.Text)
+					}
 				}
+				if len(texts) > 0 {
+					return strings.Join(texts, "\n")
+				}
+				return outputContent(env.Value)
 			}
-			if len(texts) > 0 {
-				return strings.Join(texts, "\n")
-			}
-			return outputContent(env.Value)
 		}
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, trimmed) == nil {
-		return buf.String()
+	var buf [512]byte
+	if c, ok := jsonscan.AppendCompact(buf[:0], trimmed); ok {
+		return string(c)
 	}
 	return string(trimmed)
 }
 
+// mayBeEnvelope reports whether an object may be assistant-ui's envelope:
+// it is not valid JSON, or has a key that encoding/json would read as
+// "__aui_modelContent".
+func mayBeEnvelope(obj []byte) bool {
+	var d jsonscan.Decoder
+	d.Reset(obj)
+	if !d.BeginObject() {
+		return true
+	}
+	for {
+		k, ok := d.Key()
+		if !ok {
+			return !d.Finish()
+		}
+		if strings.EqualFold(string(k), "__aui_modelContent") || !d.Skip() {
+			return true
+		}
+	}
+}
+
+// reasoningFromMetadata returns the provider signature and redacted data
+// of a reasoning part: under "agentloop" ("signature", "redacted"), else
+// under "anthropic" ("signature", "redactedData"). It reads the metadata
+// as encoding/json reads it into a map[string]map[string]json.RawMessage
+// (the last of duplicate keys; nothing at all when a provider's value is
+// not an object or null, or the text is not JSON) and each value as a
+// string ("" when it is not one), in one pass.
 func reasoningFromMetadata(md json.RawMessage) (signature, redacted string) {
 	if len(md) == 0 {
 		return "", ""
 	}
-	var m map[string]map[string]json.RawMessage
-	if json.Unmarshal(md, &m) != nil {
+	var own, anthropic [2]string // signature, redacted
+	var d jsonscan.Decoder
+	d.Reset(md)
+	if d.Kind() != jsonscan.Object || !d.BeginObject() {
 		return "", ""
 	}
-	str := func(provider, key string) string {
-		var s string
-		if raw, ok := m[provider][key]; ok {
-			_ = json.Unmarshal(raw, &s)
+	for {
+		k, ok := d.Key()
+		if !ok {
+			break
 		}
-		return s
+		var dst *[2]string
+		var names [2]string
+		switch string(k) {
+		case metadataKey:
+			dst, names = &own, [2]string{"signature", "redacted"}
+		case "anthropic":
+			dst, names = &anthropic, [2]string{"signature", "redactedData"}
+		}
+		switch d.Kind() {
+		case jsonscan.Null:
+			d.Null()
+			if dst != nil {
+				*dst = [2]string{}
+			}
+			continue
+		case jsonscan.Object:
+		default:
+			return "", "" // encoding/json fails on the whole
+		}
+		if dst == nil {
+			d.Skip()
+			continue
+		}
+		*dst = [2]string{}
+		d.BeginObject()
+		for {
+			k, ok := d.Key()
+			if !ok {
+				break
+			}
+			i := -1
+			switch string(k) {
+			case names[0]:
+				i = 0
+			case names[1]:
+				i = 1
+			}
+			switch {
+			case i < 0:
+				d.Skip()
+			case d.Kind() == jsonscan.String:
+				v, _ := d.Text()
+				dst[i] = string(v)
+			default:
+				dst[i] = "" // not a string: read as ""
+				d.Skip()
+			}
+		}
 	}
-	signature, redacted = str(metadataKey, "signature"), str(metadataKey, "redacted")
+	if d.Err() != nil || !d.Finish() {
+		return "", ""
+	}
+	signature, redacted = own[0], own[1]
 	if signature == "" {
-		signature = str("anthropic", "signature")
+		signature = anthropic[0]
 	}
 	if redacted == "" {
-		redacted = str("anthropic", "redactedData")
+		redacted = anthropic[1]
 	}
 	return signature, redacted
 }

@@ -140,6 +140,19 @@ var uiPartKeys = map[string]bool{
 // UnmarshalJSON decodes a part, keeping unknown keys in Extra. A JSON null
 // for "input", "output" or "data" is kept as null (it differs from absent).
 func (p *UIPart) UnmarshalJSON(data []byte) error {
+	var b bodyDecoder
+	b.d.Reset(data)
+	var q UIPart
+	if b.part(&q) && b.d.Finish() {
+		*p = q
+		return nil
+	}
+	return p.unmarshalStd(data)
+}
+
+// unmarshalStd decodes a part with encoding/json: the parts the one-pass
+// decoder (decode.go) gives up on.
+func (p *UIPart) unmarshalStd(data []byte) error {
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(data, &all); err != nil {
 		return err

@@ -151,10 +151,15 @@ func DecodeRequest(r io.Reader, limits Limits) (*ChatRequest, error) {
 		}
 		return nil, fmt.Errorf("%w: reading the body: %w", ErrBadRequest, err)
 	}
-	return decodeBody(data, limits)
+	if req, ok := decodeBodyFast(data, limits); ok {
+		return req, nil
+	}
+	return decodeBodyStd(data, limits)
 }
 
-func decodeBody(data []byte, limits Limits) (*ChatRequest, error) {
+// decodeBodyStd decodes the body with encoding/json: the bodies
+// decodeBodyFast gives up on, with the error that names the problem.
+func decodeBodyStd(data []byte, limits Limits) (*ChatRequest, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%w: the body is empty; want a JSON object with \"messages\"", ErrBadRequest)
 	}
@@ -166,6 +171,7 @@ func decodeBody(data []byte, limits Limits) (*ChatRequest, error) {
 		return nil, fmt.Errorf("%w: the body is null; want a JSON object with \"messages\"", ErrBadRequest)
 	}
 	req := &ChatRequest{}
+	var err error
 	field := func(name string, v any) error {
 		raw, ok := top[name]
 		if !ok || string(bytes.TrimSpace(raw)) == "null" {
@@ -199,21 +205,8 @@ func decodeBody(data []byte, limits Limits) (*ChatRequest, error) {
 		req.Metadata = raw
 	}
 	if raw, ok := top["tools"]; ok && string(bytes.TrimSpace(raw)) != "null" {
-		var tools map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &tools); err != nil {
-			return nil, fmt.Errorf("%w: field \"tools\" must be an object of tool definitions by name: %v", ErrBadRequest, describeJSONError(err))
-		}
-		req.Tools = make(map[string]ClientToolDef, len(tools))
-		for name, t := range tools {
-			var def ClientToolDef
-			if err := json.Unmarshal(t, &def); err != nil {
-				return nil, fmt.Errorf("%w: tool %q: %v", ErrBadRequest, name, describeJSONError(err))
-			}
-			var params map[string]json.RawMessage
-			if err := json.Unmarshal(def.Parameters, &params); err != nil || params == nil {
-				return nil, fmt.Errorf("%w: tool %q: \"parameters\" must be a JSON Schema object", ErrBadRequest, name)
-			}
-			req.Tools[name] = def
+		if req.Tools, err = decodeTools(raw); err != nil {
+			return nil, err
 		}
 	}
 	rawMsgs, ok := top["messages"]
@@ -254,6 +247,27 @@ func decodeBody(data []byte, limits Limits) (*ChatRequest, error) {
 		}
 	}
 	return req, nil
+}
+
+// decodeTools decodes the body's "tools" (not null).
+func decodeTools(raw json.RawMessage) (map[string]ClientToolDef, error) {
+	var tools map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		return nil, fmt.Errorf("%w: field \"tools\" must be an object of tool definitions by name: %v", ErrBadRequest, describeJSONError(err))
+	}
+	out := make(map[string]ClientToolDef, len(tools))
+	for name, t := range tools {
+		var def ClientToolDef
+		if err := json.Unmarshal(t, &def); err != nil {
+			return nil, fmt.Errorf("%w: tool %q: %v", ErrBadRequest, name, describeJSONError(err))
+		}
+		var params map[string]json.RawMessage
+		if err := json.Unmarshal(def.Parameters, &params); err != nil || params == nil {
+			return nil, fmt.Errorf("%w: tool %q: \"parameters\" must be a JSON Schema object", ErrBadRequest, name)
+		}
+		out[name] = def
+	}
+	return out, nil
 }
 
 func checkMessage(i int, m *UIMessage) error {

@@ -11,9 +11,11 @@ import (
 	"hash"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/internal/jsonscan"
 )
 
 // This file is the tamper-evident stateless mode: the signatures the
@@ -41,15 +43,25 @@ import (
 // signingKeyLabel separates the signing key from other uses of the secret.
 const signingKeyLabel = "agentloop/aisdk: signatures of UI message parts, v1"
 
-// signer signs and checks the parts the server made.
+// signer signs and checks the parts the server made. It is safe for
+// concurrent use.
 type signer struct {
-	key []byte
+	key  []byte
+	macs sync.Pool // of *macState, reused from signature to signature
+}
+
+// macState is one HMAC and the buffers of its signatures.
+type macState struct {
+	mac      hash.Hash
+	sum, enc []byte
 }
 
 func newSigner(secret []byte) *signer {
 	m := hmac.New(sha256.New, secret)
 	io.WriteString(m, signingKeyLabel)
-	return &signer{key: m.Sum(nil)}
+	s := &signer{key: m.Sum(nil)}
+	s.macs.New = func() any { return &macState{mac: hmac.New(sha256.New, s.key)} }
+	return s
 }
 
 // The kinds of signed things, the first field of every signature.
@@ -71,9 +83,13 @@ const (
 // will read it back (invalid UTF-8 replaced byte by byte, as the encoders
 // write it) and length-prefixed, so that no two lists of fields sign alike.
 func (s *signer) sum(fields ...string) string {
-	m := hmac.New(sha256.New, s.key)
-	writeFields(m, fields)
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	st := s.macs.Get().(*macState)
+	defer s.macs.Put(st)
+	st.mac.Reset()
+	writeFields(st.mac, fields)
+	st.sum = st.mac.Sum(st.sum[:0])
+	st.enc = base64.RawURLEncoding.AppendEncode(st.enc[:0], st.sum)
+	return string(st.enc)
 }
 
 func writeFields(m hash.Hash, fields []string) {
@@ -132,6 +148,9 @@ func metadataSig(md json.RawMessage) string {
 	if len(md) == 0 {
 		return ""
 	}
+	if sig, ok := metadataSigFast(md); ok {
+		return sig
+	}
 	var m struct {
 		Agentloop struct {
 			Sig string `json:"sig"`
@@ -141,6 +160,61 @@ func metadataSig(md json.RawMessage) string {
 		return ""
 	}
 	return m.Agentloop.Sig
+}
+
+// metadataSigFast is metadataSig in one pass over the metadata the Mapper
+// writes, {"agentloop":{"sig":"…"}, …}; it reports false for anything
+// else (a duplicate or case-folded key, a signature that is not a string,
+// invalid JSON), which encoding/json then reads.
+func metadataSigFast(md json.RawMessage) (string, bool) {
+	var d jsonscan.Decoder
+	d.Reset(md)
+	if !d.BeginObject() {
+		return "", false
+	}
+	sig, found := "", false
+	for {
+		k, ok := d.Key()
+		if !ok {
+			break
+		}
+		switch {
+		case string(k) == metadataKey && !found:
+			found = true
+			if !d.BeginObject() {
+				return "", false
+			}
+			seen := false
+			for {
+				k, ok := d.Key()
+				if !ok {
+					break
+				}
+				switch {
+				case string(k) == "sig" && !seen:
+					seen = true
+					s, ok := d.Text()
+					if !ok {
+						return "", false
+					}
+					sig = string(s)
+				case strings.EqualFold(string(k), "sig"):
+					return "", false
+				default:
+					if !d.Skip() {
+						return "", false
+					}
+				}
+			}
+		case strings.EqualFold(string(k), metadataKey):
+			return "", false
+		default:
+			if !d.Skip() {
+				return "", false
+			}
+		}
+	}
+	return sig, d.Err() == nil && d.Finish()
 }
 
 // withSig returns md with sig added under "agentloop" (md is not modified).
@@ -180,41 +254,6 @@ func wireText(s string) string {
 	return b.String()
 }
 
-// canonicalValue returns a JSON value in a form that survives a trip
-// through a browser: decoded as JavaScript decodes it (numbers as float64,
-// the last of duplicate keys, -0 as 0) and encoded with sorted keys. Text
-// that is not JSON is returned with a prefix no JSON has, so that it only
-// equals itself.
-func canonicalValue(raw json.RawMessage) string {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return "\x00" + string(raw)
-	}
-	b, err := json.Marshal(normalize(v))
-	if err != nil {
-		return "\x00" + string(raw)
-	}
-	return string(b)
-}
-
-func normalize(v any) any {
-	switch x := v.(type) {
-	case float64:
-		if x == 0 {
-			return float64(0) // JSON.stringify(-0) is "0"
-		}
-	case []any:
-		for i := range x {
-			x[i] = normalize(x[i])
-		}
-	case map[string]any:
-		for k := range x {
-			x[k] = normalize(x[k])
-		}
-	}
-	return v
-}
-
 // ErrSignature is wrapped by the error for a request, in the stateless mode,
 // whose server-made parts (assistant text and reasoning, tool calls, the
 // results of server tools, approval requests) lack a valid signature: they
@@ -245,70 +284,102 @@ const errNotSigned = "has no valid signature from this server (altered, invented
 // unanswered. The error wraps [ErrSignature] and names the part.
 func (s *signer) verify(msgs []UIMessage) ([]UIMessage, error) {
 	out := make([]UIMessage, len(msgs))
+	copy(out, msgs)
 	for i, m := range msgs {
-		out[i] = m
 		if m.Role != "assistant" {
 			continue
 		}
-		parts := make([]UIPart, 0, len(m.Parts))
-		for j, p := range m.Parts {
-			keep, err := s.verifyPart(m.ID, &p)
+		var parts []UIPart // a new slice, from the first part dropped or rewritten
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			v, err := s.verifyPart(m.ID, p)
 			if err != nil {
-				return nil, partError(i, m, j, p, err.Error())
+				return nil, partError(i, m, j, *p, err.Error())
 			}
-			if keep {
-				parts = append(parts, p)
+			if v != keepPart && parts == nil {
+				parts = make([]UIPart, j, len(m.Parts))
+				copy(parts, m.Parts[:j])
+			}
+			switch {
+			case v == unansweredPart:
+				parts = append(parts, withoutResult(*p))
+			case v == keepPart && parts != nil:
+				parts = append(parts, *p)
 			}
 		}
-		out[i].Parts = parts
+		if parts != nil {
+			out[i].Parts = parts
+		}
 	}
 	return out, nil
 }
 
-// verifyPart checks one part of the assistant message msgID; it may
-// rewrite *p (an untrusted result dropped) and reports whether to keep it.
-func (s *signer) verifyPart(msgID string, p *UIPart) (keep bool, err error) {
+// A verdict is what verify does with a part it accepts.
+type verdict int
+
+const (
+	keepPart       verdict = iota
+	dropPart               // streaming text or reasoning, never signed
+	unansweredPart         // a server call whose result is not trusted: kept without it
+)
+
+// withoutResult returns the part of a server call without the result the
+// client wrote for it (verdict unansweredPart).
+func withoutResult(p UIPart) UIPart {
+	switch p.State {
+	case StateOutputAvailable:
+		p.State, p.Output, p.Preliminary = StateInputAvailable, nil, nil
+	case StateOutputError:
+		p.State, p.ErrorText = StateInputAvailable, ""
+	}
+	return p
+}
+
+// verifyPart checks one part of the assistant message msgID.
+func (s *signer) verifyPart(msgID string, p *UIPart) (verdict, error) {
 	switch {
 	case p.Type == "text":
 		if p.Text == "" || matches(metadataSig(p.ProviderMetadata), s.text(msgID, p.Text)) {
-			return true, nil
+			return keepPart, nil
 		}
 		if p.State == StateStreaming {
-			return false, nil // cut off before its text-end: never signed
+			return dropPart, nil // cut off before its text-end: never signed
 		}
-		return false, errors.New("the text " + errNotSigned)
+		return 0, errors.New("the text " + errNotSigned)
 	case p.Type == "reasoning":
 		sig, red := reasoningFromMetadata(p.ProviderMetadata)
 		if p.Text == "" && sig == "" && red == "" {
-			return true, nil
+			return keepPart, nil
 		}
 		if matches(metadataSig(p.ProviderMetadata), s.reasoning(msgID, p.Text, sig, red)) {
-			return true, nil
+			return keepPart, nil
 		}
 		if p.State == StateStreaming {
-			return false, nil
+			return dropPart, nil
 		}
-		return false, errors.New("the reasoning " + errNotSigned)
+		return 0, errors.New("the reasoning " + errNotSigned)
 	case p.Type == "file":
-		return false, errors.New("the server makes no files in assistant messages")
+		return 0, errors.New("the server makes no files in assistant messages")
 	case p.IsTool():
 		return s.verifyTool(msgID, p)
 	}
-	return true, nil // step-start, sources, data, custom: never sent to the model
+	return keepPart, nil // step-start, sources, data, custom: never sent to the model
 }
 
-func (s *signer) verifyTool(msgID string, p *UIPart) (bool, error) {
+func (s *signer) verifyTool(msgID string, p *UIPart) (verdict, error) {
 	if p.State == StateInputStreaming {
-		return true, nil // dropped by ToHistory: the call never completed
+		return keepPart, nil // dropped by ToHistory: the call never completed
 	}
 	c := partCall(p)
 	hasResult := (p.State == StateOutputAvailable && !isTrue(p.Preliminary)) || p.State == StateOutputError
 	resultOK := false
-	if sig := metadataSig(p.ResultProviderMetadata); sig != "" && hasResult {
-		if !matches(sig, s.result(msgID, c, p.State, resultValue(p))) {
-			return false, errors.New("the result " + errNotSigned)
+	if hasResult {
+		if sig := metadataSig(p.ResultProviderMetadata); sig != "" {
+			if !matches(sig, s.result(msgID, c, p.State, resultValue(p))) {
+				return 0, errors.New("the result " + errNotSigned)
+			}
+			resultOK = true
 		}
-		resultOK = true
 	}
 	owner := ""
 	if !resultOK {
@@ -319,27 +390,27 @@ func (s *signer) verifyTool(msgID string, p *UIPart) (bool, error) {
 		case matches(callSig, s.call(msgID, c, ownerClient)):
 			owner = ownerClient
 		default:
-			return false, errors.New("the tool call " + errNotSigned)
+			return 0, errors.New("the tool call " + errNotSigned)
 		}
 	}
 	if a := p.Approval; a != nil && a.ID != "" {
 		if !matches(a.Signature, s.approval(msgID, c.id, a.ID)) {
-			return false, errors.New("the approval request " + errNotSigned)
+			return 0, errors.New("the approval request " + errNotSigned)
 		}
 	}
 	if resultOK || owner == ownerClient {
-		return true, nil
+		return keepPart, nil
 	}
 	// A server call without a signed result.
 	switch {
 	case p.State == StateOutputAvailable && isTrue(p.Preliminary):
-		p.State, p.Output, p.Preliminary = StateInputAvailable, nil, nil
+		return unansweredPart, nil
 	case p.State == StateOutputAvailable:
-		return false, errors.New("the output of a server tool " + errNotSigned + "; only the server answers its tools")
+		return 0, errors.New("the output of a server tool " + errNotSigned + "; only the server answers its tools")
 	case p.State == StateOutputError:
-		p.State, p.ErrorText = StateInputAvailable, ""
+		return unansweredPart, nil
 	}
-	return true, nil
+	return keepPart, nil
 }
 
 // resultValue is what a result signature covers: the canonical output, or

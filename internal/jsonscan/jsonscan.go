@@ -15,6 +15,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -226,6 +227,67 @@ func (d *Decoder) member(end byte) bool {
 		return true
 	}
 	return d.unexpected("after a member of an object or array")
+}
+
+// ArrayLen returns the number of elements of the array that is the next
+// value, without consuming it, or 0 if the next value is not an array. It
+// is for sizing a slice before reading the elements: it does not validate,
+// and on text that is not JSON its count is only a guess.
+func (d *Decoder) ArrayLen() int {
+	if d.err != nil || d.peek() != '[' {
+		return 0
+	}
+	data := d.data
+	depth, n := 0, 0
+	element := false // the current element of the array has begun
+	for i := d.pos; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			i = stringEnd(data, i+1)
+			element = true
+		case '[', '{':
+			depth++
+			element = depth > 1
+		case ']', '}':
+			depth--
+			if depth == 0 {
+				if element {
+					n++
+				}
+				return n
+			}
+		case ',':
+			if depth == 1 {
+				n++
+				element = false
+			}
+		case ' ', '\t', '\n', '\r':
+		default:
+			element = true
+		}
+	}
+	return n
+}
+
+// stringEnd returns the index of the quote that ends the string whose
+// content starts at i, or len(data).
+func stringEnd(data []byte, i int) int {
+	for {
+		q := bytes.IndexByte(data[i:], '"')
+		if q < 0 {
+			return len(data)
+		}
+		i += q
+		// The quote is escaped if an odd number of backslashes precede it.
+		b := i
+		for b > 0 && data[b-1] == '\\' {
+			b--
+		}
+		if (i-b)%2 == 0 {
+			return i
+		}
+		i++
+	}
 }
 
 // Null consumes a null and reports true if the next value is one.
@@ -579,4 +641,37 @@ func (d *Decoder) skipString() bool {
 	}
 	d.pos = i
 	return d.unexpected("in a string")
+}
+
+// AppendCompact appends src to dst without the whitespace between tokens,
+// as encoding/json's Compact does, and reports whether src is one JSON
+// value; when it is not, dst comes back unchanged.
+func AppendCompact(dst, src []byte) ([]byte, bool) {
+	var d Decoder
+	d.Reset(src)
+	if !d.Skip() || !d.Finish() {
+		return dst, false
+	}
+	inString := false
+	start := 0 // of the bytes not yet appended
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\n', '\r':
+			dst = append(dst, src[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(dst, src[start:]...), true
 }

@@ -78,6 +78,11 @@ func stdDecode(data []byte) (any, error) {
 func check(t *testing.T, data []byte) {
 	t.Helper()
 	valid := json.Valid(data)
+	var compact bytes.Buffer
+	compactErr := json.Compact(&compact, data)
+	if got, ok := AppendCompact([]byte("x"), data); ok != (compactErr == nil) || ok && string(got) != "x"+compact.String() || !ok && string(got) != "x" {
+		t.Fatalf("AppendCompact(%q) = %q, %v; json.Compact gives %q, %v", data, got, ok, compact.String(), compactErr)
+	}
 	var d Decoder
 	d.Reset(data)
 	if d.Skip() && d.Finish() != valid {
@@ -103,6 +108,12 @@ func check(t *testing.T, data []byte) {
 		t.Fatalf("encoding/json: %v", err)
 	}
 	d.Reset(data)
+	if s, isArray := want.([]any); isArray && d.ArrayLen() != len(s) {
+		t.Fatalf("ArrayLen(%q) = %d, want %d", data, d.ArrayLen(), len(s))
+	}
+	if _, isArray := want.([]any); !isArray && d.ArrayLen() != 0 {
+		t.Fatalf("ArrayLen(%q) = %d for a value that is no array", data, d.ArrayLen())
+	}
 	got, ok := decodeAny(&d)
 	if !ok || !d.Finish() {
 		t.Fatalf("decoding %q: %v", data, d.Err())
@@ -118,7 +129,7 @@ var seeds = []string{
 	"\"\xff\xfe ok \xe2\x82\"", "\"tab\there\"", `"\/\b\f\r\t\\\""`, `"\x"`, `"\u12"`, `"\u12G4"`,
 	`{"a":1,}`, `[1,]`, `[,1]`, `{"a" 1}`, `{"a":}`, `{1:2}`, `[1 2]`, `01`, `-`, `1.`, `1e`, `1e+`, `.5`,
 	`tru`, `nul`, `falsey`, `{}x`, `{"a":1}{}`, ``, ` `, `{`, `[`, `"`, `{"a":"b"`, `{"a":1,"a":2}`,
-	"\"a\x01b\"", `{"\u0061":1}`, `[[[]]]`, `1E400`, `123456789012345678901234567890`,
+	"\"a\x01b\"", " {\"a\" : [ 1 , \"b c\\\" d\" ] }\n", "\t\"\\\\\" ", `{"\u0061":1}`, `[[[]]]`, `[ "a\\\"]" , {"b":[1,2]} , [] ]`, `["\\\\",1]`, `1E400`, `123456789012345678901234567890`,
 }
 
 func TestDecoder_AgreesWithEncodingJSON(t *testing.T) {
