@@ -247,49 +247,41 @@ func outputContent(output json.RawMessage) string {
 	if len(trimmed) == 0 {
 		return "null"
 	}
+	// One pass reads a string's text, or checks that the value is JSON
+	// (an object that encoding/json would not read as the envelope) and
+	// whether it is compact already.
+	var d jsonscan.Decoder
+	d.Reset(trimmed)
 	switch trimmed[0] {
 	case '"':
-		var d jsonscan.Decoder
-		d.Reset(trimmed)
 		if s, ok := d.Text(); ok && d.Finish() {
 			return string(s)
 		}
 	case '{':
-		if mayBeEnvelope(trimmed) {
-			var env struct {
-				ModelContent []struct {
-					Type string `json:"type"`
-					Text string `json:"text"`
-				} `json:"__aui_modelContent"`
-				Value json.RawMessage `json:"value"`
+		if mayBeEnvelope(&d) {
+			if s, ok := envelopeContent(trimmed); ok {
+				return s
 			}
-			if json.Unmarshal(trimmed, &env) == nil && env.ModelContent != nil {
-				var texts []string
-				for _, c := range env.ModelContent {
-					if c.Type == "text" {
-						texts = append(texts, c.Text)
-					}
-				}
-				if len(texts) > 0 {
-					return strings.Join(texts, "\n")
-				}
-				return outputContent(env.Value)
-			}
+			break
+		}
+		if !d.Spaced() {
+			return string(trimmed)
+		}
+	default:
+		if d.Skip() && d.Finish() && !d.Spaced() {
+			return string(trimmed)
 		}
 	}
-	var buf [512]byte
-	if c, ok := jsonscan.AppendCompact(buf[:0], trimmed); ok {
+	if c, ok := jsonscan.AppendCompact(nil, trimmed); ok {
 		return string(c)
 	}
 	return string(trimmed)
 }
 
-// mayBeEnvelope reports whether an object may be assistant-ui's envelope:
-// it is not valid JSON, or has a key that encoding/json would read as
-// "__aui_modelContent".
-func mayBeEnvelope(obj []byte) bool {
-	var d jsonscan.Decoder
-	d.Reset(obj)
+// mayBeEnvelope reads an object and reports whether it may be
+// assistant-ui's envelope: it is not valid JSON, or has a key that
+// encoding/json would read as "__aui_modelContent".
+func mayBeEnvelope(d *jsonscan.Decoder) bool {
 	if !d.BeginObject() {
 		return true
 	}
@@ -302,6 +294,32 @@ func mayBeEnvelope(obj []byte) bool {
 			return true
 		}
 	}
+}
+
+// envelopeContent returns the content of assistant-ui's envelope
+// {"__aui_modelContent":[…],"value":…}: the text of its text items
+// (joined with newlines), or else the content of its value.
+func envelopeContent(obj []byte) (string, bool) {
+	var env struct {
+		ModelContent []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"__aui_modelContent"`
+		Value json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal(obj, &env) != nil || env.ModelContent == nil {
+		return "", false
+	}
+	var texts []string
+	for _, c := range env.ModelContent {
+		if c.Type == "text" {
+			texts = append(texts, c.Text)
+		}
+	}
+	if len(texts) > 0 {
+		return strings.Join(texts, "\n"), true
+	}
+	return outputContent(env.Value), true
 }
 
 // reasoningFromMetadata returns the provider signature and redacted data

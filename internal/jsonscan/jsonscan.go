@@ -64,9 +64,10 @@ type Decoder struct {
 	depth int
 	// first is set by BeginObject and BeginArray: the next Key or More
 	// call reads the first member, with no comma before it.
-	first bool
-	err   error
-	buf   []byte // unquoted strings that had escapes or invalid UTF-8
+	first  bool
+	spaced bool // whitespace was skipped
+	err    error
+	buf    []byte // unquoted strings that had escapes or invalid UTF-8
 }
 
 // Reset makes d read data from its start, keeping d's buffer.
@@ -100,12 +101,18 @@ func (d *Decoder) peek() byte {
 		switch c := d.data[d.pos]; c {
 		case ' ', '\t', '\n', '\r':
 			d.pos++
+			d.spaced = true
 		default:
 			return c
 		}
 	}
 	return 0
 }
+
+// Spaced reports whether the text read so far had whitespace between or
+// around its tokens (not counting whitespace inside strings): text that
+// is valid and not spaced is compact, as encoding/json's Compact writes it.
+func (d *Decoder) Spaced() bool { return d.spaced }
 
 // Kind returns the kind of the next value without consuming it.
 func (d *Decoder) Kind() Kind {

@@ -98,6 +98,9 @@ func check(t *testing.T, data []byte) {
 		}
 		return
 	}
+	if d.Spaced() != (compact.String() != string(data)) {
+		t.Fatalf("Spaced() = %v for %q", d.Spaced(), data)
+	}
 	d.Reset(data)
 	raw, ok := d.Raw()
 	if !ok || !d.Finish() || string(raw) != string(bytes.Trim(data, " \t\r\n")) {
