@@ -19,35 +19,39 @@ var benchFixtures = []string{
 	"rig-text-done-reason-length.ndjson",
 }
 
-// BenchmarkStream parses a recorded stream from memory through the official
-// client (in-memory transport) and this package's mapping. ns/chunk and
-// allocs/chunk are per NDJSON line; the official client's fixed cost per
-// call (an 8 MB line buffer) is included in B/op.
+// BenchmarkStream parses a recorded stream from memory (an in-memory
+// transport) through a reader and this package's mapping: the own reader
+// of a Model that New builds, and the official client's Chat (a caller's
+// Config.Client). One op is one model call, so B/op is the memory a stream
+// allocates; ns/chunk and allocs/chunk are per NDJSON line.
 func BenchmarkStream(b *testing.B) {
-	for _, name := range benchFixtures {
-		body := readFixture(b, name)
-		chunks := bytes.Count(body, []byte("\n"))
-		b.Run(strings.TrimSuffix(name, ".ndjson"), func(b *testing.B) {
-			m := memoryModel(b, body)
-			req := userRequest("hi")
-			ctx := context.Background()
-			b.ReportAllocs()
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			b.ResetTimer()
-			for range b.N {
-				for _, err := range m.Stream(ctx, req) {
-					if err != nil {
-						b.Fatal(err)
+	for _, rd := range []struct {
+		name  string
+		model func(testing.TB, []byte) *Model
+	}{{"own", memoryOwnModel}, {"client", memoryModel}} {
+		for _, name := range benchFixtures {
+			body := readFixture(b, name)
+			chunks := bytes.Count(body, []byte("\n"))
+			b.Run(rd.name+"/"+strings.TrimSuffix(name, ".ndjson"), func(b *testing.B) {
+				m := rd.model(b, body)
+				req := userRequest("hi")
+				ctx := context.Background()
+				b.ReportAllocs()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				for b.Loop() {
+					for _, err := range m.Stream(ctx, req) {
+						if err != nil {
+							b.Fatal(err)
+						}
 					}
 				}
-			}
-			b.StopTimer()
-			runtime.ReadMemStats(&after)
-			total := float64(b.N * chunks)
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/total, "ns/chunk")
-			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/total, "allocs/chunk")
-		})
+				runtime.ReadMemStats(&after)
+				total := float64(b.N * chunks)
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/total, "ns/chunk")
+				b.ReportMetric(float64(after.Mallocs-before.Mallocs)/total, "allocs/chunk")
+			})
+		}
 	}
 }
 

@@ -37,6 +37,9 @@ func (m *Model) streamError(ctx context.Context, err error, mp *mapper) error {
 		return fmt.Errorf("ollama: the stream ended after %d chunks without its final chunk (done:true); the connection was lost or the server stopped: %w", mp.chunks, io.ErrUnexpectedEOF)
 	}
 
+	if errors.Is(err, errLineTooLong) {
+		return fmt.Errorf("ollama: line %d of the stream is longer than %d bytes, the most this package reads: %w", mp.chunks+1, maxLineBytes, err)
+	}
 	var se api.StatusError
 	if errors.As(err, &se) {
 		return m.statusError(se)

@@ -89,115 +89,125 @@ var fixtureCases = []struct {
 }
 
 func TestOllama_RecordedStreamsYieldTheSidecarFigures(t *testing.T) {
-	for _, tc := range fixtureCases {
-		t.Run(strings.TrimSuffix(tc.file, ".ndjson"), func(t *testing.T) {
-			srv := newNDJSONServer(t, readFixture(t, tc.file))
-			m := newTestModel(t, Config{Client: clientFor(t, srv.URL), Think: tc.think})
-			got := stream(m, userRequest("hi"))
+	forEachReader(t, func(t *testing.T, rd reader) {
+		for _, tc := range fixtureCases {
+			t.Run(strings.TrimSuffix(tc.file, ".ndjson"), func(t *testing.T) {
+				srv := newNDJSONServer(t, readFixture(t, tc.file))
+				m := rd.model(t, srv.URL, Config{Think: tc.think})
+				got := stream(m, userRequest("hi"))
 
-			require.NoError(t, got.Err)
-			assert.Equal(t, tc.kinds, got.Kinds, "order of chunk kinds")
-			assert.Equal(t, tc.textDeltas, got.TextDeltas, "text deltas")
-			assert.Equal(t, tc.reasoningDelts, got.ReasoningDels, "reasoning deltas")
-			assert.True(t, strings.HasPrefix(got.Text, tc.textPrefix), "text starts with %q: %.80q", tc.textPrefix, got.Text)
-			assert.True(t, strings.HasPrefix(got.Reasoning, tc.reasoningPre), "reasoning starts with %q: %.80q", tc.reasoningPre, got.Reasoning)
-			if tc.reasoningDelts > 0 {
-				assert.Equal(t, 1, got.ReasoningEnds, "one reasoning block, closed once")
-			}
-			require.Len(t, got.Calls, len(tc.calls))
-			for i, want := range tc.calls {
-				assert.Equal(t, want.ID, got.Calls[i].ID, "call %d id", i)
-				assert.Equal(t, want.Name, got.Calls[i].Name, "call %d name", i)
-				assert.JSONEq(t, string(want.Args), string(got.Calls[i].Args), "call %d args", i)
-			}
-			assert.Equal(t, []agentloop.Usage{tc.usage}, got.Usage)
-			assert.Equal(t, []agentloop.FinishReason{tc.finish}, got.Finish)
-		})
-	}
+				require.NoError(t, got.Err)
+				assert.Equal(t, tc.kinds, got.Kinds, "order of chunk kinds")
+				assert.Equal(t, tc.textDeltas, got.TextDeltas, "text deltas")
+				assert.Equal(t, tc.reasoningDelts, got.ReasoningDels, "reasoning deltas")
+				assert.True(t, strings.HasPrefix(got.Text, tc.textPrefix), "text starts with %q: %.80q", tc.textPrefix, got.Text)
+				assert.True(t, strings.HasPrefix(got.Reasoning, tc.reasoningPre), "reasoning starts with %q: %.80q", tc.reasoningPre, got.Reasoning)
+				if tc.reasoningDelts > 0 {
+					assert.Equal(t, 1, got.ReasoningEnds, "one reasoning block, closed once")
+				}
+				require.Len(t, got.Calls, len(tc.calls))
+				for i, want := range tc.calls {
+					assert.Equal(t, want.ID, got.Calls[i].ID, "call %d id", i)
+					assert.Equal(t, want.Name, got.Calls[i].Name, "call %d name", i)
+					assert.JSONEq(t, string(want.Args), string(got.Calls[i].Args), "call %d args", i)
+				}
+				assert.Equal(t, []agentloop.Usage{tc.usage}, got.Usage)
+				assert.Equal(t, []agentloop.FinishReason{tc.finish}, got.Finish)
+			})
+		}
+	})
 }
 
 // The official client keeps the top-level order of the arguments and decodes
 // nested objects into Go maps, which marshal with sorted keys: either way the
 // JSON is deterministic for a given stream.
 func TestOllama_ArgumentsKeepTopLevelKeyOrderAndSortNestedKeys(t *testing.T) {
-	srv := newNDJSONServer(t, lines(
-		`{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":0,"name":"f","arguments":{"zeta":1,"alpha":{"b":[1,2],"a":"x"}}}}]},"done":false}`,
-		`{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}`,
-	))
-	m := newTestModel(t, Config{Client: clientFor(t, srv.URL)})
-	got := stream(m, userRequest("hi"))
-	require.NoError(t, got.Err)
-	require.Len(t, got.Calls, 1)
-	assert.Equal(t, `{"zeta":1,"alpha":{"a":"x","b":[1,2]}}`, string(got.Calls[0].Args))
+	forEachReader(t, func(t *testing.T, rd reader) {
+		srv := newNDJSONServer(t, lines(
+			`{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":0,"name":"f","arguments":{"zeta":1,"alpha":{"b":[1,2],"a":"x"}}}}]},"done":false}`,
+			`{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}`,
+		))
+		m := rd.model(t, srv.URL, Config{})
+		got := stream(m, userRequest("hi"))
+		require.NoError(t, got.Err)
+		require.Len(t, got.Calls, 1)
+		assert.Equal(t, `{"zeta":1,"alpha":{"a":"x","b":[1,2]}}`, string(got.Calls[0].Args))
+	})
 }
 
 func TestOllama_CallsWithoutIDsAreYieldedWithoutIDsAndTheLoopNamesThem(t *testing.T) {
-	body := lines(
-		`{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":0,"name":"a","arguments":{}}},{"function":{"index":1,"name":"b","arguments":{"k":"v"}}}]},"done":false}`,
-		`{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":2,"name":"c"}}]},"done":false}`,
-		`{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":5,"eval_count":7}`,
-	)
-	srv := newNDJSONServer(t, body)
-	m := newTestModel(t, Config{Client: clientFor(t, srv.URL)})
-	req := &agentloop.Request{Turn: 3, Messages: agentloop.History{
-		agentloop.UserMessage("q1"),
-		{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("a1")}},
-		agentloop.UserMessage("q2"),
-		{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("a2")}},
-		agentloop.UserMessage("q3"),
-	}}
-	got := stream(m, req)
-	require.NoError(t, got.Err)
-	assert.Equal(t, []agentloop.ToolCall{
-		{ID: "", Name: "a", Args: []byte(`{}`)},
-		{ID: "", Name: "b", Args: []byte(`{"k":"v"}`)},
-		{ID: "", Name: "c", Args: []byte(`{}`)},
-	}, got.Calls, "the provider invents no ids")
-	assert.Equal(t, []agentloop.FinishReason{agentloop.FinishToolCalls}, got.Finish)
-	assert.Equal(t, []agentloop.Usage{{Input: 5, Output: 7}}, got.Usage)
+	forEachReader(t, func(t *testing.T, rd reader) {
+		body := lines(
+			`{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":0,"name":"a","arguments":{}}},{"function":{"index":1,"name":"b","arguments":{"k":"v"}}}]},"done":false}`,
+			`{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":2,"name":"c"}}]},"done":false}`,
+			`{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":5,"eval_count":7}`,
+		)
+		srv := newNDJSONServer(t, body)
+		m := rd.model(t, srv.URL, Config{})
+		req := &agentloop.Request{Turn: 3, Messages: agentloop.History{
+			agentloop.UserMessage("q1"),
+			{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("a1")}},
+			agentloop.UserMessage("q2"),
+			{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("a2")}},
+			agentloop.UserMessage("q3"),
+		}}
+		got := stream(m, req)
+		require.NoError(t, got.Err)
+		assert.Equal(t, []agentloop.ToolCall{
+			{ID: "", Name: "a", Args: []byte(`{}`)},
+			{ID: "", Name: "b", Args: []byte(`{"k":"v"}`)},
+			{ID: "", Name: "c", Args: []byte(`{}`)},
+		}, got.Calls, "the provider invents no ids")
+		assert.Equal(t, []agentloop.FinishReason{agentloop.FinishToolCalls}, got.Finish)
+		assert.Equal(t, []agentloop.Usage{{Input: 5, Output: 7}}, got.Usage)
 
-	// Through the loop, every call gets an id, distinct within the turn.
-	tool := func(name string) *agentloop.Tool {
-		tl, err := agentloop.NewRawTool(name, "", nil, func(context.Context, json.RawMessage) (string, error) { return "ok", nil })
+		// Through the loop, every call gets an id, distinct within the turn.
+		tool := func(name string) *agentloop.Tool {
+			tl, err := agentloop.NewRawTool(name, "", nil, func(context.Context, json.RawMessage) (string, error) { return "ok", nil })
+			require.NoError(t, err)
+			return tl
+		}
+		srv2 := newNDJSONServer(t, body, lines(`{"model":"m","message":{"role":"assistant","content":"done"},"done":true,"done_reason":"stop"}`))
+		agent := &agentloop.Agent{Model: rd.model(t, srv2.URL, Config{}), Tools: []*agentloop.Tool{tool("a"), tool("b"), tool("c")}}
+		last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}))
 		require.NoError(t, err)
-		return tl
-	}
-	srv2 := newNDJSONServer(t, body, lines(`{"model":"m","message":{"role":"assistant","content":"done"},"done":true,"done_reason":"stop"}`))
-	agent := &agentloop.Agent{Model: newTestModel(t, Config{Client: clientFor(t, srv2.URL)}), Tools: []*agentloop.Tool{tool("a"), tool("b"), tool("c")}}
-	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}))
-	require.NoError(t, err)
-	ids := map[string]bool{}
-	for _, c := range last.(agentloop.Final).History[1].ToolCalls() {
-		assert.NotEmpty(t, c.ID)
-		ids[c.ID] = true
-	}
-	assert.Len(t, ids, 3)
+		ids := map[string]bool{}
+		for _, c := range last.(agentloop.Final).History[1].ToolCalls() {
+			assert.NotEmpty(t, c.ID)
+			ids[c.ID] = true
+		}
+		assert.Len(t, ids, 3)
+	})
 }
 
 func TestOllama_ReasoningIsClosedWhenTextStartsInTheSameChunk(t *testing.T) {
-	srv := newNDJSONServer(t, lines(
-		`{"model":"m","message":{"role":"assistant","content":"","thinking":"hmm"},"done":false}`,
-		`{"model":"m","message":{"role":"assistant","content":"Hi","thinking":" ok"},"done":false}`,
-		`{"model":"m","message":{"role":"assistant","content":"!"},"done":true,"done_reason":"stop"}`,
-	))
-	m := newTestModel(t, Config{Client: clientFor(t, srv.URL)})
-	got := stream(m, userRequest("hi"))
-	require.NoError(t, got.Err)
-	assert.Equal(t, []string{"reasoning", "reasoning_end", "text", "usage", "finish"}, got.Kinds)
-	assert.Equal(t, "hmm ok", got.Reasoning)
-	assert.Equal(t, "Hi!", got.Text)
+	forEachReader(t, func(t *testing.T, rd reader) {
+		srv := newNDJSONServer(t, lines(
+			`{"model":"m","message":{"role":"assistant","content":"","thinking":"hmm"},"done":false}`,
+			`{"model":"m","message":{"role":"assistant","content":"Hi","thinking":" ok"},"done":false}`,
+			`{"model":"m","message":{"role":"assistant","content":"!"},"done":true,"done_reason":"stop"}`,
+		))
+		m := rd.model(t, srv.URL, Config{})
+		got := stream(m, userRequest("hi"))
+		require.NoError(t, got.Err)
+		assert.Equal(t, []string{"reasoning", "reasoning_end", "text", "usage", "finish"}, got.Kinds)
+		assert.Equal(t, "hmm ok", got.Reasoning)
+		assert.Equal(t, "Hi!", got.Text)
+	})
 }
 
 func TestOllama_ReasoningOnlyStreamIsClosedAtTheEnd(t *testing.T) {
-	srv := newNDJSONServer(t, lines(
-		`{"model":"m","message":{"role":"assistant","content":"","thinking":"hmm"},"done":false}`,
-		`{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"length"}`,
-	))
-	m := newTestModel(t, Config{Client: clientFor(t, srv.URL)})
-	got := stream(m, userRequest("hi"))
-	require.NoError(t, got.Err)
-	assert.Equal(t, []string{"reasoning", "reasoning_end", "usage", "finish"}, got.Kinds)
-	assert.Equal(t, []agentloop.FinishReason{agentloop.FinishLength}, got.Finish)
+	forEachReader(t, func(t *testing.T, rd reader) {
+		srv := newNDJSONServer(t, lines(
+			`{"model":"m","message":{"role":"assistant","content":"","thinking":"hmm"},"done":false}`,
+			`{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"length"}`,
+		))
+		m := rd.model(t, srv.URL, Config{})
+		got := stream(m, userRequest("hi"))
+		require.NoError(t, got.Err)
+		assert.Equal(t, []string{"reasoning", "reasoning_end", "usage", "finish"}, got.Kinds)
+		assert.Equal(t, []agentloop.FinishReason{agentloop.FinishLength}, got.Finish)
+	})
 }
 
 func TestFinishReason_MapsOllamasDoneReasons(t *testing.T) {
@@ -221,23 +231,25 @@ func TestFinishReason_MapsOllamasDoneReasons(t *testing.T) {
 }
 
 func TestOllama_ModelIsSafeForConcurrentStreams(t *testing.T) {
-	const runs = 6
-	body := readFixture(t, "rig-same-tool-four-calls.ndjson")
-	bodies := make([][]byte, runs)
-	for i := range bodies {
-		bodies[i] = body
-	}
-	srv := newNDJSONServer(t, bodies...)
-	m := newTestModel(t, Config{Client: clientFor(t, srv.URL), Options: map[string]any{"top_k": 1}})
+	forEachReader(t, func(t *testing.T, rd reader) {
+		const runs = 6
+		body := readFixture(t, "rig-same-tool-four-calls.ndjson")
+		bodies := make([][]byte, runs)
+		for i := range bodies {
+			bodies[i] = body
+		}
+		srv := newNDJSONServer(t, bodies...)
+		m := rd.model(t, srv.URL, Config{Options: map[string]any{"top_k": 1}})
 
-	results := make(chan collected, runs)
-	for range runs {
-		go func() { results <- stream(m, userRequest("hi")) }()
-	}
-	for range runs {
-		got := <-results
-		require.NoError(t, got.Err)
-		assert.Len(t, got.Calls, 4)
-		assert.Equal(t, []agentloop.FinishReason{agentloop.FinishToolCalls}, got.Finish)
-	}
+		results := make(chan collected, runs)
+		for range runs {
+			go func() { results <- stream(m, userRequest("hi")) }()
+		}
+		for range runs {
+			got := <-results
+			require.NoError(t, got.Err)
+			assert.Len(t, got.Calls, 4)
+			assert.Equal(t, []agentloop.FinishReason{agentloop.FinishToolCalls}, got.Finish)
+		}
+	})
 }

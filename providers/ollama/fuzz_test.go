@@ -43,6 +43,14 @@ func memoryModel(tb testing.TB, body []byte) *Model {
 	return m
 }
 
+// memoryOwnModel is memoryModel with this package's own reader.
+func memoryOwnModel(tb testing.TB, body []byte) *Model {
+	tb.Helper()
+	m, err := newModel(Config{Model: "m", Host: "http://ollama.invalid"}, bytesTransport{body})
+	require.NoError(tb, err)
+	return m
+}
+
 // shortened keeps the first and last n lines of a recorded stream, so
 // seeds stay small while showing every kind of line.
 func shortened(body []byte, n int) []byte {
@@ -157,7 +165,7 @@ func checkContract(seq func(func(agentloop.Chunk, error) bool)) error {
 // with an error, a read stop ends it silently), without HTTP, so the fuzzer
 // can run this package's mapping and error handling fast.
 func memoryChat(body []byte) chatFunc {
-	return func(_ context.Context, _ *api.ChatRequest, fn api.ChatResponseFunc) error {
+	return func(_ context.Context, _ *api.ChatRequest, fn func(*api.ChatResponse) error) error {
 		for len(body) > 0 {
 			line, rest, _ := bytes.Cut(body, []byte("\n"))
 			body = rest
@@ -178,7 +186,7 @@ func memoryChat(body []byte) chatFunc {
 			if err := json.Unmarshal(line, &r); err != nil {
 				return err
 			}
-			if err := fn(r); err != nil {
+			if err := fn(&r); err != nil {
 				return err
 			}
 		}

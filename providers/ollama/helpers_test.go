@@ -93,6 +93,41 @@ func clientFor(t testing.TB, srvURL string) *api.Client {
 	return api.NewClient(u, &http.Client{})
 }
 
+// reader is one of the two ways a Model reads /api/chat: model returns a
+// Model for a test server, with no retries.
+type reader struct {
+	name  string
+	model func(t testing.TB, srvURL string, cfg Config) *Model
+}
+
+// readers are this package's own reader (the Model New builds for a host)
+// and the official client's Chat (a caller's Config.Client).
+var readers = []reader{
+	{"own reader", func(t testing.TB, srvURL string, cfg Config) *Model {
+		t.Helper()
+		if cfg.Model == "" {
+			cfg.Model = "qwen3:4b"
+		}
+		cfg.Host = srvURL
+		m, err := newModel(cfg, http.DefaultTransport)
+		require.NoError(t, err)
+		require.False(t, m.useClient())
+		return m
+	}},
+	{"official client", func(t testing.TB, srvURL string, cfg Config) *Model {
+		t.Helper()
+		cfg.Client = clientFor(t, srvURL)
+		return newTestModel(t, cfg)
+	}},
+}
+
+// forEachReader runs test once with each reader, as a subtest.
+func forEachReader(t *testing.T, test func(t *testing.T, rd reader)) {
+	for _, rd := range readers {
+		t.Run(rd.name, func(t *testing.T) { test(t, rd) })
+	}
+}
+
 func newTestModel(t testing.TB, cfg Config) *Model {
 	t.Helper()
 	if cfg.Model == "" {

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/agentloop/agentloop/providers/internal/httpx"
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/envconfig"
+	"github.com/ollama/ollama/version"
 )
 
 // DefaultHost is the server used when neither Config.Host nor OLLAMA_HOST
@@ -84,9 +86,16 @@ func ConfigFromEnv(model string) Config {
 // safe for concurrent use.
 type Model struct {
 	cfg       Config
-	client    *api.Client
 	think     *api.ThinkValue
 	keepAlive *api.Duration
+	// client is the official client: Config.Client, or one for the
+	// requests that need its key-signed authorization (see useClient).
+	client *api.Client
+	// Without Config.Client, the Model reads /api/chat itself (read.go).
+	host      *url.URL
+	http      *http.Client
+	chatURL   string
+	userAgent string
 }
 
 var (
@@ -135,9 +144,21 @@ func newModel(cfg Config, rt http.RoundTripper) (*Model, error) {
 		if rt == nil {
 			rt = &httpx.RetryTransport{}
 		}
-		m.client = api.NewClient(base, &http.Client{Transport: rt})
+		m.host = base
+		m.http = &http.Client{Transport: rt}
+		m.chatURL = base.JoinPath("/api/chat").String()
+		m.userAgent = fmt.Sprintf("ollama/%s (%s %s) Go/%s", version.Version, runtime.GOARCH, runtime.GOOS, runtime.Version())
+		m.client = api.NewClient(base, m.http)
 	}
 	return m, nil
+}
+
+// useClient reports whether a model call goes through the official
+// client's Chat: with Config.Client, and for a server that wants Ollama's
+// key-signed authorization (OLLAMA_AUTH set, or ollama.com), which only the
+// official client makes, as it decides on each call.
+func (m *Model) useClient() bool {
+	return m.http == nil || envconfig.UseAuth() || m.host.Hostname() == "ollama.com"
 }
 
 // errStopped is returned from the chat callback when the consumer stops
@@ -156,12 +177,22 @@ func (m *Model) ModelInfo() agentloop.ModelInfo {
 // connection is closed before Stream's iterator returns, also when the
 // consumer stops early or ctx is done; Stream starts no goroutine.
 func (m *Model) Stream(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
-	return m.stream(ctx, req, m.client.Chat)
+	if m.useClient() {
+		return m.stream(ctx, req, clientChat(m.client))
+	}
+	return m.stream(ctx, req, m.chat)
 }
 
-// chatFunc is the signature of api.Client.Chat; tests fuzz stream with an
-// in-memory one.
-type chatFunc func(context.Context, *api.ChatRequest, api.ChatResponseFunc) error
+// chatFunc makes a model call: api.Client.Chat, or Model.chat, which reads
+// the stream itself; tests fuzz stream with an in-memory one.
+type chatFunc func(context.Context, *api.ChatRequest, func(*api.ChatResponse) error) error
+
+// clientChat is the official client's Chat as a chatFunc.
+func clientChat(c *api.Client) chatFunc {
+	return func(ctx context.Context, req *api.ChatRequest, fn func(*api.ChatResponse) error) error {
+		return c.Chat(ctx, req, func(r api.ChatResponse) error { return fn(&r) })
+	}
+}
 
 func (m *Model) stream(ctx context.Context, req *agentloop.Request, chat chatFunc) iter.Seq2[agentloop.Chunk, error] {
 	return func(yield func(agentloop.Chunk, error) bool) {
@@ -176,8 +207,8 @@ func (m *Model) stream(ctx context.Context, req *agentloop.Request, chat chatFun
 		}
 		var mp mapper
 		emit := func(c agentloop.Chunk) bool { return yield(c, nil) }
-		err = chat(ctx, cr, func(r api.ChatResponse) error {
-			if !mp.add(&r, emit) {
+		err = chat(ctx, cr, func(r *api.ChatResponse) error {
+			if !mp.add(r, emit) {
 				return errStopped
 			}
 			return nil

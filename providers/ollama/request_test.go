@@ -82,23 +82,25 @@ func TestOllama_HistoryMapsToOllamaMessages(t *testing.T) {
 }
 
 func TestOllama_StreamDoesNotModifyTheRequest(t *testing.T) {
-	srv := newNDJSONServer(t, lines(`{"model":"m","message":{"role":"assistant","content":"ok"},"done":true,"done_reason":"stop"}`))
-	m := newTestModel(t, Config{Client: clientFor(t, srv.URL), Options: map[string]any{"top_k": 3}})
-	build := func() *agentloop.Request {
-		temp := 0.5
-		return &agentloop.Request{
-			System: "s", Messages: fullHistory(),
-			Tools:    []agentloop.ToolDef{{Name: "f", Schema: json.RawMessage(`{"type":"object"}`)}},
-			Settings: agentloop.Settings{Temperature: &temp, Stop: []string{"x"}},
+	forEachReader(t, func(t *testing.T, rd reader) {
+		srv := newNDJSONServer(t, lines(`{"model":"m","message":{"role":"assistant","content":"ok"},"done":true,"done_reason":"stop"}`))
+		m := rd.model(t, srv.URL, Config{Options: map[string]any{"top_k": 3}})
+		build := func() *agentloop.Request {
+			temp := 0.5
+			return &agentloop.Request{
+				System: "s", Messages: fullHistory(),
+				Tools:    []agentloop.ToolDef{{Name: "f", Schema: json.RawMessage(`{"type":"object"}`)}},
+				Settings: agentloop.Settings{Temperature: &temp, Stop: []string{"x"}},
+			}
 		}
-	}
-	req := build()
-	got := stream(m, req)
-	require.NoError(t, got.Err)
-	if diff := cmp.Diff(build(), req); diff != "" {
-		t.Errorf("request changed (-before +after):\n%s", diff)
-	}
-	assert.Equal(t, map[string]any{"top_k": 3}, m.cfg.Options, "Config.Options is not modified")
+		req := build()
+		got := stream(m, req)
+		require.NoError(t, got.Err)
+		if diff := cmp.Diff(build(), req); diff != "" {
+			t.Errorf("request changed (-before +after):\n%s", diff)
+		}
+		assert.Equal(t, map[string]any{"top_k": 3}, m.cfg.Options, "Config.Options is not modified")
+	})
 }
 
 func TestOllama_OptionsMergeConfigThenRequestSettings(t *testing.T) {

@@ -100,65 +100,67 @@ func valueOr(v any, def any) any {
 }
 
 func TestOllama_RecordedRoundTripsThroughTheRealLoopSendTheRecordedHistory(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		think   ThinkMode
-		results map[string]string
-		callID  string
-		answer  string // the start of the final answer
-	}{
-		{
-			name: "rig-tool-roundtrip", think: ThinkOff,
-			results: map[string]string{"subtract": "-3"},
-			callID:  "call_REDACTED_1",
-			answer:  "Okay, let me go through this step by step.",
-		},
-		{
-			name: "rig-thinking-tool-roundtrip", think: ThinkOn,
-			results: map[string]string{"get_weather": "Weather in Tokyo: 72F (22C), sunny with light clouds, humidity 45%, wind 8 mph NW"},
-			callID:  "call_REDACTED_1",
-			answer:  "The current weather in Tokyo is sunny with light clouds",
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			want := readRecordedRequests(t, tc.name)
-			require.Len(t, want, 2)
-			srv := newNDJSONServer(t, readFixture(t, tc.name+".turn1.ndjson"), readFixture(t, tc.name+".turn2.ndjson"))
-			m := newTestModel(t, Config{Client: clientFor(t, srv.URL), Think: tc.think})
+	forEachReader(t, func(t *testing.T, rd reader) {
+		for _, tc := range []struct {
+			name    string
+			think   ThinkMode
+			results map[string]string
+			callID  string
+			answer  string // the start of the final answer
+		}{
+			{
+				name: "rig-tool-roundtrip", think: ThinkOff,
+				results: map[string]string{"subtract": "-3"},
+				callID:  "call_REDACTED_1",
+				answer:  "Okay, let me go through this step by step.",
+			},
+			{
+				name: "rig-thinking-tool-roundtrip", think: ThinkOn,
+				results: map[string]string{"get_weather": "Weather in Tokyo: 72F (22C), sunny with light clouds, humidity 45%, wind 8 mph NW"},
+				callID:  "call_REDACTED_1",
+				answer:  "The current weather in Tokyo is sunny with light clouds",
+			},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				want := readRecordedRequests(t, tc.name)
+				require.Len(t, want, 2)
+				srv := newNDJSONServer(t, readFixture(t, tc.name+".turn1.ndjson"), readFixture(t, tc.name+".turn2.ndjson"))
+				m := rd.model(t, srv.URL, Config{Think: tc.think})
 
-			first := semanticMessages(t, want[0].RequestBody)
-			require.Len(t, first, 2, "the recording starts with a system and a user message")
-			agent := &agentloop.Agent{
-				Model:  m,
-				System: first[0]["content"].(string),
-				Tools:  recordedTools(t, want[0].RequestBody, tc.results),
-			}
-			last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(first[1]["content"].(string))}))
-			require.NoError(t, err)
-			final, ok := last.(agentloop.Final)
-			require.True(t, ok, "the run ends with a Final, got %T", last)
-			assert.Equal(t, 2, final.Turns)
-			assert.Contains(t, final.Text, tc.answer)
+				first := semanticMessages(t, want[0].RequestBody)
+				require.Len(t, first, 2, "the recording starts with a system and a user message")
+				agent := &agentloop.Agent{
+					Model:  m,
+					System: first[0]["content"].(string),
+					Tools:  recordedTools(t, want[0].RequestBody, tc.results),
+				}
+				last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(first[1]["content"].(string))}))
+				require.NoError(t, err)
+				final, ok := last.(agentloop.Final)
+				require.True(t, ok, "the run ends with a Final, got %T", last)
+				assert.Equal(t, 2, final.Turns)
+				assert.Contains(t, final.Text, tc.answer)
 
-			got := srv.Requests()
-			require.Len(t, got, 2)
-			for i := range got {
-				assert.Equal(t, want[i].Path, got[i].Path, "turn %d path", i+1)
-				assert.Equal(t, semanticMessages(t, want[i].RequestBody), semanticMessages(t, got[i].Body), "turn %d messages", i+1)
-				assert.Equal(t, semanticTools(want[i].RequestBody), semanticTools(got[i].Body), "turn %d tools", i+1)
-				assert.Equal(t, want[i].RequestBody["think"], got[i].Body["think"], "turn %d think", i+1)
-				assert.Equal(t, want[i].RequestBody["model"], got[i].Body["model"], "turn %d model", i+1)
-				assert.Equal(t, true, got[i].Body["stream"], "turn %d stream", i+1)
-			}
+				got := srv.Requests()
+				require.Len(t, got, 2)
+				for i := range got {
+					assert.Equal(t, want[i].Path, got[i].Path, "turn %d path", i+1)
+					assert.Equal(t, semanticMessages(t, want[i].RequestBody), semanticMessages(t, got[i].Body), "turn %d messages", i+1)
+					assert.Equal(t, semanticTools(want[i].RequestBody), semanticTools(got[i].Body), "turn %d tools", i+1)
+					assert.Equal(t, want[i].RequestBody["think"], got[i].Body["think"], "turn %d think", i+1)
+					assert.Equal(t, want[i].RequestBody["model"], got[i].Body["model"], "turn %d model", i+1)
+					assert.Equal(t, true, got[i].Body["stream"], "turn %d stream", i+1)
+				}
 
-			// What the recordings lack: the call id goes back on the call
-			// and on its result.
-			msgs := got[1].Body["messages"].([]any)
-			assistant := msgs[2].(map[string]any)
-			call := assistant["tool_calls"].([]any)[0].(map[string]any)
-			assert.Equal(t, tc.callID, call["id"])
-			toolMsg := msgs[3].(map[string]any)
-			assert.Equal(t, tc.callID, toolMsg["tool_call_id"])
-		})
-	}
+				// What the recordings lack: the call id goes back on the call
+				// and on its result.
+				msgs := got[1].Body["messages"].([]any)
+				assistant := msgs[2].(map[string]any)
+				call := assistant["tool_calls"].([]any)[0].(map[string]any)
+				assert.Equal(t, tc.callID, call["id"])
+				toolMsg := msgs[3].(map[string]any)
+				assert.Equal(t, tc.callID, toolMsg["tool_call_id"])
+			})
+		}
+	})
 }
