@@ -1,5 +1,5 @@
 // Package ollama is an [agentloop.Model] for Ollama's /api/chat endpoint,
-// built on the official client, github.com/ollama/ollama/api.
+// built on the official client's types, github.com/ollama/ollama/api.
 //
 // # Server and client
 //
@@ -9,6 +9,16 @@
 // and failed connections before any of the body is read, with backoff and
 // Retry-After; give Config.Client to use your own *api.Client instead (it
 // is used as is).
+//
+// Without Config.Client, a Model reads the NDJSON stream itself: the
+// official client's Chat allocates an 8 MB line buffer for every call,
+// while this reader's buffer starts at 4 KB and grows only as far as the
+// longest line needs, up to the same 8 MB, so a stream allocates tens of
+// kilobytes (BenchmarkStream measures both). It sends the request the official client sends and decodes
+// the lines into the same api.ChatResponse values. Requests that need the
+// official client's key-signed authorization (OLLAMA_AUTH set, or a Host of
+// ollama.com) and every call through a Config.Client go through the
+// official client's Chat.
 //
 // # What a model call yields
 //
@@ -57,6 +67,8 @@
 // error that wraps providers.ErrUnreachable and the network error, and
 // names the URL tried and OLLAMA_HOST. A stream that ends without its final
 // chunk wraps io.ErrUnexpectedEOF; a line that is not JSON is an error that
-// quotes it. A cancelled context gives an error wrapping ctx.Err() and its
+// quotes it; a line longer than 8 MB is an error that names it (this
+// package's reader; the official client's Chat stops reading at such a
+// line, which is then reported as a stream without its final chunk). A cancelled context gives an error wrapping ctx.Err() and its
 // cause.
 package ollama

@@ -15,8 +15,9 @@ import (
 	"github.com/ollama/ollama/api"
 )
 
-// streamError turns what the official client's Chat returned into the
-// stream's error, or nil when the stream ended normally.
+// streamError turns what the chatFunc returned (the official client's Chat
+// or Model.chat, which return the same errors but for an over-long line)
+// into the stream's error, or nil when the stream ended normally.
 //
 // The client stops reading at the first read error without reporting it,
 // so a stream that ends without its final chunk (done:true) is reported

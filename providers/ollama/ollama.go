@@ -47,7 +47,8 @@ type Config struct {
 	// connections (up to 3 tries in all, with exponential backoff from
 	// 500ms, honouring a Retry-After of up to 30s) before any of the
 	// response body is read. A given Client is used as is: it retries only
-	// if its own transport does.
+	// if its own transport does, and its Chat reads the stream (with an
+	// 8 MB line buffer per call; see the package doc).
 	Client *api.Client
 	// Host is the server's base URL, used when Client is nil. "" means the
 	// OLLAMA_HOST environment variable, read by New the way the official

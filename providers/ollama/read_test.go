@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ollama/ollama/api"
@@ -149,4 +150,51 @@ func TestChat_OwnReaderGrowsItsBufferForALongLineAndNamesAnOverlongOne(t *testin
 	assert.Equal(t, "Hello", got.Text)
 	assert.ErrorIs(t, got.Err, bufio.ErrTooLong)
 	assert.EqualError(t, got.Err, "ollama: line 2 of the stream is longer than 8388608 bytes, the most this package reads: bufio.Scanner: token too long")
+}
+
+func TestChat_OwnReaderSendsTheRequestTheOfficialClientSends(t *testing.T) {
+	type sent struct {
+		method, path, query string
+		header              http.Header
+		body                string
+	}
+	var (
+		mu  sync.Mutex
+		got []sent
+	)
+	srv := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		h := r.Header.Clone()
+		h.Del("Accept-Encoding") // the transport's, not the reader's
+		mu.Lock()
+		got = append(got, sent{r.Method, r.URL.Path, r.URL.RawQuery, h, string(body)})
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		_, _ = w.Write(lines(lineHello, lineDone))
+	})
+	for _, rd := range readers {
+		m := rd.model(t, srv.URL, Config{Think: ThinkOn})
+		require.NoError(t, stream(m, userRequest("hi")).Err, rd.name)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, got, 2)
+	assert.Equal(t, got[1], got[0], "own reader, then official client")
+	assert.Equal(t, "/api/chat", got[0].path)
+	assert.Equal(t, "application/x-ndjson", got[0].header.Get("Accept"))
+}
+
+func TestChat_KeySignedAuthorizationGoesThroughTheOfficialClient(t *testing.T) {
+	m, err := New(Config{Model: "m", Host: "http://127.0.0.1:11434"})
+	require.NoError(t, err)
+	assert.False(t, m.useClient(), "a local server is read by this package")
+
+	m, err = New(Config{Model: "m", Host: "https://ollama.com"})
+	require.NoError(t, err)
+	assert.True(t, m.useClient(), "ollama.com wants a signed request, which only the official client makes")
+
+	t.Setenv("OLLAMA_AUTH", "1")
+	m, err = New(Config{Model: "m", Host: "http://127.0.0.1:11434"})
+	require.NoError(t, err)
+	assert.True(t, m.useClient(), "OLLAMA_AUTH asks for signed requests")
 }
