@@ -66,6 +66,7 @@ import (
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/examples/internal/mcpflags"
 	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/store/memstore"
 )
 
 func main() {
@@ -221,7 +222,7 @@ func newServer(cfg config, logw io.Writer) (http.Handler, string, error) {
 		Logger:         slog.New(slog.NewTextHandler(logw, nil)),
 	}
 	if cfg.store {
-		chat.Store = aisdk.NewMemoryStore()
+		chat.Store = memstore.New(memstore.Options{})
 	}
 	info, err := json.Marshal(map[string]any{"model": describe, "simulator": cfg.model == "", "store": cfg.store})
 	if err != nil {

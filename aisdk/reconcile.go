@@ -1,59 +1,14 @@
 package aisdk
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/agentloop/agentloop"
 )
-
-// ChatStore keeps the authoritative history of each chat, by chat id. When
-// a [Handler] has one, it runs every request on the stored history and
-// takes from the request only what the client may add (see
-// [Handler.Store]); after each run it saves the run's history.
-//
-// Implementations must be safe for concurrent use.
-type ChatStore interface {
-	// Load returns the stored history of the chat. A chat that was never
-	// saved loads as an empty history and a nil error.
-	Load(ctx context.Context, chatID string) (agentloop.History, error)
-	// Save replaces the stored history of the chat.
-	Save(ctx context.Context, chatID string, h agentloop.History) error
-}
-
-// MemoryStore is a [ChatStore] in memory. It stores deep copies, so
-// callers may keep using what they pass and get. It is safe for concurrent
-// use; the zero value is not, use [NewMemoryStore].
-type MemoryStore struct {
-	mu    sync.Mutex
-	chats map[string]agentloop.History
-}
-
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{chats: make(map[string]agentloop.History)}
-}
-
-// Load returns a copy of the chat's history (nil for an unknown chat).
-func (s *MemoryStore) Load(ctx context.Context, chatID string) (agentloop.History, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.chats[chatID].Clone(), nil
-}
-
-// Save stores a copy of h as the chat's history.
-func (s *MemoryStore) Save(ctx context.Context, chatID string, h agentloop.History) error {
-	c := h.Clone()
-	s.mu.Lock()
-	s.chats[chatID] = c
-	s.mu.Unlock()
-	return nil
-}
 
 // ErrConflict is wrapped by the error of [Reconcile] when a request does not
 // agree with the stored history: an edited or forged message, a result for
