@@ -604,3 +604,34 @@ func TestStored_ShutdownEndsTheRunsInProgressAndRefusesNewOnes(t *testing.T) {
 		t.Errorf("a resume after Shutdown: %d, want 503", resp.StatusCode)
 	}
 }
+
+// Every run gets the chat id as its conversation id (for telemetry and
+// ctxwindow), in both modes.
+func TestHandler_RunsGetTheChatIDAsTheirConversationID(t *testing.T) {
+	for _, stored := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) {
+			got := make(chan string, 1)
+			h := &aisdk.Handler{
+				Agent: &agentloop.Agent{
+					Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hi.")}}),
+					Hooks: &agentloop.Hooks{OnRunStart: func(ctx context.Context, rs agentloop.RunStart) (context.Context, error) {
+						got <- rs.ConversationID
+						return ctx, nil
+					}},
+				},
+				Logger: slog.New(slog.DiscardHandler),
+			}
+			if stored {
+				h.Store = newStore(t)
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			if _, err := (&aisdktest.ChatClient{URL: srv.URL, ChatID: "chat-7"}).Send(context.Background(), "Hello"); err != nil {
+				t.Fatal(err)
+			}
+			if id := <-got; id != "chat-7" {
+				t.Errorf("conversation id %q, want chat-7", id)
+			}
+		})
+	}
+}
