@@ -71,19 +71,15 @@ func postgresDB(t *testing.T) string {
 	return u.String()
 }
 
-// buildWebchat builds the webchat command once per test binary.
-var buildWebchat = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "webchat-bin-")
-	if err != nil {
-		return "", err
+// buildWebchat builds the webchat command into a temporary folder of t.
+func buildWebchat(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "webchat")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	bin := filepath.Join(dir, "webchat")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
+	return bin
+}
 
 // process is a webchat server running as a process of its own.
 type process struct {
@@ -93,14 +89,10 @@ type process struct {
 	done chan struct{} // closed when the process exited
 }
 
-// startProcess runs the webchat command with args on a free loopback
+// startProcess runs the webchat command bin with args on a free loopback
 // port, stopped (SIGTERM, then waited for) when t ends.
-func startProcess(t *testing.T, args ...string) *process {
+func startProcess(t *testing.T, bin string, args ...string) *process {
 	t.Helper()
-	bin, err := buildWebchat()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "OTEL_SDK_DISABLED=true")
 	stderr, err := cmd.StderrPipe()
@@ -167,11 +159,12 @@ func TestReplicas_TwoProcessesShareOnePostgreSQL(t *testing.T) {
 		}
 		return path
 	}
-	a := startProcess(t, "-db", db, "-lease", "1s", "-script", script("a.json", `
+	bin := buildWebchat(t)
+	a := startProcess(t, bin, "-db", db, "-lease", "1s", "-script", script("a.json", `
 		{"expect":{"user":"Hello"},"reply":[{"text":"Working on it"},{"hang":true}]},
 		{"expect":{"user":"Weather?"},"reply":[{"text":"Checking."},{"tool_call":{"id":"w","name":"get_weather","args":{"city":"Oslo"}}}]},
 		{"reply":[{"text":"Still working"},{"hang":true}]}`))
-	b := startProcess(t, "-db", db, "-lease", "1s", "-script", script("b.json", `
+	b := startProcess(t, bin, "-db", db, "-lease", "1s", "-script", script("b.json", `
 		{"expect":{"user":"Are you there?"},"reply":[{"text":"Yes: B answers."}]}`))
 
 	// A run starts on A; its client goes away.
