@@ -95,6 +95,7 @@ func startProcess(t *testing.T, bin string, args ...string) *process {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "OTEL_SDK_DISABLED=true")
+	dieWithTest(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
