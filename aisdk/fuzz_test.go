@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/store/memstore"
 )
 
 func fuzzSeeds(f *testing.F) {
@@ -153,7 +154,7 @@ func FuzzHandlerScripts(f *testing.F) {
 		h := newHandler(simtest.NewModel(turns...), weatherTool(t), deleteTool(t, &runs), form)
 		h.KeepAlive = -1
 		if len(data) > 0 && data[0] >= 0x80 {
-			h.Store = NewMemoryStore() // the echoed messages must pass Reconcile
+			h.Store = memstore.New(memstore.Options{}) // the echoed messages must pass Reconcile
 		}
 		// Play useChat: answer client calls and approvals, re-send while
 		// the client would, for a few rounds.

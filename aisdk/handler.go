@@ -1,6 +1,7 @@
 package aisdk
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +23,9 @@ const (
 	DefaultMaxRunTime  = 10 * time.Minute
 	DefaultKeepAlive   = 15 * time.Second
 	DefaultBodyTimeout = time.Minute
+	// DefaultStreamLease is how long a run holds its chat's stream lease
+	// between renewals (see Handler.StreamLease).
+	DefaultStreamLease = 20 * time.Second
 )
 
 // MinSecretSize is the shortest [Handler.Secret] accepted, in bytes.
@@ -29,30 +34,39 @@ const MinSecretSize = 32
 // Handler serves the AI SDK chat route (POST, usually mounted at
 // /api/chat): it decodes the body that useChat or assistant-ui sends,
 // rebuilds the history ([ToHistory]), runs the agent, and streams the run
-// as a UI message stream ([Mapper], [Writer]).
+// as a UI message stream ([Mapper], [Writer]). [Handler.Routes] serves it
+// with the routes around it (resume, stop, the chat list) under one prefix.
 //
 // Without a Store the client's messages are the whole state, and what the
 // server decided is signed with Secret and checked when it comes back;
-// with a Store the stored history is authoritative. The package
-// documentation says what each mode trusts.
+// with a Store the stored history is authoritative, runs outlive their
+// client, and streams can be resumed. The package documentation says what
+// each mode trusts, and what the stored mode saves when.
 //
 // The body's "tools" become client tools for the run (a tool named like
 // one of the agent's tools, or with an invalid schema, is a 400); "system"
 // and system messages are used only with AllowClientSystem, "callSettings"
 // only with AllowClientSettings. A continuation (the last posted message is
-// an assistant message) reuses that message's id in the start chunk. When
-// the client goes away the run is cancelled. A GET whose path ends in
-// "/stream" (useChat's resume request) gets 204 No Content: streams are not
-// kept for resumption.
+// an assistant message) reuses that message's id in the start chunk.
+// Without a Store, a client that goes away cancels its run.
+//
+// Besides the chat POST, ServeHTTP answers useChat's resume request, a GET
+// whose path ends in "/{chat id}/stream" (204 No Content without a Store,
+// or when the chat has no run in progress), and a POST whose path ends in
+// "/{chat id}/stop" (with a Store; see the package documentation).
 //
 // Errors before the stream starts are JSON bodies {"error": "…"} that name
-// the problem: 405 (not a POST), 403 (AllowedOrigins, or a part that fails
-// the signature check), 415 (not application/json), 408 (body not read
-// within BodyTimeout), 413 (over Limits.MaxBodyBytes), 400 (a body that
-// cannot be used), 409 (a mismatch with the stored chat, or a run of the
-// chat in progress), an [*HTTPError]'s status from Prepare, and 500 with a
-// generic message, whose detail goes to Logger. Once streaming, a failure
-// is an error chunk with ErrorText's text.
+// the problem: 405 (not a POST), 403 (AllowedOrigins, Authorize, or a part
+// that fails the signature check), 415 (not application/json), 408 (body
+// not read within BodyTimeout), 413 (over Limits.MaxBodyBytes), 400 (a body
+// that cannot be used), 409 (a mismatch with the stored chat, or a run of
+// the chat that would not stop), 503 (Shutdown began), an [*HTTPError]'s
+// status from Prepare, Authorize or Owner, and 500 with a generic message,
+// whose detail goes to Logger. Once streaming, a failure is an error chunk with ErrorText's
+// text.
+//
+// A server that shuts down calls [Handler.Shutdown] before
+// http.Server.Shutdown: with a Store, runs outlive their requests.
 //
 // A Handler must not be modified once it serves requests; it is safe for
 // concurrent use.
@@ -64,15 +78,47 @@ type Handler struct {
 	// checked. It returns extra run options (tools or a system prompt for
 	// this user, hooks for this chat…), or an error that refuses the
 	// request: an [*HTTPError] gives the status and message, any other
-	// error a 500 (its text is logged, not sent).
+	// error a 500 (its text is logged, not sent). Every run already gets
+	// agentloop.WithConversationID with the chat id.
 	Prepare func(r *http.Request, req *ChatRequest) ([]agentloop.Option, error)
 
-	// Store, when set, makes the stored history authoritative: each
-	// request is checked with [Reconcile] and the run starts from the
-	// stored history plus what the client may add. The run's history is
-	// saved before the response's last chunk is written. Requests need a
-	// chat id, and a chat serves one request at a time.
+	// Store, when set, keeps the chats (package store: memstore,
+	// sqlitestore, pgstore) and makes the stored history authoritative:
+	// each request is checked with [Reconcile] and runs on the stored
+	// history plus what the client may add. Requests need a chat id. The
+	// run is saved as it goes, outlives its client, streams its chunks to
+	// the chat's stream log so that any replica can resume it, and holds
+	// the chat's stream lease, so that a chat runs once at a time across
+	// replicas. See the package documentation.
 	Store ChatStore
+
+	// Authorize, when set, decides whether a request may use the chat
+	// chatID: the chat POST, resume, stop and the chats routes of
+	// [Handler.Routes] all call it ("" for the chat list). A non-nil error
+	// refuses the request: an [*HTTPError] with its status, any other error
+	// with 403 and the error's text. It has the shape of
+	// toolstate.WithAuthorize's check, so one func guards both;
+	// [OwnerAuthorizer] makes one that gives each user their own chats.
+	//
+	// When nil, a Handler with a Store serves only requests that reach it
+	// over a loopback connection (or in-process), and refuses others with
+	// 403: stored chats are not open to the network by default. Behind a
+	// reverse proxy on the same host every request arrives over loopback,
+	// so set Authorize there. To serve anyone, say so with a func that
+	// returns nil. Without a Store, nil allows every request.
+	Authorize func(r *http.Request, chatID string) error
+
+	// Owner, when set, names the user of a request: a chat the request
+	// creates gets it as its store.Chat.Owner, and the chat list shows
+	// that owner's chats only. Its error refuses the request, as
+	// Authorize's does. Nil means "" (chats without an owner).
+	Owner func(r *http.Request) (string, error)
+
+	// StreamLease is how long a run holds its chat's stream lease
+	// without renewing it (it renews every third of it); 0 means
+	// DefaultStreamLease. A replica that dies mid-run leaves its chat to
+	// the next request, on any replica, once its lease ran out.
+	StreamLease time.Duration
 
 	// Secret signs, without a Store, the parts the server made. It must be
 	// at least MinSecretSize random bytes, the same on every replica and
@@ -86,7 +132,9 @@ type Handler struct {
 	// another origin unless its origin ("https://app.example.com") is
 	// listed, with [http.CrossOriginProtection] (Sec-Fetch-Site, then
 	// Origin against Host); same-origin requests, and requests with
-	// neither header (not from a browser), pass. Nil checks nothing.
+	// neither header (not from a browser), pass. It applies to every
+	// request that changes something (the chat POST, stop, delete). Nil
+	// checks nothing.
 	AllowedOrigins []string
 
 	// Limits bound the request body: its size, its messages and their
@@ -98,7 +146,8 @@ type Handler struct {
 	BodyTimeout time.Duration
 	// MaxRunTime bounds one run; 0 means DefaultMaxRunTime, negative means
 	// no limit. A run that takes longer is cancelled and ends with an error
-	// chunk.
+	// chunk. With a Store it also bounds how long a run whose client went
+	// away goes on.
 	MaxRunTime time.Duration
 	// KeepAlive is the idle time after which a keep-alive comment is sent
 	// (while a tool runs long, for example); 0 means DefaultKeepAlive,
@@ -121,33 +170,38 @@ type Handler struct {
 	// (in development), return err.Error().
 	ErrorText func(error) string
 	// Logger receives what clients are not told: every run's error (level
-	// Info when the client went away, else Error), the detail of every
-	// 500, and requests refused with a 403 (Warn). Nil means
-	// slog.Default().
+	// Info when the client went away or the run was stopped, else Error),
+	// the detail of every 500, requests refused with a 403 (Warn) or a 409
+	// (Info). Nil
+	// means slog.Default().
 	Logger *slog.Logger
 	// NewMessageID returns the id of a new assistant message, which must
 	// be unique: signatures bind parts to it. Nil, or an empty result,
 	// means a random "msg-" id.
 	NewMessageID func() string
 
+	runs     runSet // the requests that Shutdown ends
 	initOnce sync.Once
 	initErr  error
 	signer   *signer
 	origins  *http.CrossOriginProtection // AllowedOrigins; nil: no check
-
-	busyMu sync.Mutex
-	busy   map[string]bool
 }
 
-// HTTPError is an error with the HTTP status to answer it with. Prepare may
-// return one to refuse a request (401, 403, 429…); its Message is sent to
-// the client as is.
+// HTTPError is an error with the HTTP status to answer it with. Prepare,
+// Authorize and Owner may return one to refuse a request (401, 403, 404,
+// 429…); its Message is sent to the client as is.
 type HTTPError struct {
 	Status  int
 	Message string
+	// Err, if set, is the cause: it is logged (Handler.Logger), not sent.
+	Err error
 }
 
+// Error returns Message.
 func (e *HTTPError) Error() string { return e.Message }
+
+// Unwrap returns Err.
+func (e *HTTPError) Unwrap() error { return e.Err }
 
 // genericErrorText is what clients see of a run's error, and of a 500,
 // unless ErrorText says otherwise.
@@ -158,6 +212,10 @@ func (h *Handler) init() error {
 	h.initOnce.Do(func() {
 		if h.Agent == nil {
 			h.initErr = errors.New("aisdk: Handler.Agent is nil")
+			return
+		}
+		if h.StreamLease < 0 {
+			h.initErr = fmt.Errorf("aisdk: Handler.StreamLease is %v; it must not be negative", h.StreamLease)
 			return
 		}
 		if h.Store == nil {
@@ -184,25 +242,32 @@ func (h *Handler) init() error {
 	return h.initErr
 }
 
-// ServeHTTP serves one chat request; see [Handler].
+// ServeHTTP serves one chat request, or a resume or stop request; see
+// [Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/stream") {
-		// useChat's resume request (GET {api}/{chatId}/stream): streams are
-		// not kept for resumption, so there is never an active one.
-		w.WriteHeader(http.StatusNoContent)
+	if err := h.init(); err != nil {
+		h.internalError(w, r, err)
 		return
+	}
+	if r.Method == http.MethodGet {
+		if id, ok := chatIDBefore(r, "/stream"); ok {
+			if release, ok := h.running(w, r); ok {
+				defer release()
+				h.serveResume(w, r, id)
+			}
+			return
+		}
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		h.refuse(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed; POST the chat request", r.Method), nil)
 		return
 	}
-	if err := h.init(); err != nil {
-		h.internalError(w, r, err)
+	if !h.sameOrigin(w, r) {
 		return
 	}
-	if h.origins != nil && h.origins.Check(r) != nil {
-		h.refuse(w, r, http.StatusForbidden, fmt.Sprintf("cross-origin request from %q refused: the origin is not allowed", r.Header.Get("Origin")), nil)
+	if id, ok := chatIDBefore(r, "/stop"); ok {
+		h.serveStop(w, r, id)
 		return
 	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
@@ -217,29 +282,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, status, err.Error(), err)
 		return
 	}
+	if h.Store != nil && req.ID == "" {
+		h.refuse(w, r, http.StatusBadRequest, `the request has no chat "id", which the chat store needs`, nil)
+		return
+	}
+	if err := h.authorize(r, req.ID); err != nil {
+		h.fail(w, r, err)
+		return
+	}
 
 	history, opts, err := h.prepare(r, req)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	release := func() {}
+	release, ok := h.running(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	if h.Store != nil {
-		if req.ID == "" {
-			h.refuse(w, r, http.StatusBadRequest, `the request has no chat "id", which the chat store needs`, nil)
-			return
-		}
-		if !h.acquire(req.ID) {
-			h.refuse(w, r, http.StatusConflict, fmt.Sprintf("chat %q already has a run in progress", req.ID), nil)
-			return
-		}
-		var once sync.Once
-		release = func() { once.Do(func() { h.release(req.ID) }) }
-		defer release()
-		if history, err = h.reconcile(r, req); err != nil {
-			h.fail(w, r, err)
-			return
-		}
+		h.serveStored(w, r, req, opts)
+		return
 	}
 
 	// A continuation (the last posted message is the assistant's) must
@@ -251,7 +315,44 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		messageID = h.newMessageID()
 	}
-	h.stream(w, r, req, history, opts, messageID, release)
+	h.stream(w, r, req, history, opts, messageID, nil)
+}
+
+// running registers a request that runs or follows a run with Shutdown;
+// once Shutdown began it answers 503 and returns false.
+func (h *Handler) running(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	release, ok = h.runs.add()
+	if !ok {
+		w.Header().Set("Retry-After", "1")
+		h.refuse(w, r, http.StatusServiceUnavailable, "the server is shutting down; try again", nil)
+	}
+	return release, ok
+}
+
+// sameOrigin applies AllowedOrigins to a request; a refused one is
+// answered, and false returned.
+func (h *Handler) sameOrigin(w http.ResponseWriter, r *http.Request) bool {
+	if h.origins != nil && h.origins.Check(r) != nil {
+		h.refuse(w, r, http.StatusForbidden, fmt.Sprintf("cross-origin request from %q refused: the origin is not allowed", r.Header.Get("Origin")), nil)
+		return false
+	}
+	return true
+}
+
+// chatIDBefore returns the chat id of a path that ends in
+// "/{chat id}"+suffix, as useChat builds it (the id escaped with
+// encodeURIComponent, so it may hold an escaped "/").
+func chatIDBefore(r *http.Request, suffix string) (string, bool) {
+	p, ok := strings.CutSuffix(r.URL.EscapedPath(), suffix)
+	if !ok {
+		return "", false
+	}
+	seg := p[strings.LastIndexByte(p, '/')+1:]
+	id, err := url.PathUnescape(seg)
+	if err != nil || id == "" || !strings.Contains(p, "/") {
+		return "", false
+	}
+	return id, true
 }
 
 func (h *Handler) newMessageID() string {
@@ -279,13 +380,9 @@ func (h *Handler) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// logRunError logs the error a run ended with.
-func (h *Handler) logRunError(r *http.Request, req *ChatRequest, err error) {
-	level := slog.LevelError
-	if r.Context().Err() != nil {
-		level = slog.LevelInfo // the client went away; the run was cancelled for it
-	}
-	h.logger().LogAttrs(r.Context(), level, "aisdk: chat run failed",
+// logRunError logs the error a run ended with, at level.
+func (h *Handler) logRunError(r *http.Request, req *ChatRequest, err error, level slog.Level) {
+	h.logger().LogAttrs(context.WithoutCancel(r.Context()), level, "aisdk: chat run failed",
 		slog.String("chat", req.ID), slog.String("path", r.URL.Path), slog.Any("error", err))
 }
 
@@ -294,6 +391,14 @@ func (h *Handler) logRunError(r *http.Request, req *ChatRequest, err error) {
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var he *HTTPError
 	if errors.As(err, &he) {
+		if he.Err != nil {
+			level := slog.LevelWarn
+			if he.Status >= 500 {
+				level = slog.LevelError
+			}
+			h.logger().LogAttrs(r.Context(), level, "aisdk: chat request refused",
+				slog.Int("status", he.Status), slog.String("path", r.URL.Path), slog.Any("error", he.Err))
+		}
 		h.refuse(w, r, he.Status, he.Message, nil)
 		return
 	}
@@ -301,10 +406,15 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // refuse answers a request the client got wrong; the message names the
-// problem. Signature failures are logged, as they may be attacks.
+// problem. Refusals with 403 are logged (Warn), as they may be attacks, and
+// conflicts with the stored chat (Info).
 func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, msg string, err error) {
-	if status == http.StatusForbidden {
+	switch status {
+	case http.StatusForbidden:
 		h.logger().LogAttrs(r.Context(), slog.LevelWarn, "aisdk: chat request refused",
+			slog.Int("status", status), slog.String("path", r.URL.Path), slog.String("reason", msg))
+	case http.StatusConflict:
+		h.logger().LogAttrs(r.Context(), slog.LevelInfo, "aisdk: chat request refused",
 			slog.Int("status", status), slog.String("path", r.URL.Path), slog.String("reason", msg))
 	}
 	writeJSONError(w, status, msg)

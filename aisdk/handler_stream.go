@@ -1,9 +1,11 @@
 package aisdk
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -11,7 +13,8 @@ import (
 	"github.com/agentloop/agentloop"
 )
 
-// This file runs the agent and streams the run as the response.
+// This file runs the agent and streams the run as the response (and, in
+// the stored mode, to the chat's stream log).
 
 type runPair struct {
 	item agentloop.Item
@@ -22,9 +25,19 @@ type runPair struct {
 // the only writer; the run is ranged over in a goroutine that hands its
 // items over a channel, so that keep-alive comments can be written while
 // the run is idle.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatRequest, history agentloop.History, opts []agentloop.Option, messageID string, release func()) {
-	ctx, cancel := context.WithCancelCause(r.Context())
+//
+// Without a stored run (sr nil) the run lives and dies with the request: a
+// client that goes away cancels it. With one, the run is detached from the
+// request: it goes on without its client (bounded by MaxRunTime), sr saves
+// it as it goes and logs its chunks, and sr's stop signal cancels it.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatRequest, history agentloop.History, opts []agentloop.Option, messageID string, sr *storedRun) {
+	parent := r.Context()
+	if sr != nil {
+		parent = context.WithoutCancel(parent)
+	}
+	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
+	defer h.runs.onShutdown(cancel)()
 	if d := h.MaxRunTime; d >= 0 {
 		if d == 0 {
 			d = DefaultMaxRunTime
@@ -32,6 +45,9 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 		var stop context.CancelFunc
 		ctx, stop = context.WithTimeoutCause(ctx, d, fmt.Errorf("the run took longer than the limit of %v", d))
 		defer stop()
+	}
+	if sr != nil {
+		defer sr.watch(ctx, cancel)()
 	}
 	opts = append(opts, agentloop.WithConversationID(req.ID))
 
@@ -57,7 +73,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 	}
 	defer abandon()
 
-	sw := NewWriter(w)
+	out := &output{sw: NewWriter(w), client: true, sr: sr}
 	m := NewMapper(messageID)
 	m.ErrorText = h.errorText
 	if h.signer != nil {
@@ -73,65 +89,121 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 		tick = t.C
 	}
 	var chunks []Chunk
-	wrote := true
-	write := func() bool {
-		for _, c := range chunks {
-			if sw.WriteChunk(c) != nil {
-				return false
-			}
-		}
-		chunks = chunks[:0]
-		wrote = true
-		if len(items) == 0 {
-			return sw.Flush() == nil
-		}
-		return true
-	}
+	var last runPair
 	for {
 		select {
 		case p, ok := <-items:
 			if !ok {
 				if !m.Done() {
 					err := errors.New("aisdk: the run ended without a final item")
-					h.logRunError(r, req, err)
+					h.logRunError(r, req, err, slog.LevelError)
 					chunks = m.Map(chunks, nil, err)
+					last = runPair{err: err}
 				}
-				if write() {
-					_ = sw.Close()
+				out.write(chunks, true)
+				out.close()
+				if sr != nil {
+					sr.end(last)
 				}
 				return
 			}
-			if h.Store != nil && !m.Done() {
-				if err := h.save(r, req, p, messageID); err != nil {
-					p = runPair{err: err}
-				}
-				if isTerminal(p) {
-					release()
+			if sr != nil && !m.Done() {
+				if err := sr.persist(p); err != nil {
+					cancel(err)
+					p = runPair{err: joinRunError(p.err, err)}
 				}
 			}
-			if p.err != nil && !m.Done() {
-				h.logRunError(r, req, p.err)
+			if !m.Done() {
+				last = p
 			}
-			chunks = m.Map(chunks, p.item, p.err)
-			if !write() {
+			switch {
+			case p.err != nil && !m.Done() && sr != nil && sr.stopped(ctx):
+				h.logRunError(r, req, p.err, slog.LevelInfo)
+				chunks = m.abort(chunks, "stopped")
+			case p.err != nil && !m.Done():
+				level := slog.LevelError
+				if (r.Context().Err() != nil && sr == nil) || errors.Is(context.Cause(ctx), ErrShutdown) {
+					level = slog.LevelInfo // the client went away, or the server shuts down: the run was cancelled for it
+				}
+				h.logRunError(r, req, p.err, level)
+				chunks = m.Map(chunks, nil, p.err)
+			default:
+				chunks = m.Map(chunks, p.item, p.err)
+			}
+			if !out.write(chunks, len(items) == 0) && sr == nil {
 				return
 			}
+			chunks = chunks[:0]
 		case <-tick:
-			if !wrote && (sw.KeepAlive() != nil || sw.Flush() != nil) {
+			if !out.keepAlive() && sr == nil {
 				return
 			}
-			wrote = false
 		}
 	}
 }
 
-func isTerminal(p runPair) bool {
-	if p.err != nil {
-		return true
+// joinRunError returns the error a run ends with when saving it failed:
+// the run's own error, if any, with the save's.
+func joinRunError(runErr, saveErr error) error {
+	if runErr == nil {
+		return saveErr
 	}
-	switch p.item.(type) {
-	case agentloop.Final, agentloop.Pending:
-		return true
+	return fmt.Errorf("%w (and saving the chat failed: %v)", runErr, saveErr)
+}
+
+// output writes a response's chunks to its client, while it is there, and
+// to the stored run's log. Each chunk is encoded once, so the log holds
+// the bytes the client got.
+type output struct {
+	sw     *Writer
+	client bool // the client is still reading
+	wrote  bool // something was written since the last keep-alive tick
+	sr     *storedRun
+	buf    bytes.Buffer
+	data   [][]byte
+}
+
+// write sends chunks to the client (flushing when flush is set) and to the
+// log; it reports whether the client is still there.
+func (o *output) write(chunks []Chunk, flush bool) bool {
+	o.data = o.data[:0]
+	for _, c := range chunks {
+		o.buf.Reset()
+		if err := appendChunk(&o.buf, c); err != nil {
+			continue // a chunk the Mapper made always encodes
+		}
+		data := bytes.Clone(o.buf.Bytes())
+		o.data = append(o.data, data)
+		if o.client && o.sw.writeData(data) != nil {
+			o.client = false
+		}
 	}
-	return false
+	if o.sr != nil {
+		o.sr.log(o.data)
+		if flush {
+			o.sr.flushLog()
+		}
+	}
+	o.wrote = true
+	if o.client && flush && o.sw.Flush() != nil {
+		o.client = false
+	}
+	return o.client
+}
+
+// keepAlive sends a keep-alive comment to an idle client; it reports
+// whether the client is still there.
+func (o *output) keepAlive() bool {
+	if o.client && !o.wrote && (o.sw.KeepAlive() != nil || o.sw.Flush() != nil) {
+		o.client = false
+	}
+	o.wrote = false
+	return o.client
+}
+
+// close ends the client's stream with data: [DONE].
+func (o *output) close() {
+	if o.client {
+		_ = o.sw.Close()
+	}
 }

@@ -3,7 +3,9 @@ package aisdk
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/memstore"
 	"go.uber.org/goleak"
 )
 
@@ -366,4 +371,25 @@ func marshalChunk(c Chunk) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// newMemStore returns a store in memory, closed when t ends.
+func newMemStore(t testing.TB) *memstore.Store {
+	s := memstore.New(memstore.Options{})
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// storedHistory returns the stored history of chat id (nil when there is
+// no such chat).
+func storedHistory(t testing.TB, st ChatStore, id string) agentloop.History {
+	t.Helper()
+	c, err := st.GetChat(context.Background(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.History
 }

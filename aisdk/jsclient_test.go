@@ -43,6 +43,9 @@ type jsResult struct {
 	} `json:"invalidChunks"`
 	// Views are the distinct states of the tool parts the chat showed.
 	Views []string `json:"views"`
+	// FirstMessages (resume scenarios) are what the page showed when it
+	// went away.
+	FirstMessages []jsMessage `json:"firstMessages"`
 }
 
 type jsMessage struct {
@@ -504,5 +507,74 @@ func TestJSClient_ApprovalOfATamperedCallIsRefused(t *testing.T) {
 	}
 	if runs.Load() != 0 || len(model.Requests()) != 1 {
 		t.Errorf("the tool ran %d times and the model was called %d times after a tampered approval", runs.Load(), len(model.Requests()))
+	}
+}
+
+// openGateOnResume opens g when the resume request (GET …/stream) comes.
+func openGateOnResume(h http.Handler, g *gate) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/stream") {
+			g.Open()
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// The real client resumes a stream with resumeStream (what useChat({resume:
+// true}) calls on mount) against a server with a Store: a page goes away
+// while the server waits in a tool, reloads the stored chat, and resumes;
+// the run went on without it, and the replayed stream replaces the partial
+// message with the whole answer. In the continuation scenario the message
+// began in an earlier response (before an approval): the replay restates
+// its earlier parts, or the client would fail on the approved call's output.
+func TestJSClient_ResumeStreamAfterAReload(t *testing.T) {
+	node := requireNodeHarness(t)
+	for _, tc := range []struct {
+		scenario string
+		turns    []simtest.Turn
+		want     []string
+	}{
+		{"resume", []simtest.Turn{
+			{Reply: []simtest.Step{simtest.Text("Checking."), simtest.Call("w", "get_weather", map[string]string{"city": "Oslo"})}},
+			{Reply: []simtest.Step{simtest.Text("Sunny; one moment."), simtest.Call("g", "wait_for_it", map[string]string{})}},
+			{Reply: []simtest.Step{simtest.Text("All done.")}},
+		}, []string{
+			"step-start", "text(done) Checking.", `tool-get_weather(output-available) -> {"city":"Oslo","forecast":"sunny"}`,
+			"step-start", "text(done) Sunny; one moment.", `tool-wait_for_it(output-available) -> {"waited":true}`,
+			"step-start", "text(done) All done.",
+		}},
+		{"resume-continuation", []simtest.Turn{
+			{Reply: []simtest.Step{simtest.Text("Deleting."), simtest.Call("d", "delete_record", map[string]int{"id": 7})}},
+			{Reply: []simtest.Step{simtest.Text("Deleted; one moment."), simtest.Call("g", "wait_for_it", map[string]string{})}},
+			{Reply: []simtest.Step{simtest.Text("Done.")}},
+		}, []string{
+			"step-start", "text(done) Deleting.", `tool-delete_record(output-available) -> {"deleted":7}`,
+			"step-start", "text(done) Deleted; one moment.", `tool-wait_for_it(output-available) -> {"waited":true}`,
+			"step-start", "text(done) Done.",
+		}},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			g := newGate(t)
+			defer g.Open()
+			var runs atomic.Int32
+			del, err := agentloop.NewTool("delete_record", "Delete a record.", func(ctx context.Context, a deleteIn) (map[string]any, error) {
+				runs.Add(1)
+				return map[string]any{"deleted": a.ID}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			del.NeedsApproval = true
+			h := jsHandler(simtest.NewModel(tc.turns...), jsWeatherTool(t), del, g.tool)
+			h.Store = newStore(t)
+			res := runJSClient(t, node, openGateOnResume(h.Routes("/api"), g), tc.scenario)
+			asst := assertChat(t, res, tc.want)
+			if n := len(res.FirstMessages); n != 2 || res.FirstMessages[1].ID != asst.ID {
+				t.Errorf("the page that went away showed %+v; the resumed message must replace its assistant message %q", res.FirstMessages, asst.ID)
+			}
+			if tc.scenario == "resume-continuation" && runs.Load() != 1 {
+				t.Errorf("the approved tool ran %d times", runs.Load())
+			}
+		})
 	}
 }

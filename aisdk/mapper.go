@@ -345,6 +345,28 @@ func (m *Mapper) fail(dst []Chunk, err error) []Chunk {
 	return append(dst, ErrorChunk{ErrorText: text})
 }
 
+// abort ends the response of a run that was stopped on purpose (a stop
+// request, or a newer request for the chat): open parts and the step are
+// closed, calls handed to nobody are marked not run, and an abort chunk
+// with the reason ends it, as the AI SDK's own servers end an aborted
+// stream (the client stays without an error).
+func (m *Mapper) abort(dst []Chunk, reason string) []Chunk {
+	if m.done {
+		return dst
+	}
+	dst = m.start(dst)
+	dst = m.closeBlocks(dst)
+	for _, id := range m.order {
+		if call, ok := m.deferred[id]; ok {
+			delete(m.deferred, id)
+			dst = append(dst, m.inputError(call, "not run: the answer was stopped"))
+		}
+	}
+	dst = m.closeStep(dst)
+	m.done = true
+	return append(dst, AbortChunk{Reason: reason})
+}
+
 func (m *Mapper) newID(prefix string) string {
 	m.nextID++
 	return prefix + strconv.Itoa(m.nextID)

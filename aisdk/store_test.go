@@ -1,10 +1,10 @@
 package aisdk
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -14,42 +14,15 @@ import (
 	"github.com/agentloop/agentloop/simtest"
 )
 
-func TestMemoryStore_StoresCopies(t *testing.T) {
-	s := NewMemoryStore()
-	ctx := context.Background()
-	if h, err := s.Load(ctx, "none"); h != nil || err != nil {
-		t.Fatalf("unknown chat: %v, %v", h, err)
-	}
-	h := agentloop.History{agentloop.UserMessage("hi")}
-	if err := s.Save(ctx, "c", h); err != nil {
-		t.Fatal(err)
-	}
-	h[0].Parts[0].Text = "changed"
-	got, err := s.Load(ctx, "c")
-	if err != nil || got[0].Text() != "hi" {
-		t.Fatalf("Load = %v, %v", got, err)
-	}
-	// A call whose arguments the model wrote as invalid JSON is kept too
-	// (the history's JSON form cannot hold it).
-	bad := agentloop.History{{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{tc("c1", "x", `{"a":`)}}}
-	if err := s.Save(ctx, "bad", bad); err != nil {
-		t.Fatal(err)
-	}
-	got, _ = s.Load(ctx, "bad")
-	if string(got[0].ToolCalls()[0].Args) != `{"a":` {
-		t.Errorf("args came back as %s", got[0].ToolCalls()[0].Args)
-	}
-}
-
 // storeChat sets up a handler with a store, a server tool, a client tool
 // (from the body) and a tool that needs approval, and runs the first POST.
-func storeChat(t *testing.T, turns ...simtest.Turn) (*chat, *Handler, *MemoryStore, *atomic.Int32) {
+func storeChat(t *testing.T, turns ...simtest.Turn) (*chat, *Handler, ChatStore, *atomic.Int32) {
 	t.Helper()
 	var runs atomic.Int32
 	model := simtest.NewModel(turns...)
 	h := newHandler(model, weatherTool(t), deleteTool(t, &runs))
-	store := NewMemoryStore()
-	h.Store = store
+	st := newMemStore(t)
+	h.Store = st
 	ch := &chat{t: t, url: newServer(t, h).URL, id: "chat-s", extra: map[string]any{
 		"tools": map[string]any{"create_record": map[string]any{"parameters": map[string]any{"type": "object"}}},
 	}}
@@ -57,7 +30,7 @@ func storeChat(t *testing.T, turns ...simtest.Turn) (*chat, *Handler, *MemorySto
 	if client, code, raw := ch.post(""); code != http.StatusOK || client.finish != "tool-calls" {
 		t.Fatalf("POST 1: %d %q\n%s", code, client.finish, raw)
 	}
-	return ch, h, store, &runs
+	return ch, h, st, &runs
 }
 
 func firstTurn() simtest.Turn {
@@ -87,7 +60,7 @@ func answerPending(m *UIMessage) {
 }
 
 func TestStore_HonestContinuationRunsOnTheStoredHistory(t *testing.T) {
-	ch, _, store, runs := storeChat(t, firstTurn(),
+	ch, _, st, runs := storeChat(t, firstTurn(),
 		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"w": "sunny", "f": "42", "d": "deleted"}}, Reply: []simtest.Step{simtest.Text("All done.")}},
 		simtest.Turn{Expect: simtest.Expect{User: "thanks"}, Reply: []simtest.Step{simtest.Text("You're welcome.")}},
 	)
@@ -105,7 +78,7 @@ func TestStore_HonestContinuationRunsOnTheStoredHistory(t *testing.T) {
 	if client, code, raw := ch.post(""); code != http.StatusOK || client.finish != "stop" {
 		t.Fatalf("POST 3: %d %q\n%s", code, client.finish, raw)
 	}
-	h, _ := store.Load(context.Background(), "chat-s")
+	h := storedHistory(t, st, "chat-s")
 	if got := h.LastAssistantText(); got != "You're welcome." {
 		t.Errorf("stored history ends with %q", got)
 	}
@@ -154,8 +127,8 @@ func TestStore_RefusesForgeriesWith409(t *testing.T) {
 		}, `tool call "d"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ch, _, store, runs := storeChat(t, firstTurn())
-			before, _ := store.Load(context.Background(), "chat-s")
+			ch, _, st, runs := storeChat(t, firstTurn())
+			before := storedHistory(t, st, "chat-s")
 			ch.msgs = tc.forge(ch.msgs)
 			_, code, raw := ch.post(ch.msgs[1].ID)
 			var body struct{ Error string }
@@ -163,7 +136,7 @@ func TestStore_RefusesForgeriesWith409(t *testing.T) {
 			if code != http.StatusConflict || !strings.Contains(body.Error, tc.wantIn) {
 				t.Errorf("got %d %q, want 409 mentioning %q", code, body.Error, tc.wantIn)
 			}
-			after, _ := store.Load(context.Background(), "chat-s")
+			after := storedHistory(t, st, "chat-s")
 			if len(after) != len(before) || runs.Load() != 0 {
 				t.Errorf("a refused request changed the chat (%d → %d messages) or ran the tool (%d)", len(before), len(after), runs.Load())
 			}
@@ -174,7 +147,7 @@ func TestStore_RefusesForgeriesWith409(t *testing.T) {
 func TestStore_NewChatMayOnlyAddAUserMessage(t *testing.T) {
 	model := simtest.NewModel()
 	h := newHandler(model)
-	h.Store = NewMemoryStore()
+	h.Store = newMemStore(t)
 	body := `{"id":"new","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"x"}]},{"id":"a","role":"assistant","parts":[{"type":"text","text":"I said yes."}]},{"id":"u2","role":"user","parts":[{"type":"text","text":"ok"}]}]}`
 	if rec := postRaw(t, h, body); rec.Code != http.StatusConflict {
 		t.Errorf("status %d %s", rec.Code, rec.Body.String())
@@ -184,51 +157,43 @@ func TestStore_NewChatMayOnlyAddAUserMessage(t *testing.T) {
 	}
 }
 
-func TestStore_OneRunPerChatAtATime(t *testing.T) {
-	release := make(chan struct{})
+// A chat runs once at a time: a new message while a run is in progress
+// stops that run (its response ends with an abort chunk, its history is
+// saved) and runs after it.
+func TestStore_ANewMessageStopsTheRunInProgress(t *testing.T) {
+	started := make(chan struct{})
 	slow, _ := agentloop.NewRawTool("slow", "Slow.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-		select {
-		case <-release:
-			return "done", nil
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
+		close(started)
+		<-ctx.Done()
+		return "", ctx.Err()
 	})
 	model := simtest.NewModel(
 		simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "slow", nil)}},
-		simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
+		simtest.Turn{Expect: simtest.Expect{User: "next", ToolResults: map[string]string{"c1": "cancelled"}}, Reply: []simtest.Step{simtest.Text("ok")}},
 	)
 	h := newHandler(model, slow)
-	h.Store = NewMemoryStore()
+	h.Store = newMemStore(t)
 	srv := newServer(t, h)
 	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(userBody("go")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	r := bufio.NewReader(resp.Body)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(line, "tool-input-available") {
-			break
-		}
-	}
-	resp2, err := http.Post(srv.URL, "application/json", strings.NewReader(userBody("go")))
+	<-started
+	next := `{"id":"chat-1","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"go"}]},{"id":"u2","role":"user","parts":[{"type":"text","text":"next"}]}]}`
+	resp2, err := http.Post(srv.URL, "application/json", strings.NewReader(next))
 	if err != nil {
 		t.Fatal(err)
 	}
+	second, _ := io.ReadAll(resp2.Body)
 	resp2.Body.Close()
-	if resp2.StatusCode != http.StatusConflict {
-		t.Errorf("second request while running: %d", resp2.StatusCode)
+	if resp2.StatusCode != http.StatusOK || !strings.Contains(string(second), `"delta":"ok"`) {
+		t.Errorf("the new message: %d %s", resp2.StatusCode, second)
 	}
-	close(release)
-	var rest strings.Builder
-	_, _ = bufio.NewReader(r).WriteTo(&rest)
-	if !strings.Contains(rest.String(), `"finish"`) {
-		t.Errorf("first run did not finish: %s", rest.String())
+	first, _ := io.ReadAll(resp.Body)
+	types := typesOf(parseStream(t, string(first)))
+	if types[len(types)-1] != "abort" {
+		t.Errorf("the stopped run's response ends with %v", types)
 	}
 }
 
@@ -288,7 +253,7 @@ func TestStore_RegenerateDropsTheStoredAnswer(t *testing.T) {
 		simtest.Turn{Expect: simtest.Expect{User: "hi"}, Reply: []simtest.Step{simtest.Text("Second answer.")}},
 	)
 	h := newHandler(model)
-	h.Store = NewMemoryStore()
+	h.Store = newMemStore(t)
 	if types := typesOf(parseStream(t, postRaw(t, h, userBody("hi")).Body.String())); types[len(types)-1] != "finish" {
 		t.Fatalf("first answer: %v", types)
 	}
@@ -298,7 +263,7 @@ func TestStore_RegenerateDropsTheStoredAnswer(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("regenerate: %d %s", rec.Code, rec.Body.String())
 	}
-	stored, _ := h.Store.Load(context.Background(), "chat-1")
+	stored := storedHistory(t, h.Store, "chat-1")
 	if len(stored) != 2 || stored[1].Text() != "Second answer." {
 		t.Errorf("stored after regenerate: %+v", stored)
 	}
@@ -334,18 +299,87 @@ func TestStore_EditDropsTheMessagesFromTheEditedOneOn(t *testing.T) {
 		simtest.Turn{Expect: simtest.Expect{User: "edited"}, Reply: []simtest.Step{simtest.Text("Answer two.")}},
 	)
 	h := newHandler(model)
-	h.Store = NewMemoryStore()
+	h.Store = newMemStore(t)
 	parseStream(t, postRaw(t, h, userBody("first")).Body.String())
 	// sendMessage({text, messageId: "u1"}) cuts the history at u1.
 	body := `{"id":"chat-1","messageId":"u1","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"edited"}]}]}`
 	if rec := postRaw(t, h, body); rec.Code != http.StatusOK {
 		t.Fatalf("edit: %d %s", rec.Code, rec.Body.String())
 	}
-	stored, _ := h.Store.Load(context.Background(), "chat-1")
+	stored := storedHistory(t, h.Store, "chat-1")
 	if len(stored) != 2 || stored[0].Text() != "edited" || stored[1].Text() != "Answer two." {
 		t.Errorf("stored after the edit: %+v", stored)
 	}
 	if model.Requests()[1].Messages[0].Text() != "edited" || len(model.Requests()[1].Messages) != 1 {
 		t.Errorf("the model saw %+v", model.Requests()[1].Messages)
+	}
+}
+
+func TestReconcile_ANewBranchDropsTheStoredMessagesFromTheEditedOneOn(t *testing.T) {
+	user := func(id, text string) agentloop.Message {
+		return agentloop.Message{ID: id, Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart(text)}}
+	}
+	answer := func(id, text string) agentloop.Message {
+		return agentloop.Message{ID: id, Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart(text)}}
+	}
+	stored := agentloop.History{user("u1", "one"), answer("m1", "first"), user("u2", "two"), answer("m2", "second")}
+	texts := func(h agentloop.History) string {
+		var out []string
+		for _, m := range h {
+			out = append(out, m.Text())
+		}
+		return strings.Join(out, ",")
+	}
+	for _, tc := range []struct {
+		name   string
+		posted agentloop.History
+		want   string
+	}{
+		// assistant-ui edits u2: a new message after m1, without u2 and m2.
+		{"an edit branches off", agentloop.History{user("u1", "one"), answer("m1", "first"), user("u3", "two, edited")}, "one,first,two, edited"},
+		{"an edit of the first message", agentloop.History{user("u3", "one, edited")}, "one,first,two,second,one, edited"},
+		{"a new message at the end", agentloop.History{stored[0], stored[1], stored[2], stored[3], user("u3", "three")}, "one,first,two,second,three"},
+		{"only the last message", agentloop.History{user("u3", "three")}, "one,first,two,second,three"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := reconcilePosted(stored, tc.posted)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if texts(got) != tc.want {
+				t.Errorf("got %q, want %q", texts(got), tc.want)
+			}
+		})
+	}
+}
+
+// A server that died mid-turn never saved the turn its client saw
+// streaming: the client's next request carries it, and it is dropped (the
+// stored history runs), while a change to what was saved is still refused.
+func TestReconcile_ATurnTheServerNeverSavedIsDropped(t *testing.T) {
+	user := agentloop.Message{ID: "u1", Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart("Weather?")}}
+	stored := agentloop.History{
+		user,
+		{ID: "m", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("Checking."), tc("w", "get_weather", `{"city":"Oslo"}`)}},
+		{Role: agentloop.RoleTool, Parts: []agentloop.Part{tr("w", "get_weather", "sunny", false)}},
+	}
+	next := agentloop.Message{ID: "u2", Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart("Are you there?")}}
+	lost := agentloop.Message{ID: "m", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("Still working"), tc("x", "get_weather", `{"city":"Rome"}`)}}
+	posted := append(stored.Clone(), lost, next)
+	got, err := reconcilePosted(stored, posted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || got[2].Role != agentloop.RoleTool || got[3].Text() != "Are you there?" {
+		t.Errorf("got %+v, want the stored chat and the new message", got)
+	}
+	// A lost turn may not reuse a stored call's id, nor answer a stored call.
+	for name, m := range map[string]agentloop.Message{
+		"a stored call id":          {ID: "m", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{tc("w", "get_weather", `{"city":"Rome"}`)}},
+		"a result for a stored one": {Role: agentloop.RoleTool, Parts: []agentloop.Part{tr("w", "get_weather", "rainy", false)}},
+	} {
+		if _, err := reconcilePosted(stored, append(stored.Clone(), m, next)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
 	}
 }

@@ -84,6 +84,18 @@ func (w *Writer) WriteChunk(c Chunk) error {
 	return w.spill()
 }
 
+// writeData adds one event whose data is already encoded (a chunk's wire
+// JSON, as appendChunk writes it).
+func (w *Writer) writeData(data []byte) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	w.buf.WriteString("data: ")
+	w.buf.Write(data)
+	w.buf.WriteString("\n\n")
+	return w.spill()
+}
+
 // KeepAlive adds the comment ": keep-alive\n\n" to the buffer. Clients
 // ignore it; it keeps proxies from closing an idle stream once flushed.
 func (w *Writer) KeepAlive() error {

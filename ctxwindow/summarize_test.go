@@ -14,6 +14,8 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/ctxwindow"
 	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/memstore"
 )
 
 // chat is a conversation of n turns, each a user message and an answer of
@@ -358,5 +360,63 @@ func TestSummarize_TheSummarizerGetsTheMessagesAsTextWithoutReasoning(t *testing
 	}
 	if strings.Contains(in, "SECRET") || strings.Contains(in, "the task") || strings.Contains(in, "newest") || len(in) > 6000 {
 		t.Errorf("the summarizer's input holds reasoning, the pinned messages or a whole long result (%d bytes):\n%.500s", len(in), in)
+	}
+}
+
+func TestDocStore_KeepsTheSummaryAsTheChatsDocument(t *testing.T) {
+	ctx := t.Context()
+	ms := memstore.New(memstore.Options{})
+	chat := &store.Chat{ID: "a"}
+	if err := ms.PutChat(ctx, chat); err != nil {
+		t.Fatal(err)
+	}
+	s := ctxwindow.NewDocStore(ms)
+	if _, ok, err := s.LoadSummary(ctx, "a"); ok || err != nil {
+		t.Fatalf("no summary yet: %v, %v", ok, err)
+	}
+	for _, text := range []string{"A", "A2"} {
+		if err := s.SaveSummary(ctx, "a", ctxwindow.Summary{Text: text, From: 1, Through: 3, Digest: "d"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, ok, err := s.LoadSummary(ctx, "a")
+	if err != nil || !ok || got != (ctxwindow.Summary{Text: "A2", From: 1, Through: 3, Digest: "d"}) {
+		t.Fatalf("load = %+v, %v, %v; want the last save", got, ok, err)
+	}
+	doc, err := ms.GetDoc(ctx, "a", ctxwindow.SummaryDoc)
+	if err != nil || string(doc.Data) != `{"text":"A2","from":1,"through":3,"digest":"d"}` {
+		t.Fatalf("document %v: %s", err, doc.Data)
+	}
+
+	// A chat that does not exist has no summary and cannot get one.
+	if _, ok, err := s.LoadSummary(ctx, "b"); ok || err != nil {
+		t.Fatalf("b: %v, %v", ok, err)
+	}
+	if err := s.SaveSummary(ctx, "b", ctxwindow.Summary{Text: "B"}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("saving for a missing chat: %v", err)
+	}
+	// A corrupt document is an error, and the next save replaces it.
+	doc.Data = []byte("{")
+	if err := ms.PutDoc(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.LoadSummary(ctx, "a"); ok || err == nil || !strings.Contains(err.Error(), `conversation "a"`) {
+		t.Fatalf("corrupt: %v, %v", ok, err)
+	}
+	if err := s.SaveSummary(ctx, "a", ctxwindow.Summary{Text: "A3"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, _ := s.LoadSummary(ctx, "a"); !ok || got.Text != "A3" {
+		t.Fatalf("after the repair: %+v, %v", got, ok)
+	}
+	if _, _, err := s.LoadSummary(ctx, ""); !errors.Is(err, ctxwindow.ErrEmptyID) {
+		t.Fatalf("empty id: %v", err)
+	}
+	// Deleting the chat deletes its summary.
+	if err := ms.DeleteChat(ctx, "a", chat.Version); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.LoadSummary(ctx, "a"); ok {
+		t.Fatal("the summary outlived its chat")
 	}
 }

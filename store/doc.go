@@ -84,8 +84,8 @@
 //   - Clocks are injectable for tests. PostgreSQL uses the database's
 //     clock by default, so replicas agree on when a lease ends.
 //   - Ended logs are deleted by [Streams.DeleteEndedStreams], called by the
-//     application on its own schedule, rather than by a TTL goroutine inside
-//     every store.
+//     application on its own schedule ([ExpireStreams] is such a loop),
+//     rather than by a TTL goroutine inside every store.
 //   - Each SQL backend records its schema version in agentloop_schema,
 //     migrates forward on open in one locked transaction (replicas starting
 //     at once migrate once), and refuses a database of a newer build
@@ -109,6 +109,6 @@
 //  4. EndStream with how the run ended.
 //
 // GET /api/chat/{id}/stream is ActiveStream then ReadStream from 0;
-// POST /api/chat/{id}/stop is StopStream; a janitor calls
-// DeleteEndedStreams now and then.
+// POST /api/chat/{id}/stop is StopStream; a janitor ([ExpireStreams])
+// calls DeleteEndedStreams now and then.
 package store

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	chatstore "github.com/agentloop/agentloop/store"
 )
 
 // HandlerOption configures [NewHandler].
@@ -62,8 +64,8 @@ type handler struct {
 // (a reset's data also has "reset": the names reset), or
 // {"success": false, "error": message} with 400 for a bad body (one
 // with a field other than "toolName" included; 413 past 64 KiB), 403 when
-// the authorize check refuses, 404 for an unknown tool, 500 for a store
-// failure. A corrupt stored state is shown as a fresh one; a reset sets it
+// the authorize check refuses, 404 for an unknown tool or, with a
+// [DocStore], a chat that does not exist, 500 for a store failure. A corrupt stored state is shown as a fresh one; a reset sets it
 // aside ([Store.Discard]) and starts the conversation fresh.
 // The handler is safe for concurrent use.
 func NewHandler(store Store, opts ...HandlerOption) http.Handler {
@@ -174,6 +176,9 @@ func (h *handler) reset(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, ErrUnknownTool):
 		writeError(w, http.StatusNotFound, "conversation "+id+" has no tool named "+*toolName)
+		return
+	case errors.Is(err, chatstore.ErrNotFound):
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no chat %q: its tool states are kept once it exists", id))
 		return
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, err.Error())

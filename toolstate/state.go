@@ -7,7 +7,9 @@
 // failures, last success and failure) and the [Config] that rules it
 // (failure threshold, cool-down, dependencies). A [Store] keeps one State per
 // conversation id: [MemoryStore] in memory, [FileStore] one JSON file per
-// conversation on disk. A [Tracker] plugs a store into an
+// conversation on disk, and [DocStore] a document of each chat in the
+// versioned conversation store (package store: SQLite, or PostgreSQL shared
+// by several replicas), beside the chat itself. A [Tracker] plugs a store into an
 // [agentloop.Agent] through hooks only: before each model call it narrows
 // the offered tools to the available ones, and it records every tool
 // result. [NewHandler] serves the states over HTTP
@@ -36,7 +38,8 @@
 // [Store.Update] (a mutex per id, held from the read to the write), so
 // concurrent runs of one conversation lose no update. [FileStore] adds a
 // flock(2) on a per-conversation lock file on Unix, so separate processes
-// sharing its directory lose none either. A state that cannot be decoded
+// sharing its directory lose none either; [DocStore] takes no lock, and
+// retries an update whose version another writer moved. A state that cannot be decoded
 // is set aside with [Store.Discard], which does nothing once the state
 // decodes, so runs that repair the same corrupt state at once do not undo
 // each other's updates.

@@ -13,6 +13,9 @@ import (
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/memstore"
+	"github.com/agentloop/agentloop/store/sqlitestore"
 	"github.com/agentloop/agentloop/toolstate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,7 +24,33 @@ import (
 func stores(t testing.TB) map[string]toolstate.Store {
 	fs, err := toolstate.NewFileStore(t.TempDir())
 	require.NoError(t, err)
-	return map[string]toolstate.Store{"memory": toolstate.NewMemoryStore(), "file": fs}
+	return map[string]toolstate.Store{
+		"memory":      toolstate.NewMemoryStore(),
+		"file":        fs,
+		"docs":        toolstate.NewDocStore(chatStore(t, memstore.New(memstore.Options{}))),
+		"docs-sqlite": toolstate.NewDocStore(chatStore(t, openSQLite(t, filepath.Join(t.TempDir(), "chats.db")))),
+	}
+}
+
+// testChats are the conversation ids the store tests use; a DocStore keeps
+// tool states only for chats that exist, so chatStore makes them.
+var testChats = []string{"c", "chat", "shared chat", "never-seen"}
+
+// chatStore returns s with a chat for each of testChats.
+func chatStore(t testing.TB, s store.Store) store.Store {
+	t.Helper()
+	for _, id := range testChats {
+		require.NoError(t, s.PutChat(context.Background(), &store.Chat{ID: id}))
+	}
+	return s
+}
+
+func openSQLite(t testing.TB, path string) *sqlitestore.Store {
+	t.Helper()
+	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }
 
 func TestStore_ConcurrentUpdatesOfOneConversationLoseNothing(t *testing.T) {

@@ -26,6 +26,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -42,9 +43,10 @@ type ClientToolFunc func(input json.RawMessage) (output any, err error)
 // addToolApprovalResponse.
 type ApprovalFunc func(toolName string, input json.RawMessage) (approved bool, reason string)
 
-// Exchange is one POST of a [ChatClient] and the chunks of its answer.
+// Exchange is one request of a [ChatClient] (a POST, or the GET of
+// [ChatClient.Resume]) and the chunks of its answer.
 type Exchange struct {
-	// Request is the posted JSON body.
+	// Request is the posted JSON body; nil for a resume GET.
 	Request json.RawMessage
 	// Status is the HTTP status of the response.
 	Status int
@@ -130,6 +132,11 @@ type ChatClient struct {
 	// MaxRoundTrips bounds the POSTs of one Send; 0 means
 	// DefaultMaxRoundTrips.
 	MaxRoundTrips int
+	// OnChunk, if set, sees the data of every chunk received, before it is
+	// applied, with the 1-based index of the request in the transcript. A
+	// test uses it to go away at a chosen moment (by cancelling the
+	// context of the call), as a page that reloads does.
+	OnChunk func(request int, data json.RawMessage)
 
 	messages   []aisdk.UIMessage
 	transcript []Exchange
@@ -139,7 +146,7 @@ type ChatClient struct {
 // Messages returns the chat's messages. The caller must not modify them.
 func (c *ChatClient) Messages() []aisdk.UIMessage { return c.messages }
 
-// Transcript returns every POST so far with its chunks, in order.
+// Transcript returns every request so far with its chunks, in order.
 func (c *ChatClient) Transcript() []Exchange { return c.transcript }
 
 // SetMessages replaces the chat's messages (a chat loaded from storage, or
@@ -171,6 +178,106 @@ func (c *ChatClient) Resend(ctx context.Context) ([]aisdk.UIMessage, error) {
 		messageID = c.messages[n-1].ID
 	}
 	return c.resend(ctx, messageID)
+}
+
+// Resume asks for the chat's stream in progress, as useChat({resume:
+// true}) does on load and Chat.resumeStream() does: a GET of the chat
+// route's "/{chat id}/stream". It reports false, with nothing changed,
+// when the server answers 204 No Content (no stream in progress).
+// Otherwise it applies the replayed stream as the AI SDK client does: the
+// first start chunk starts the assistant message afresh (the stream is
+// replayed from its start), under the start's messageId; the message then
+// replaces the chat's message with that id, or is added. Client tools run
+// and the chat is re-posted as after Send. The errors are Send's.
+func (c *ChatClient) Resume(ctx context.Context) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.routeURL("stream"), nil)
+	if err != nil {
+		return false, fmt.Errorf("aisdktest: %w", err)
+	}
+	c.transcript = append(c.transcript, Exchange{})
+	ex := &c.transcript[len(c.transcript)-1]
+	resp, err := c.send(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	ex.Status = resp.StatusCode
+	if resp.StatusCode == http.StatusNoContent {
+		return false, nil
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		return true, &HTTPStatusError{Status: resp.StatusCode, Body: string(b)}
+	}
+	asst := aisdk.UIMessage{ID: c.newID("client-msg"), Role: "assistant"}
+	b := newBuilder(c, &asst, false, len(c.transcript))
+	b.replay = true
+	err = c.read(resp.Body, ex, b)
+	if len(asst.Parts) > 0 || b.sawStart {
+		i := len(c.messages) - 1
+		for i >= 0 && c.messages[i].ID != asst.ID {
+			i--
+		}
+		if i >= 0 {
+			c.messages[i] = asst
+		} else {
+			c.messages = append(c.messages, asst)
+		}
+	}
+	if err != nil {
+		return true, err
+	}
+	if b.errorText != nil {
+		return true, &StreamError{ErrorText: *b.errorText}
+	}
+	if b.finish == aisdk.FinishReasonInterrupted {
+		return true, nil
+	}
+	c.answerApprovals()
+	if CompleteWithToolCalls(c.messages) || CompleteWithApprovalResponses(c.messages) {
+		_, err = c.resend(ctx, c.messages[len(c.messages)-1].ID)
+	}
+	return true, err
+}
+
+// Stop asks the server to stop the chat's run in progress, wherever it
+// runs: a POST to the chat route's "/{chat id}/stop" (aisdk.Handler with a
+// Store). A status other than 2xx is an *[HTTPStatusError].
+func (c *ChatClient) Stop(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.routeURL("stop"), nil)
+	if err != nil {
+		return fmt.Errorf("aisdktest: %w", err)
+	}
+	resp, err := c.send(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		return &HTTPStatusError{Status: resp.StatusCode, Body: string(b)}
+	}
+	return nil
+}
+
+func (c *ChatClient) chatID() string {
+	if c.ChatID == "" {
+		return "chat-1"
+	}
+	return c.ChatID
+}
+
+// routeURL returns the chat route's URL with "/{chat id}/"+action
+// appended, the id escaped as encodeURIComponent does.
+func (c *ChatClient) routeURL(action string) string {
+	return strings.TrimSuffix(c.chatURL(), "/") + "/" + url.PathEscape(c.chatID()) + "/" + action
+}
+
+func (c *ChatClient) chatURL() string {
+	if c.Handler != nil && c.URL == "" {
+		return "http://aisdktest.local/api/chat"
+	}
+	return c.URL
 }
 
 func (c *ChatClient) resend(ctx context.Context, messageID string) ([]aisdk.UIMessage, error) {
@@ -232,11 +339,7 @@ func (c *ChatClient) post(ctx context.Context, n int, messageID string) (aisdk.F
 	for k, v := range c.Body {
 		body[k] = v
 	}
-	id := c.ChatID
-	if id == "" {
-		id = "chat-1"
-	}
-	body["id"], body["messages"], body["trigger"] = id, c.messages, aisdk.TriggerSubmit
+	body["id"], body["messages"], body["trigger"] = c.chatID(), c.messages, aisdk.TriggerSubmit
 	if messageID != "" {
 		body["messageId"] = messageID
 	}
@@ -267,26 +370,8 @@ func (c *ChatClient) post(ctx context.Context, n int, messageID string) (aisdk.F
 	} else {
 		asst = aisdk.UIMessage{ID: c.newID("client-msg"), Role: "assistant"}
 	}
-	b := &builder{client: c, msg: &asst, continued: continued, request: n,
-		text: map[string]int{}, reasoning: map[string]int{}, streaming: map[string]bool{}, inputs: map[string]bool{}}
-	err = readEvents(resp.Body, func(data string, unterminated bool) error {
-		if unterminated {
-			return &ChunkError{Request: n, Index: len(ex.Chunks) + 1, Chunk: data,
-				Reason: "the stream ends inside this event (no blank line after it): the AI SDK client drops it"}
-		}
-		if data == "[DONE]" {
-			ex.Done = true
-			return nil
-		}
-		ex.Chunks = append(ex.Chunks, json.RawMessage(data))
-		if b.stopped {
-			return nil
-		}
-		return b.apply(len(ex.Chunks), data)
-	})
-	if err == nil && !b.stopped {
-		err = b.checkEnd()
-	}
+	b := newBuilder(c, &asst, continued, n)
+	err = c.read(resp.Body, ex, b)
 	if len(asst.Parts) > 0 || continued || asst.Metadata != nil {
 		c.messages = append(c.messages, asst)
 	}
@@ -299,16 +384,44 @@ func (c *ChatClient) post(ctx context.Context, n int, messageID string) (aisdk.F
 	return b.finish, nil
 }
 
-func (c *ChatClient) do(ctx context.Context, body []byte) (*http.Response, error) {
-	url := c.URL
-	if c.Handler != nil && url == "" {
-		url = "http://aisdktest.local/api/chat"
+// read applies the events of a response body with b, recording its chunks
+// in ex.
+func (c *ChatClient) read(body io.Reader, ex *Exchange, b *builder) error {
+	err := readEvents(body, func(data string, unterminated bool) error {
+		if unterminated {
+			return &ChunkError{Request: b.request, Index: len(ex.Chunks) + 1, Chunk: data,
+				Reason: "the stream ends inside this event (no blank line after it): the AI SDK client drops it"}
+		}
+		if data == "[DONE]" {
+			ex.Done = true
+			return nil
+		}
+		ex.Chunks = append(ex.Chunks, json.RawMessage(data))
+		if c.OnChunk != nil {
+			c.OnChunk(len(c.transcript), json.RawMessage(data))
+		}
+		if b.stopped {
+			return nil
+		}
+		return b.apply(len(ex.Chunks), data)
+	})
+	if err == nil && !b.stopped {
+		err = b.checkEnd()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	return err
+}
+
+func (c *ChatClient) do(ctx context.Context, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.chatURL(), bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("aisdktest: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	return c.send(req)
+}
+
+// send makes a request, in-process with Handler or over HTTPClient.
+func (c *ChatClient) send(req *http.Request) (*http.Response, error) {
 	if c.Handler != nil {
 		rec := httptest.NewRecorder()
 		c.Handler.ServeHTTP(rec, req)
@@ -320,7 +433,7 @@ func (c *ChatClient) do(ctx context.Context, body []byte) (*http.Response, error
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("aisdktest: POST %s: %w", url, err)
+		return nil, fmt.Errorf("aisdktest: %s %s: %w", req.Method, req.URL, err)
 	}
 	return resp, nil
 }
@@ -422,13 +535,22 @@ type builder struct {
 	msg       *aisdk.UIMessage
 	continued bool
 	request   int
+	replay    bool // a resumed stream: the first start chunk starts the message afresh
+	sawStart  bool
 
-	text, reasoning map[string]int  // active part ids → part index
-	streaming       map[string]bool // tool calls started in this response
-	inputs          map[string]bool // tool calls whose input this response completed
+	text, reasoning map[string]int    // active part ids → part index
+	streaming       map[string]bool   // tool calls started in this response
+	partial         map[string]string // their input text so far
+	inputs          map[string]bool   // tool calls whose input this response completed
 	finish          aisdk.FinishReason
 	errorText       *string
 	stopped         bool
+}
+
+func newBuilder(c *ChatClient, msg *aisdk.UIMessage, continued bool, request int) *builder {
+	return &builder{client: c, msg: msg, continued: continued, request: request,
+		text: map[string]int{}, reasoning: map[string]int{}, streaming: map[string]bool{}, inputs: map[string]bool{},
+		partial: map[string]string{}}
 }
 
 func (b *builder) apply(index int, data string) error {
@@ -456,6 +578,15 @@ func (b *builder) apply(index int, data string) error {
 	parts := &b.msg.Parts
 	switch typ {
 	case "start":
+		if b.replay && !b.sawStart {
+			*b.msg = aisdk.UIMessage{ID: b.msg.ID, Role: "assistant"}
+			clear(b.text)
+			clear(b.reasoning)
+			clear(b.streaming)
+			clear(b.inputs)
+			clear(b.partial)
+		}
+		b.sawStart = true
 		if id := str("messageId"); f["messageId"] != nil {
 			if b.continued && id != b.msg.ID {
 				return fail("start.messageId %q differs from the continued assistant message %q (the chat would show two assistant messages)", id, b.msg.ID)
@@ -516,9 +647,13 @@ func (b *builder) apply(index int, data string) error {
 		if p == nil || !b.streaming[str("toolCallId")] {
 			return fail("no tool-input-start for tool call %q in this response", str("toolCallId"))
 		}
-		var raw string
-		_ = json.Unmarshal(p.RawInput, &raw)
-		p.RawInput, _ = json.Marshal(raw + str("inputTextDelta"))
+		raw := b.partial[str("toolCallId")] + str("inputTextDelta")
+		b.partial[str("toolCallId")] = raw
+		// The client parses the input so far as partial JSON; once the
+		// text is whole, that is its value.
+		if json.Valid([]byte(raw)) {
+			p.Input = json.RawMessage(raw)
+		}
 	case "tool-input-available", "tool-input-error":
 		id := str("toolCallId")
 		p := b.toolPart(id)
@@ -531,7 +666,7 @@ func (b *builder) apply(index int, data string) error {
 		}
 		delete(b.streaming, id)
 		b.inputs[id] = true
-		p.Input, p.RawInput = f["input"], nil
+		p.Input = f["input"]
 		if pe := flag("providerExecuted"); pe != nil {
 			p.ProviderExecuted = pe
 		}
@@ -556,6 +691,7 @@ func (b *builder) apply(index int, data string) error {
 		if p == nil {
 			return fail("no tool part for tool call %q", str("toolCallId"))
 		}
+		delete(b.streaming, str("toolCallId")) // the part moves on from input-streaming
 		p.State, p.Approval = aisdk.StateApprovalRequested, &aisdk.UIApproval{ID: str("approvalId"), RequestReason: str("reason"), Signature: str("signature")}
 	case "tool-approval-response":
 		var p *aisdk.UIPart
@@ -575,6 +711,7 @@ func (b *builder) apply(index int, data string) error {
 		if p == nil {
 			return fail("no tool part for tool call %q (a tool-input-available must come first, in this response or the continued message)", str("toolCallId"))
 		}
+		delete(b.streaming, str("toolCallId")) // the part moves on from input-streaming
 		switch typ {
 		case "tool-output-available":
 			p.State, p.Output, p.ErrorText, p.Preliminary = aisdk.StateOutputAvailable, f["output"], "", flag("preliminary")

@@ -8,6 +8,8 @@
 //
 // It prints one JSON object on stdout:
 //   {scenario, status, error, messages, requests, chunks, invalidChunks, toolCalls, views}
+// (and, for the resume scenarios, firstMessages, what the page showed when
+// it went away, and reloaded, the stored chat it loaded)
 // where requests are the posted bodies, chunks the data of every SSE event
 // the client received, invalidChunks the events that failed the client's
 // own chunk schema (uiMessageChunkSchema, checked with the same
@@ -56,6 +58,14 @@ const scenarios = {
     tamper: part => ({ ...part, input: { ...part.input, id: 8 } }),
   },
   error: { say: 'Fail please' },
+  // The page goes away while the server waits in a tool (the chat's stop
+  // aborts its fetch), then reloads: it loads the stored chat (GET
+  // /api/chats/{id}) and resumes the stream, as useChat({resume: true})
+  // does on mount. The server must go on without it and replay the run.
+  resume: { say: 'Weather in Oslo, then wait', resume: true },
+  // The same during a continuation (after an approval), whose message the
+  // reloaded page already has from the store.
+  'resume-continuation': { say: 'Delete record 7', approve: { approved: true }, resume: true },
 };
 
 // The model context of the assistant-ui page: a system prompt, call
@@ -143,11 +153,14 @@ async function main() {
   }
 
   const recordingFetch = async (input, init) => {
-    requests.push(JSON.parse(init.body));
+    if (init?.body) requests.push(JSON.parse(init.body));
     const res = await fetch(input, init);
     if (!res.ok || !res.body) return res;
     const [mine, theirs] = res.body.tee();
-    const p = record(mine).catch(err => invalidChunks.push({ data: '', error: 'reading the body: ' + err }));
+    const p = record(mine).catch(err => {
+      // A page that goes away aborts its fetch; that is not a bad chunk.
+      if (err?.name !== 'AbortError') invalidChunks.push({ data: '', error: 'reading the body: ' + err });
+    });
     pending.add(p);
     p.finally(() => pending.delete(p));
     return new Response(theirs, { status: res.status, statusText: res.statusText, headers: res.headers });
@@ -158,8 +171,9 @@ async function main() {
 
   const errors = [];
   const views = [];
-  const chat = new Chat({
+  const newChat = (transport, messages) => new Chat({
     id: 'chat-' + name,
+    messages,
     transport,
     sendAutomaticallyWhen: async ({ messages }) =>
       (await lastAssistantMessageIsCompleteWithToolCalls({ messages })) ||
@@ -181,16 +195,23 @@ async function main() {
       chat.addToolOutput({ tool: toolCall.toolName, toolCallId: toolCall.toolCallId, output });
     },
   });
+  let chat = newChat(transport);
 
   // Record what a UI would show of the tool parts, each time it changes.
-  chat['~registerMessagesCallback'](() => {
+  function recordViews() {
     const view = chat.messages
       .flatMap(m => m.parts)
       .filter(p => p.type.startsWith('tool-'))
       .map(p => `${p.type} ${p.state}${p.preliminary ? ' preliminary' : ''} ${JSON.stringify(p.output ?? null)}`)
       .join(' | ');
     if (view && views.at(-1) !== view) views.push(view);
-  });
+  }
+  chat['~registerMessagesCallback'](recordViews);
+
+  if (sc.resume) {
+    await resumeScenario();
+    return;
+  }
 
   for (const text of [sc.say].flat()) {
     // assistant-ui sends its run config as the request metadata ({} from
@@ -214,19 +235,55 @@ async function main() {
     await settle(chat, pending);
   }
 
-  const out = {
-    scenario: name,
-    status: chat.status,
-    error: chat.error ? String(chat.error.message) : '',
-    onError: errors,
-    messages: chat.messages,
-    requests,
-    chunks,
-    invalidChunks,
-    toolCalls,
-    views,
-  };
-  process.stdout.write(JSON.stringify(out) + '\n');
+  print();
+
+  // resumeScenario plays a page that goes away mid-answer and reloads.
+  async function resumeScenario() {
+    const waiting = () => chunks.some(c => c.includes('"tool-input-available"') && c.includes('wait_for_it'));
+    const first = (async () => {
+      await chat.sendMessage({ text: sc.say });
+      if (sc.approve) {
+        await settle(chat, pending);
+        for (const p of chat.messages.at(-1).parts.filter(p => p.state === 'approval-requested')) {
+          await chat.addToolApprovalResponse({ id: p.approval.id, ...sc.approve });
+        }
+      }
+    })();
+    const deadline = Date.now() + 20000;
+    while (!waiting()) {
+      if (Date.now() > deadline) throw new Error('the server never reached the waiting tool');
+      await new Promise(r => setTimeout(r, 10));
+    }
+    const firstMessages = structuredClone(chat.messages);
+    await chat.stop(); // the page goes away: its fetch is aborted
+    await first.catch(() => {});
+
+    // The page reloads: it loads the stored chat, then resumes its stream.
+    const res = await fetch(url.replace(/\/chat$/, '/chats/') + encodeURIComponent(chat.id));
+    const view = await res.json();
+    chat = newChat(new DefaultChatTransport(init), view.messages);
+    chat['~registerMessagesCallback'](recordViews);
+    await chat.resumeStream();
+    await settle(chat, pending);
+    print({ firstMessages, reloaded: view });
+  }
+
+  function print(extra) {
+    const out = {
+      scenario: name,
+      status: chat.status,
+      error: chat.error ? String(chat.error.message) : '',
+      onError: errors,
+      messages: chat.messages,
+      requests,
+      chunks,
+      invalidChunks,
+      toolCalls,
+      views,
+      ...extra,
+    };
+    process.stdout.write(JSON.stringify(out) + '\n');
+  }
 }
 
 // settle waits until the chat is neither submitted nor streaming, no

@@ -1,59 +1,14 @@
 package aisdk
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/agentloop/agentloop"
 )
-
-// ChatStore keeps the authoritative history of each chat, by chat id. When
-// a [Handler] has one, it runs every request on the stored history and
-// takes from the request only what the client may add (see
-// [Handler.Store]); after each run it saves the run's history.
-//
-// Implementations must be safe for concurrent use.
-type ChatStore interface {
-	// Load returns the stored history of the chat. A chat that was never
-	// saved loads as an empty history and a nil error.
-	Load(ctx context.Context, chatID string) (agentloop.History, error)
-	// Save replaces the stored history of the chat.
-	Save(ctx context.Context, chatID string, h agentloop.History) error
-}
-
-// MemoryStore is a [ChatStore] in memory. It stores deep copies, so
-// callers may keep using what they pass and get. It is safe for concurrent
-// use; the zero value is not, use [NewMemoryStore].
-type MemoryStore struct {
-	mu    sync.Mutex
-	chats map[string]agentloop.History
-}
-
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{chats: make(map[string]agentloop.History)}
-}
-
-// Load returns a copy of the chat's history (nil for an unknown chat).
-func (s *MemoryStore) Load(ctx context.Context, chatID string) (agentloop.History, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.chats[chatID].Clone(), nil
-}
-
-// Save stores a copy of h as the chat's history.
-func (s *MemoryStore) Save(ctx context.Context, chatID string, h agentloop.History) error {
-	c := h.Clone()
-	s.mu.Lock()
-	s.chats[chatID] = c
-	s.mu.Unlock()
-	return nil
-}
 
 // ErrConflict is wrapped by the error of [Reconcile] when a request does not
 // agree with the stored history: an edited or forged message, a result for
@@ -66,8 +21,12 @@ var ErrConflict = errors.New("the request does not match the stored chat")
 //
 // A "regenerate-message" request first drops the stored answer it
 // regenerates (everything after the stored user message that is the
-// request's last), and an edit (a last user message named by the
-// request's "messageId") drops the stored messages from the edited one on.
+// request's last), and an edit drops the stored messages from the edited
+// one on: a last user message named by the request's "messageId" (useChat's
+// sendMessage({messageId})), or a new last user message that follows an
+// earlier point of the stored chat than its end (assistant-ui's edit, a
+// new branch: the stored messages from the user message after that point
+// on are dropped).
 // The client may then add a last user message (with an id that no stored
 // user message has), results for the client tool calls that are pending at
 // the end of stored, approval decisions for the calls there that await
@@ -77,7 +36,9 @@ var ErrConflict = errors.New("the request does not match the stored chat")
 // they are not part of a stored chat). It may lack stored content (results
 // and calls it never received, the end of a text it was cut off from,
 // messages it dropped), which stays as stored: the stored history is what
-// runs. A request that holds anything else (an edited or injected message,
+// runs. It may also have, at its end, content of the answer to its last
+// user message that stored lacks: a turn it saw streaming that its server
+// never saved (the server died mid-turn); that content is dropped. A request that holds anything else (an edited or injected message,
 // a forged result, changed arguments) gets an error wrapping [ErrConflict]
 // that names the first difference; messages that do not convert
 // ([ToHistory]) get an error wrapping [ErrBadRequest].
@@ -97,8 +58,52 @@ func Reconcile(stored agentloop.History, req *ChatRequest) (agentloop.History, e
 		stored = forRegenerate(stored, posted)
 	case req.MessageID != "" && last.Role == agentloop.RoleUser && last.ID == req.MessageID:
 		stored = forEdit(stored, req.MessageID)
+	case last.Role == agentloop.RoleUser && last.ID != "" && !hasUser(stored, last.ID):
+		stored = forBranch(stored, posted)
 	}
 	return reconcile(stored, posted)
+}
+
+// forBranch returns the part of stored that a new user message keeps when
+// the client branched off an earlier point of the chat (assistant-ui
+// edits a message that way: the edited version is a new message that
+// follows what preceded the original). The point is the last posted
+// message with an id before the new one; when the stored chat has a user
+// message after that message's stored copy (and its tool messages), the
+// stored messages from that user message on are dropped. Otherwise stored
+// is returned unchanged: the new message goes at the end.
+func forBranch(stored, posted agentloop.History) agentloop.History {
+	anchor := ""
+	for i := len(posted) - 2; i >= 0 && anchor == ""; i-- {
+		anchor = posted[i].ID
+	}
+	if anchor == "" {
+		return stored
+	}
+	i := len(stored) - 1
+	for i >= 0 && stored[i].ID != anchor {
+		i--
+	}
+	if i < 0 {
+		return stored
+	}
+	j := i + 1
+	for j < len(stored) && stored[j].Role == agentloop.RoleTool {
+		j++
+	}
+	if j < len(stored) && stored[j].Role == agentloop.RoleUser {
+		return stored[:j]
+	}
+	return stored
+}
+
+func hasUser(h agentloop.History, id string) bool {
+	for _, m := range h {
+		if m.Role == agentloop.RoleUser && m.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // reconcile is Reconcile on the converted posted history.
@@ -175,7 +180,10 @@ func reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 	// of a text.
 	sf := messageFacts(asPosted(stored))
 	i := 0
-	for _, f := range kept {
+	for k, f := range kept {
+		if i == len(sf) && lostTail(posted, sf, kept[k:]) {
+			break
+		}
 		start := i
 		for i < len(sf) && !sameFact(sf[i], f) {
 			i++
@@ -209,6 +217,46 @@ func reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 		out = append(out, *newUser)
 	}
 	return out, nil
+}
+
+// lostTail reports whether facts, the posted facts after all of the
+// stored chat's, are only what the server made in answer to the last
+// posted user message, with ids that stored does not have (results only
+// for calls among facts): whole turns that the client saw streaming but
+// that were never saved, because their server died before they ended.
+// Reconcile drops them (the stored history is what runs) instead of
+// refusing the request.
+func lostTail(posted agentloop.History, stored, facts []fact) bool {
+	lastUser := -1
+	for i, m := range posted {
+		if m.Role == agentloop.RoleUser {
+			lastUser = i
+		}
+	}
+	known := map[string]bool{}
+	for _, f := range stored {
+		if f.id != "" {
+			known[f.id] = true
+		}
+	}
+	calls := map[string]bool{}
+	for _, f := range facts {
+		if f.msg <= lastUser || known[f.id] {
+			return false
+		}
+		switch f.kind {
+		case factText, factReasoning, factFile:
+		case factCall:
+			calls[f.id] = true
+		case factResult:
+			if !calls[f.id] {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // forEdit returns the part of stored that an edit of the user message

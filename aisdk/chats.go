@@ -1,0 +1,230 @@
+package aisdk
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/store"
+)
+
+// This file serves the chats of the stored mode to front ends (the chat
+// list, one chat's messages, deleting a chat) and mounts every route of a
+// chat server under one prefix.
+
+// Routes returns the routes of a chat server under prefix ("/api", or ""
+// for the root; no trailing slash), for an application to mount with one
+// call, mux.Handle("/api/", h.Routes("/api")):
+//
+//	POST   {prefix}/chat              the chat request ([Handler.ServeHTTP])
+//	GET    {prefix}/chat/{id}/stream  the chat's run in progress, replayed and followed (useChat's resume)
+//	POST   {prefix}/chat/{id}/stop    stop the chat's run, wherever it runs
+//	GET    {prefix}/chats             the chat list, newest first (?limit=, ?cursor=): a [ChatList]
+//	GET    {prefix}/chats/{id}        one chat, with the messages to render: a [ChatView]
+//	DELETE {prefix}/chats/{id}        delete a chat, its documents and its streams
+//
+// The chats routes need a Store (404 without one). Every route with a chat
+// id asks Handler.Authorize first (the list asks with ""); stop and delete
+// also pass AllowedOrigins. Errors are JSON {"error": "…"}: 400 for a bad
+// limit or cursor, 403 or the hook's status when refused, 404 for a chat
+// that does not exist, 405 for another method.
+func (h *Handler) Routes(prefix string) http.Handler {
+	prefix = strings.TrimSuffix(prefix, "/")
+	mux := http.NewServeMux()
+	mux.Handle(prefix+"/chat", h)
+	mux.Handle(prefix+"/chat/", h)
+	mux.HandleFunc("GET "+prefix+"/chats", h.serveList)
+	mux.HandleFunc("GET "+prefix+"/chats/{id}", h.serveChat)
+	mux.HandleFunc("DELETE "+prefix+"/chats/{id}", h.serveDelete)
+	return mux
+}
+
+// ChatList is the JSON body of GET {prefix}/chats ([Handler.Routes]): the
+// user's chats (store.Chat.Owner is [Handler.Owner]'s), the most recently
+// updated first.
+type ChatList struct {
+	Chats []ChatSummary `json:"chats"`
+	// Next is the cursor of the next page, to pass as ?cursor=; absent on
+	// the last page.
+	Next string `json:"next,omitempty"`
+}
+
+// ChatSummary is one chat of a [ChatList].
+type ChatSummary struct {
+	ID string `json:"id"`
+	// Title is the chat's title: the start of its first user message (see
+	// the package documentation), or "".
+	Title string `json:"title"`
+	// Updated is when the chat was last written (RFC 3339, UTC).
+	Updated time.Time `json:"updated"`
+}
+
+// ChatView is the JSON body of GET {prefix}/chats/{id} ([Handler.Routes]):
+// what a front end needs to show a chat on reload.
+type ChatView struct {
+	ID      string    `json:"id"`
+	Title   string    `json:"title"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	// Messages are the stored history as the client's messages
+	// ([FromHistory]): each tool part in its state (input-available for a
+	// browser tool that waits for its output, approval-requested for a
+	// call that waits for the user's decision, output-available,
+	// output-error or output-denied). A chat whose stored history does not
+	// decode has none (its next request starts it afresh).
+	Messages []UIMessage `json:"messages"`
+	// Streaming is true while a run of the chat is in progress: the front
+	// end resumes its stream (GET {prefix}/chat/{id}/stream) to show it.
+	Streaming bool `json:"streaming"`
+}
+
+// serveList answers GET {prefix}/chats.
+func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) {
+	if !h.chatsReady(w, r, "") {
+		return
+	}
+	owner, err := h.owner(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	q := store.ListQuery{Owner: owner, Cursor: r.URL.Query().Get("cursor")}
+	if l := r.URL.Query().Get("limit"); l != "" {
+		if q.Limit, err = strconv.Atoi(l); err != nil || q.Limit < 1 {
+			h.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("limit %q: want a whole number from 1 to %d", l, store.MaxListLimit), nil)
+			return
+		}
+	}
+	page, err := h.Store.ListChats(r.Context(), q)
+	switch {
+	case errors.Is(err, store.ErrInvalid):
+		h.refuse(w, r, http.StatusBadRequest, "the cursor is not one this server gave", nil)
+		return
+	case err != nil:
+		h.internalError(w, r, fmt.Errorf("aisdk: listing chats: %w", err))
+		return
+	}
+	out := ChatList{Chats: make([]ChatSummary, 0, len(page.Chats)), Next: page.Next}
+	for _, c := range page.Chats {
+		out.Chats = append(out.Chats, ChatSummary{ID: c.ID, Title: c.Title, Updated: c.Updated})
+	}
+	writeJSON(w, out)
+}
+
+// serveChat answers GET {prefix}/chats/{id}.
+func (h *Handler) serveChat(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !h.chatsReady(w, r, id) {
+		return
+	}
+	c, err := h.Store.GetChat(r.Context(), id)
+	var corrupt *store.CorruptError
+	switch {
+	case errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid):
+		h.refuse(w, r, http.StatusNotFound, fmt.Sprintf("no chat %q", id), nil)
+		return
+	case errors.As(err, &corrupt) && c != nil:
+		h.logger().LogAttrs(r.Context(), slog.LevelWarn, "aisdk: the stored chat does not decode",
+			slog.String("chat", id), slog.Any("error", err))
+	case err != nil:
+		h.internalError(w, r, fmt.Errorf("aisdk: loading chat %q: %w", id, err))
+		return
+	}
+	v := ChatView{ID: c.ID, Title: c.Title, Created: c.Created, Updated: c.Updated, Messages: FromHistory(c.History)}
+	if v.Messages == nil {
+		v.Messages = []UIMessage{}
+	}
+	if _, err := h.Store.ActiveStream(r.Context(), id); err == nil {
+		v.Streaming = true
+	}
+	writeJSON(w, v)
+}
+
+// serveDelete answers DELETE {prefix}/chats/{id}: 204 once deleted.
+func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !h.sameOrigin(w, r) || !h.chatsReady(w, r, id) {
+		return
+	}
+	for range maxSetupWrites {
+		c, err := h.Store.GetChat(r.Context(), id)
+		switch {
+		case errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid):
+			h.refuse(w, r, http.StatusNotFound, fmt.Sprintf("no chat %q", id), nil)
+			return
+		case c == nil:
+			h.internalError(w, r, fmt.Errorf("aisdk: loading chat %q: %w", id, err))
+			return
+		}
+		// Delete what was read: a run saving meanwhile makes this read
+		// again. Deleting the chat ends its run (the run loses its lease).
+		err = h.Store.DeleteChat(r.Context(), id, c.Version)
+		switch {
+		case err == nil, errors.Is(err, store.ErrNotFound):
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case !errors.Is(err, store.ErrConflict):
+			h.internalError(w, r, fmt.Errorf("aisdk: deleting chat %q: %w", id, err))
+			return
+		}
+	}
+	h.refuse(w, r, http.StatusConflict, fmt.Sprintf("chat %q keeps changing; try again", id), nil)
+}
+
+// chatsReady checks what every chats route needs: a Store, and the
+// authorization to use chat id ("" for the list). A request that fails is
+// answered, and false returned.
+func (h *Handler) chatsReady(w http.ResponseWriter, r *http.Request, id string) bool {
+	if err := h.init(); err != nil {
+		h.internalError(w, r, err)
+		return false
+	}
+	if h.Store == nil {
+		h.refuse(w, r, http.StatusNotFound, "this server keeps no chats (no Store)", nil)
+		return false
+	}
+	if err := h.authorize(r, id); err != nil {
+		h.fail(w, r, err)
+		return false
+	}
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// maxTitleRunes bounds a chat's title.
+const maxTitleRunes = 60
+
+// chatTitle derives a chat's title from its first user message: the
+// message's text with runs of white space made one space, cut at a word
+// boundary to at most maxTitleRunes runes (and "…"). A chat whose first
+// user message has no text has no title.
+func chatTitle(h agentloop.History) string {
+	for _, m := range h {
+		if m.Role != agentloop.RoleUser {
+			continue
+		}
+		title := strings.Join(strings.Fields(m.Text()), " ")
+		if utf8.RuneCountInString(title) <= maxTitleRunes {
+			return title
+		}
+		cut := []rune(title)[:maxTitleRunes]
+		s := string(cut)
+		if i := strings.LastIndexByte(s, ' '); i > len(s)/2 {
+			s = s[:i]
+		}
+		return strings.TrimRight(s, " ,.;:") + "…"
+	}
+	return ""
+}
