@@ -233,9 +233,10 @@ func newServer(cfg config, logw io.Writer) (http.Handler, string, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(info)
 	})
-	api := reportCancelled(chat, logw)
-	mux.Handle("/api/chat", api)
-	mux.Handle("/api/chat/", api)      // useChat's resume request: GET /api/chat/{id}/stream
+	// POST /api/chat, GET /api/chat/{id}/stream (resume), POST
+	// /api/chat/{id}/stop, GET /api/chats, GET and DELETE /api/chats/{id}
+	// (the chats routes need -store).
+	mux.Handle("/api/", reportCancelled(chat.Routes("/api"), logw))
 	mux.Handle("/agents/", states.api) // GET /agents/{chat id}/tool-states, POST …/tool-states/reset
 	mux.Handle("/", pageHandler())
 	return mux, describe, nil
