@@ -196,13 +196,13 @@ export function App() {
   return (
     <div className="app">
       <header className="topbar">
-        <button type="button" ref={chatsToggle} className="btn drawer-toggle" aria-label="Chats" aria-expanded={drawer === "chats"} aria-controls="chat-list"
+        <button type="button" ref={chatsToggle} className="btn chats-toggle" aria-label="Chats" aria-expanded={drawer === "chats"} aria-controls="chat-list"
           onClick={() => setDrawer((d) => (d === "chats" ? "" : "chats"))}>
           <MenuIcon /> <span className="label">Chats</span>
         </button>
         <h1>agentloop webchat</h1>
         <Banner />
-        <button type="button" ref={statesToggle} className="btn panel-toggle drawer-toggle" aria-label="Tool states" aria-expanded={drawer === "states"} aria-controls="tool-states"
+        <button type="button" ref={statesToggle} className="btn panel-toggle" aria-label="Tool states" aria-expanded={drawer === "states"} aria-controls="tool-states"
           onClick={() => setDrawer((d) => (d === "states" ? "" : "states"))}>
           <PanelIcon /> <span className="label">Tool states</span>
         </button>

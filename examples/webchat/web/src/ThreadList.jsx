@@ -1,6 +1,6 @@
 // The chat list: New chat, the server's chats (GET /api/chats, newest
 // first, a page at a time), switch, delete. On a wide screen it is a
-// column beside the chat; on a narrow one (style.css) a drawer from the
+// column beside the chat; on a narrower one (style.css) a drawer from the
 // left, shown while open is true.
 import { useEffect, useRef } from "react";
 import { CloseIcon, PlusIcon, TrashIcon } from "./icons.jsx";
@@ -33,7 +33,7 @@ export function ThreadList({ id, list, currentId, open, onNew, onSwitch, onDelet
       }}>
       <div className="panel-head">
         <h2 id={id + "-title"}>Chats</h2>
-        <button type="button" ref={closeRef} className="icon-btn drawer-close" onClick={onClose} aria-label="Close the chat list">
+        <button type="button" ref={closeRef} className="icon-btn threads-close" onClick={onClose} aria-label="Close the chat list">
           <CloseIcon />
         </button>
       </div>
