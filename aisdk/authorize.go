@@ -29,8 +29,8 @@ func (h *Handler) authorize(r *http.Request, chatID string) error {
 	switch {
 	case h.Authorize != nil:
 		err = h.Authorize(r, chatID)
-	case h.Store != nil && !isLoopback(r):
-		err = &HTTPError{Status: http.StatusForbidden, Message: "this server serves its stored chats to loopback connections only: it has no authorization (aisdk.Handler.Authorize)"}
+	case h.Store != nil:
+		err = LoopbackOnly(r, chatID)
 	}
 	if err == nil {
 		return nil
@@ -58,16 +58,23 @@ func (h *Handler) owner(r *http.Request) (string, error) {
 	return o, nil
 }
 
-// isLoopback reports whether the request came over a TCP connection to a
-// loopback address, or without a connection (served in-process, as by
-// httptest.NewRecorder).
-func isLoopback(r *http.Request) bool {
+// LoopbackOnly is the authorization of a [Handler] with a Store and no
+// Authorize hook, for use where the same rule must guard other routes
+// (toolstate.WithAuthorize): it allows a request that reached the server
+// over a TCP connection to a loopback address (127.0.0.1, ::1), or that is
+// served in-process (no connection, as with httptest.NewRecorder), and
+// refuses any other with a 403 that says why. Behind a reverse proxy on
+// the same host every request arrives over loopback: do not rely on it
+// there.
+func LoopbackOnly(r *http.Request, chatID string) error {
 	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok || addr == nil {
-		return true
+		return nil
 	}
-	tcp, ok := addr.(*net.TCPAddr)
-	return ok && tcp.IP.IsLoopback()
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+		return nil
+	}
+	return &HTTPError{Status: http.StatusForbidden, Message: "this server serves its stored chats to loopback connections only: it has no authorization (aisdk.Handler.Authorize)"}
 }
 
 // OwnerAuthorizer returns an authorization hook, for [Handler.Authorize]

@@ -531,3 +531,31 @@ func (c *testClock) Advance(d time.Duration) {
 	c.d += d
 	c.mu.Unlock()
 }
+
+// The client saw part of a turn that is not saved yet (the model is still
+// writing it) when it sends its next message: the run is stopped first,
+// which saves the turn, and the request then fits the stored chat.
+func TestStored_ANewMessageDuringATurnInFlightKeepsWhatTheClientSaw(t *testing.T) {
+	st := newStore(t)
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Working on a long answer"), simtest.Call("w", "get_weather", map[string]string{"city": "Oslo"}), simtest.Hang()}},
+		simtest.Turn{Expect: simtest.Expect{User: "next"}, Reply: []simtest.Step{simtest.Text("Next.")}},
+	)
+	r := newReplica(t, st, model, jsWeatherTool(t))
+	ctx, drop := context.WithCancel(context.Background())
+	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
+		if isChunk(data, "tool-input-available", "w") {
+			drop() // the model is still streaming: nothing of this turn is saved
+		}
+	}}
+	if _, err := client.Send(ctx, "Go"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the client should have dropped: %v", err)
+	}
+	if _, err := client.Send(context.Background(), "next"); err != nil {
+		t.Fatal(err)
+	}
+	h := history(t, st, "c")
+	if h[1].Text() != "Working on a long answer" || h.LastAssistantText() != "Next." {
+		t.Errorf("stored %+v", h)
+	}
+}

@@ -168,7 +168,8 @@ type Handler struct {
 	ErrorText func(error) string
 	// Logger receives what clients are not told: every run's error (level
 	// Info when the client went away or the run was stopped, else Error),
-	// the detail of every 500, and requests refused with a 403 (Warn). Nil
+	// the detail of every 500, requests refused with a 403 (Warn) or a 409
+	// (Info). Nil
 	// means slog.Default().
 	Logger *slog.Logger
 	// NewMessageID returns the id of a new assistant message, which must
@@ -382,10 +383,15 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // refuse answers a request the client got wrong; the message names the
-// problem. Signature failures are logged, as they may be attacks.
+// problem. Refusals with 403 are logged (Warn), as they may be attacks, and
+// conflicts with the stored chat (Info).
 func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, msg string, err error) {
-	if status == http.StatusForbidden {
+	switch status {
+	case http.StatusForbidden:
 		h.logger().LogAttrs(r.Context(), slog.LevelWarn, "aisdk: chat request refused",
+			slog.Int("status", status), slog.String("path", r.URL.Path), slog.String("reason", msg))
+	case http.StatusConflict:
+		h.logger().LogAttrs(r.Context(), slog.LevelInfo, "aisdk: chat request refused",
 			slog.Int("status", status), slog.String("path", r.URL.Path), slog.String("reason", msg))
 	}
 	writeJSONError(w, status, msg)

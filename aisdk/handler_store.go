@@ -40,14 +40,20 @@ func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatR
 		h.fail(w, r, err)
 		return
 	}
-	// Refuse a request that does not fit the chat before writing anything.
+	// Refuse a request that does not fit the chat before writing anything,
+	// unless a run of the chat is in progress: the client may have seen
+	// the run's turn in flight, which is not saved yet. The run is stopped
+	// below, and the request checked again once it saved its history.
 	chat, history, err := h.loadAndReconcile(r, req)
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		var he *HTTPError
+		if !errors.As(err, &he) || he.Status != http.StatusConflict || !h.running(ctx, req.ID) {
+			h.fail(w, r, err)
+			return
+		}
 	}
 	created := false
-	if chat.Version == 0 {
+	if err == nil && chat.Version == 0 {
 		chat.Owner, chat.Title, chat.History = owner, chatTitle(history), history
 		err := h.Store.PutChat(ctx, chat)
 		switch {
@@ -94,6 +100,12 @@ func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatR
 	}
 	sr := newStoredRun(h, r, *chat, lease, history, messageID)
 	h.stream(w, r, req, history, opts, messageID, sr)
+}
+
+// running reports whether the chat has a run in progress.
+func (h *Handler) running(ctx context.Context, chatID string) bool {
+	_, err := h.Store.ActiveStream(ctx, chatID)
+	return err == nil
 }
 
 // loadAndReconcile reads the chat (a new one has Version 0) and returns it

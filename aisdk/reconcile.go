@@ -21,8 +21,12 @@ var ErrConflict = errors.New("the request does not match the stored chat")
 //
 // A "regenerate-message" request first drops the stored answer it
 // regenerates (everything after the stored user message that is the
-// request's last), and an edit (a last user message named by the
-// request's "messageId") drops the stored messages from the edited one on.
+// request's last), and an edit drops the stored messages from the edited
+// one on: a last user message named by the request's "messageId" (useChat's
+// sendMessage({messageId})), or a new last user message that follows an
+// earlier point of the stored chat than its end (assistant-ui's edit, a
+// new branch: the stored messages from the user message after that point
+// on are dropped).
 // The client may then add a last user message (with an id that no stored
 // user message has), results for the client tool calls that are pending at
 // the end of stored, approval decisions for the calls there that await
@@ -52,8 +56,52 @@ func Reconcile(stored agentloop.History, req *ChatRequest) (agentloop.History, e
 		stored = forRegenerate(stored, posted)
 	case req.MessageID != "" && last.Role == agentloop.RoleUser && last.ID == req.MessageID:
 		stored = forEdit(stored, req.MessageID)
+	case last.Role == agentloop.RoleUser && last.ID != "" && !hasUser(stored, last.ID):
+		stored = forBranch(stored, posted)
 	}
 	return reconcile(stored, posted)
+}
+
+// forBranch returns the part of stored that a new user message keeps when
+// the client branched off an earlier point of the chat (assistant-ui
+// edits a message that way: the edited version is a new message that
+// follows what preceded the original). The point is the last posted
+// message with an id before the new one; when the stored chat has a user
+// message after that message's stored copy (and its tool messages), the
+// stored messages from that user message on are dropped. Otherwise stored
+// is returned unchanged: the new message goes at the end.
+func forBranch(stored, posted agentloop.History) agentloop.History {
+	anchor := ""
+	for i := len(posted) - 2; i >= 0 && anchor == ""; i-- {
+		anchor = posted[i].ID
+	}
+	if anchor == "" {
+		return stored
+	}
+	i := len(stored) - 1
+	for i >= 0 && stored[i].ID != anchor {
+		i--
+	}
+	if i < 0 {
+		return stored
+	}
+	j := i + 1
+	for j < len(stored) && stored[j].Role == agentloop.RoleTool {
+		j++
+	}
+	if j < len(stored) && stored[j].Role == agentloop.RoleUser {
+		return stored[:j]
+	}
+	return stored
+}
+
+func hasUser(h agentloop.History, id string) bool {
+	for _, m := range h {
+		if m.Role == agentloop.RoleUser && m.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // reconcile is Reconcile on the converted posted history.

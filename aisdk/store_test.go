@@ -314,3 +314,41 @@ func TestStore_EditDropsTheMessagesFromTheEditedOneOn(t *testing.T) {
 		t.Errorf("the model saw %+v", model.Requests()[1].Messages)
 	}
 }
+
+func TestReconcile_ANewBranchDropsTheStoredMessagesFromTheEditedOneOn(t *testing.T) {
+	user := func(id, text string) agentloop.Message {
+		return agentloop.Message{ID: id, Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart(text)}}
+	}
+	answer := func(id, text string) agentloop.Message {
+		return agentloop.Message{ID: id, Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart(text)}}
+	}
+	stored := agentloop.History{user("u1", "one"), answer("m1", "first"), user("u2", "two"), answer("m2", "second")}
+	texts := func(h agentloop.History) string {
+		var out []string
+		for _, m := range h {
+			out = append(out, m.Text())
+		}
+		return strings.Join(out, ",")
+	}
+	for _, tc := range []struct {
+		name   string
+		posted agentloop.History
+		want   string
+	}{
+		// assistant-ui edits u2: a new message after m1, without u2 and m2.
+		{"an edit branches off", agentloop.History{user("u1", "one"), answer("m1", "first"), user("u3", "two, edited")}, "one,first,two, edited"},
+		{"an edit of the first message", agentloop.History{user("u3", "one, edited")}, "one,first,two,second,one, edited"},
+		{"a new message at the end", agentloop.History{stored[0], stored[1], stored[2], stored[3], user("u3", "three")}, "one,first,two,second,three"},
+		{"only the last message", agentloop.History{user("u3", "three")}, "one,first,two,second,three"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := reconcilePosted(stored, tc.posted)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if texts(got) != tc.want {
+				t.Errorf("got %q, want %q", texts(got), tc.want)
+			}
+		})
+	}
+}

@@ -103,10 +103,7 @@ func TestBrowser_ACrossOriginPageCannotPostToTheChat(t *testing.T) {
 		}
 		t.Skipf("browser test skipped; missing: %s", missing)
 	}
-	h, _, err := newServer(config{}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newTestServer(t, config{}, io.Discard)
 	withoutOrigin := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del("Origin")
 		r.Header.Del("Sec-Fetch-Site")

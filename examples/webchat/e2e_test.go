@@ -75,7 +75,7 @@ func startServer(t *testing.T, args ...string) *testServer {
 	done := make(chan error, 1)
 	s := &testServer{logs: &lockedBuffer{}}
 	go func() {
-		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0", "-data", ""}, args...), s.logs, ready)
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0", "-db", memoryDB}, args...), s.logs, ready)
 	}()
 	s.stop = sync.OnceValue(func() error {
 		cancel()
@@ -144,12 +144,12 @@ func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 		}
 		t.Skipf("browser test skipped; missing: %s", missing)
 	}
-	demo := startServer(t, "-store", "-pace", "0")
+	demo := startServer(t, "-pace", "0")
 	script := filepath.Join("e2e", "toolstates.json")
-	failing := []*testServer{startServer(t, "-store", "-script", script), startServer(t, "-store", "-script", script)}
+	failing := []*testServer{startServer(t, "-script", script), startServer(t, "-script", script)}
 	// The paced demo streams a word every 70 ms and its get_weather takes
 	// 4.9 s: time enough to reload the page mid-run.
-	paced := []*testServer{startServer(t, "-store", "-pace", "70ms"), startServer(t, "-store", "-pace", "70ms")}
+	paced := []*testServer{startServer(t, "-pace", "70ms"), startServer(t, "-pace", "70ms")}
 
 	shots := os.Getenv("E2E_SCREENSHOTS")
 	if shots == "" {
@@ -202,11 +202,16 @@ func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 			t.Errorf("screenshot %s: %v", name, err)
 		}
 	}
-	// Stop must stop the run on the server, not only close its stream
-	// (which no longer cancels a stored run).
+	// Stop must stop the run on the server (POST /api/chat/{id}/stop), not
+	// only close its stream, which no longer cancels a stored run: the run
+	// is stopped before the next message, which then has none to stop.
 	for i, s := range append(failing, paced...) {
-		if log := s.Stop(t); !strings.Contains(log, "run cancelled: stopped") {
+		log := s.Stop(t)
+		if !strings.Contains(log, "run cancelled: stopped") {
 			t.Errorf("after Stop, server %d's log does not report a stopped run:\n%s", i, log)
+		}
+		if strings.Contains(log, "a new request stops the chat's run in progress") {
+			t.Errorf("server %d: a run went on after Stop until the next message stopped it:\n%s", i, log)
 		}
 	}
 }

@@ -1,34 +1,47 @@
 // Command webchat serves an agent to web chat front ends that speak the
-// Vercel AI SDK UI message stream (useChat, assistant-ui).
+// Vercel AI SDK UI message stream (useChat, assistant-ui), and keeps its
+// chats in a database.
 //
 //	go run ./examples/webchat                       # built-in demo script on 127.0.0.1:8080
-//	go run ./examples/webchat -addr :9000           # another address
+//	go run ./examples/webchat -addr :9000 -public   # another address (see Access below)
 //	go run ./examples/webchat -script turns.json    # a scripted model (simtest JSON format)
 //	go run ./examples/webchat -model qwen3:4b       # a real model on Ollama (OLLAMA_HOST)
-//	go run ./examples/webchat -store                # the server's history is authoritative
-//	go run ./examples/webchat -data ./states        # where the per-chat tool states are kept
+//	go run ./examples/webchat -db ./chats.db        # the SQLite database (default: <-data>/webchat.db)
+//	go run ./examples/webchat -db postgres://user@host/db  # PostgreSQL, shared by several replicas
 //	go run ./examples/webchat -mcp "npx -y @modelcontextprotocol/server-everything"  # an MCP server's tools (repeatable)
 //	go run ./examples/webchat -mcp-url http://127.0.0.1:3001/mcp                     # over streamable HTTP (repeatable)
 //	go run ./examples/webchat -pace 0               # the built-in demo streams at once
 //
-// It serves POST /api/chat (the useChat route), GET /api/info (which model
-// runs: {"model": "…", "simulator": true|false, "store": true|false}), the
-// tool states of each chat (toolstate: GET /agents/{chat id}/tool-states and
-// POST /agents/{chat id}/tool-states/reset; a backend tool that fails three
-// times in a row is no longer offered in that chat until reset; the states
-// are files under -data) and a page at /. A chat request whose client goes
-// away (the page's Stop button) cancels its run, and the server logs that
-// it did.
+// It serves the chat routes of aisdk.Handler.Routes under /api: POST
+// /api/chat (the useChat route), GET /api/chat/{id}/stream (resume a run
+// in progress: useChat's resume), POST /api/chat/{id}/stop (stop it,
+// whichever replica runs it), GET /api/chats (the chat list, newest
+// first), GET and DELETE /api/chats/{id}; GET /api/info, which model runs
+// ({"model": "…", "simulator": true|false, "store": true, "database":
+// "SQLite"|"PostgreSQL"|"memory"}); the tool states of each chat
+// (toolstate: GET /agents/{chat id}/tool-states and POST /agents/{chat
+// id}/tool-states/reset; a backend tool that fails three times in a row is
+// no longer offered in that chat until reset); and a page at /.
 //
-// Without -store, the server keeps no chat: the page posts the whole
-// conversation, and what the server decided (its answers, tool calls, tool
-// results, approval requests) comes back signed, so a forged approval or
-// tool result is refused. The signing key is WEBCHAT_SECRET (at least 32
-// bytes) or, when unset, a random key, which a restart forgets: chats in
-// progress are then refused and must start again. Only the page's own
-// origin may post chat requests. A failed run shows the page a generic
-// message and logs the detail, except for the failures a simulator script
-// asks for, whose text the page shows.
+// The chats live in one database, with their tool states: an SQLite file
+// by default (nothing to install; -data names its folder, -db its path),
+// or PostgreSQL (-db postgres://…), which several webchat processes can
+// share as replicas of one service. The stored history is authoritative:
+// a request may only add a user message, or answers to what the chat
+// waits for. A run does not end when its client goes away (a closed tab, a
+// reload, the page's Stop): it finishes and is saved, and a reloaded page
+// can resume its stream; the next message in the chat, or POST
+// /api/chat/{id}/stop, stops it. A replica that dies mid-run leaves its
+// chat to the others once its stream lease (-lease) runs out. Ended stream
+// logs are deleted after ten minutes.
+//
+// Access: the chats have no owners and the server no login, so by default
+// it serves loopback connections only: it refuses to start on an -addr
+// that is not a loopback address unless -public says to serve anyone who
+// can reach it (who can then read, continue and delete every chat). Only
+// the page's own origin may post chat requests. A failed run shows the
+// page a generic message and logs the detail, except for the failures a
+// simulator script asks for, whose text the page shows.
 //
 // The agent has backend tools get_weather ({"city"} → a made-up,
 // deterministic forecast; an empty city is an error result, handy for
@@ -59,6 +72,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -66,7 +80,10 @@ import (
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/examples/internal/mcpflags"
 	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/memstore"
+	"github.com/agentloop/agentloop/store/pgstore"
+	"github.com/agentloop/agentloop/store/sqlitestore"
 )
 
 func main() {
@@ -84,24 +101,30 @@ type config struct {
 	addr   string
 	script string
 	model  string
-	store  bool
-	data   string        // tool state folder; "" keeps them in memory
+	data   string        // folder of the default SQLite database
+	db     string        // the database: a path, postgres://…, or ":memory:"; "" is <data>/webchat.db, or memory without data
+	public bool          // serve a non-loopback address without authorization
+	lease  time.Duration // aisdk.Handler.StreamLease; 0 means its default
 	pace   time.Duration // the built-in demo's pause after each word; 0 streams at once
 	mcp    *mcpflags.Flags
 	hooks  *agentloop.Hooks // the agent's hooks (tracing); nil for none
-	secret []byte           // signs replies without -store; nil: a random key
 }
+
+// memoryDB is the -db value that keeps the chats in memory.
+const memoryDB = ":memory:"
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("webchat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg config
-	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on (a non-loopback one needs -public)")
 	fs.StringVar(&cfg.script, "script", "", "use a scripted model from this simtest JSON file")
 	fs.StringVar(&cfg.model, "model", "", "use this Ollama model (the server is OLLAMA_HOST, or Ollama's default)")
-	fs.StringVar(&cfg.data, "data", filepath.Join(os.TempDir(), "agentloop-webchat", "tool-states"), "folder for the per-chat tool states (\"\" keeps them in memory)")
+	fs.StringVar(&cfg.data, "data", filepath.Join(os.TempDir(), "agentloop-webchat"), "folder of the SQLite database (made if missing)")
+	fs.StringVar(&cfg.db, "db", "", "the chat database: an SQLite file (default <data>/webchat.db), postgres://… (PostgreSQL, which replicas can share), or "+memoryDB)
+	fs.BoolVar(&cfg.public, "public", false, "serve an address that is not loopback although the server has no authorization: anyone who reaches it can read, continue and delete every chat")
+	fs.DurationVar(&cfg.lease, "lease", 0, "how long a run holds its chat between renewals: a replica that dies leaves its chats to the others after this long (0: aisdk's default, 20s)")
 	fs.DurationVar(&cfg.pace, "pace", defaultPace, "the built-in demo's pause after each streamed word (its get_weather takes 70 times as long); 0 streams at once")
-	fs.BoolVar(&cfg.store, "store", false, "keep each chat's history on the server (in memory) and refuse requests that edit it")
 	cfg.mcp = mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -111,6 +134,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.pace < 0 {
 		return cfg, fmt.Errorf("-pace %v: must not be negative", cfg.pace)
+	}
+	if cfg.lease < 0 {
+		return cfg, fmt.Errorf("-lease %v: must not be negative", cfg.lease)
 	}
 	if cfg.script != "" && cfg.model != "" {
 		return cfg, errors.New("-script and -model exclude each other")
@@ -126,30 +152,28 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		return err
 	}
 	defer cfg.mcp.Close()
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !cfg.public {
+		return fmt.Errorf("-addr %s is not a loopback address, and this server has no authorization: "+
+			"anyone who reaches it could read, continue and delete every chat; pass -public to serve it anyway", cfg.addr)
+	}
 	tracing, err := startTracing(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer tracing.stop(ctx, stderr)
 	cfg.hooks = tracing.agentHooks()
-	if secret := os.Getenv("WEBCHAT_SECRET"); secret != "" {
-		if len(secret) < aisdk.MinSecretSize {
-			return fmt.Errorf("WEBCHAT_SECRET has %d bytes; it needs at least %d random ones", len(secret), aisdk.MinSecretSize)
-		}
-		cfg.secret = []byte(secret)
-	} else if !cfg.store {
-		fmt.Fprintln(stderr, "webchat: replies are signed with a random key, which a restart forgets (set WEBCHAT_SECRET to keep chats across restarts)")
-	}
-	handler, describe, err := newServer(cfg, stderr)
+	s, err := newServer(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
-	}
-	srv := httpServer(tracing.handler(handler))
-	fmt.Fprintf(stderr, "webchat: %s\nwebchat: serving http://%s (POST /api/chat)\n", describe, ln.Addr())
+	defer s.close()
+	srv := httpServer(tracing.handler(s.handler))
+	fmt.Fprintf(stderr, "webchat: %s; chats in %s\nwebchat: serving http://%s (POST /api/chat)\n", s.describe, s.database, ln.Addr())
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
@@ -185,21 +209,34 @@ func httpServer(handler http.Handler) *http.Server {
 	}
 }
 
-// newServer builds the HTTP handler for cfg and says which model it uses.
-// Problems that do not stop the server (tool state store errors) are
-// logged to logw.
-func newServer(cfg config, logw io.Writer) (http.Handler, string, error) {
+// server is the webchat's HTTP handler with the store it keeps the chats
+// in.
+type server struct {
+	handler  http.Handler
+	describe string // which model runs
+	database string // where the chats are
+	close    func() // closes the store, once its janitor stopped
+}
+
+// newServer builds the HTTP handler for cfg, with its store. Problems that
+// do not stop the server (tool state store errors) are logged to logw.
+// Until ctx is done (or close is called), ended stream logs are deleted.
+func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error) {
 	model, describe, err := chooseModel(cfg)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	tools, err := backendTools()
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	demoPacing(cfg).slowTool(tools, "get_weather")
 	if tools, err = cfg.mcp.Tools(context.Background(), tools, logw); err != nil {
-		return nil, "", err
+		return nil, err
+	}
+	st, database, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
 	agent := &agentloop.Agent{
 		Model: model,
@@ -209,37 +246,77 @@ func newServer(cfg config, logw io.Writer) (http.Handler, string, error) {
 		MaxTurns: 8,
 		Hooks:    cfg.hooks,
 	}
-	states, err := newToolStates(cfg.data, tools, logw)
-	if err != nil {
-		return nil, "", err
+	// One authorization for every route that names a chat: the chat
+	// routes and the tool states.
+	authorize := aisdk.LoopbackOnly
+	if cfg.public {
+		authorize = func(*http.Request, string) error { return nil }
 	}
+	states := newToolStates(st, tools, authorize, logw)
+	logger := slog.New(slog.NewTextHandler(logw, nil))
 	chat := &aisdk.Handler{
 		Agent:          agent,
-		Prepare:        withConversationID(states.prepare),
-		Secret:         cfg.secret,
+		Prepare:        states.prepare,
+		Store:          st,
+		Authorize:      authorize,
+		StreamLease:    cfg.lease,
 		AllowedOrigins: []string{}, // the page's own origin only
 		ErrorText:      scriptedErrorText,
-		Logger:         slog.New(slog.NewTextHandler(logw, nil)),
+		Logger:         logger,
 	}
-	if cfg.store {
-		chat.Store = memstore.New(memstore.Options{})
-	}
-	info, err := json.Marshal(map[string]any{"model": describe, "simulator": cfg.model == "", "store": cfg.store})
+	info, err := json.Marshal(map[string]any{"model": describe, "simulator": cfg.model == "", "store": true, "database": database})
 	if err != nil {
-		return nil, "", err
+		_ = st.Close()
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/info", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(info)
 	})
-	// POST /api/chat, GET /api/chat/{id}/stream (resume), POST
-	// /api/chat/{id}/stop, GET /api/chats, GET and DELETE /api/chats/{id}
-	// (the chats routes need -store).
-	mux.Handle("/api/", reportCancelled(chat.Routes("/api"), logw))
+	mux.Handle("/api/", reportLeaving(chat.Routes("/api"), logw))
 	mux.Handle("/agents/", states.api) // GET /agents/{chat id}/tool-states, POST …/tool-states/reset
 	mux.Handle("/", pageHandler())
-	return mux, describe, nil
+
+	jctx, stop := context.WithCancel(ctx)
+	janitor := make(chan struct{})
+	go func() {
+		defer close(janitor)
+		_ = store.ExpireStreams(jctx, st, 5*time.Minute, 10*time.Minute, func(err error) {
+			logger.Warn("webchat: deleting ended stream logs", "error", err)
+		})
+	}()
+	return &server{handler: mux, describe: describe, database: database, close: sync.OnceFunc(func() {
+		stop()
+		<-janitor
+		_ = st.Close()
+	})}, nil
+}
+
+// openStore opens the chat database cfg names, and says which it is.
+func openStore(ctx context.Context, cfg config) (store.Store, string, error) {
+	switch {
+	case cfg.db == memoryDB || (cfg.db == "" && cfg.data == ""):
+		return memstore.New(memstore.Options{}), "memory", nil
+	case strings.HasPrefix(cfg.db, "postgres://") || strings.HasPrefix(cfg.db, "postgresql://"):
+		st, err := pgstore.Open(ctx, cfg.db, pgstore.Options{})
+		if err != nil {
+			return nil, "", fmt.Errorf("-db: %w", err)
+		}
+		return st, "PostgreSQL", nil
+	}
+	path := cfg.db
+	if path == "" {
+		if err := os.MkdirAll(cfg.data, 0o700); err != nil {
+			return nil, "", fmt.Errorf("-data: %w", err)
+		}
+		path = filepath.Join(cfg.data, "webchat.db")
+	}
+	st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+	if err != nil {
+		return nil, "", fmt.Errorf("-db: %w", err)
+	}
+	return st, "SQLite", nil
 }
 
 // chooseModel returns the model the flags ask for.
@@ -272,15 +349,15 @@ func scriptedErrorText(err error) string {
 	return "The server could not complete the answer; its log says why."
 }
 
-// reportCancelled logs each chat request whose client went away before
-// its answer was complete (the page's Stop button, a closed tab). The
-// handler returns only once the run it cancelled has ended, so the line
-// also says the run stopped on the server.
-func reportCancelled(next http.Handler, logw io.Writer) http.Handler {
+// reportLeaving logs each chat request whose client went away before its
+// answer was complete (a closed tab, a reload, the page's Stop button).
+// The run goes on and is saved; the next message, or a stop request, stops
+// it (the handler logs that).
+func reportLeaving(next http.Handler, logw io.Writer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w, r)
-		if err := r.Context().Err(); err != nil {
-			fmt.Fprintf(logw, "webchat: %s %s: the client went away; its run was cancelled (%v)\n", r.Method, r.URL.Path, err)
+		if err := r.Context().Err(); err != nil && r.Method == http.MethodPost && r.URL.Path == "/api/chat" {
+			fmt.Fprintf(logw, "webchat: %s %s: the client went away (%v); its run went on without it\n", r.Method, r.URL.Path, err)
 		}
 	})
 }

@@ -135,13 +135,9 @@ func (b *browser) part(toolType string) *aisdk.UIPart {
 }
 
 func TestDemo_GoesThroughBackendToolFormApprovalAndAnswer(t *testing.T) {
-	for _, tc := range []struct{ approve, store bool }{{true, false}, {false, false}, {true, true}} {
-		approve := tc.approve
-		t.Run(fmt.Sprintf("approve=%v,store=%v", tc.approve, tc.store), func(t *testing.T) {
-			h, _, err := newServer(config{store: tc.store}, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
+	for _, approve := range []bool{true, false} {
+		t.Run(fmt.Sprintf("approve=%v", approve), func(t *testing.T) {
+			h := newTestServer(t, config{}, io.Discard)
 			srv := httptest.NewServer(h)
 			defer srv.Close()
 			b := &browser{t: t, url: srv.URL, tools: map[string]any{
@@ -187,10 +183,7 @@ func TestDemo_GoesThroughBackendToolFormApprovalAndAnswer(t *testing.T) {
 }
 
 func TestDemo_WithoutThePageToolSkipsTheForm(t *testing.T) {
-	h, _, err := newServer(config{}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newTestServer(t, config{}, io.Discard)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	b := &browser{t: t, url: srv.URL}
@@ -273,12 +266,14 @@ func TestFlags_RejectBadCombinations(t *testing.T) {
 			t.Errorf("%v accepted", args)
 		}
 	}
-	if _, _, err := newServer(config{script: "/does/not/exist.json"}, io.Discard); err == nil {
+	if _, err := newServer(t.Context(), config{script: "/does/not/exist.json"}, io.Discard); err == nil {
 		t.Error("a missing script was accepted")
 	}
 	// -model builds an Ollama model without contacting the server.
-	if _, describe, err := newServer(config{model: "qwen3:4b"}, io.Discard); err != nil || !strings.Contains(describe, `Ollama model "qwen3:4b"`) {
-		t.Errorf("-model: %q, %v", describe, err)
+	if s, err := newServer(t.Context(), config{model: "qwen3:4b"}, io.Discard); err != nil || !strings.Contains(s.describe, `Ollama model "qwen3:4b"`) {
+		t.Errorf("-model: %+v, %v", s, err)
+	} else {
+		s.close()
 	}
 }
 
@@ -290,10 +285,7 @@ func TestToolStates_AFailingToolIsHiddenShownAndReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	h, _, err := newServer(config{script: script, data: dir}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newTestServer(t, config{script: script, data: dir}, io.Discard) // SQLite in dir
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	b := &browser{t: t, url: srv.URL}
@@ -329,22 +321,20 @@ func TestToolStates_AFailingToolIsHiddenShownAndReset(t *testing.T) {
 	if got := status(); got != "available" {
 		t.Errorf("get_weather is %q after the reset", got)
 	}
-	if files, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(files) != 1 {
-		t.Errorf("state files %v, want one for the chat", files)
+	if files, _ := filepath.Glob(filepath.Join(dir, "*")); len(files) == 0 || filepath.Base(files[0]) != "webchat.db" {
+		t.Errorf("files %v, want the database webchat.db (the tool states live in it)", files)
 	}
 }
 
-func TestChat_AClientThatGoesAwayCancelsTheRunOnTheServer(t *testing.T) {
-	script := filepath.Join(t.TempDir(), "hang.json")
-	if err := os.WriteFile(script, []byte(`{"turns":[{"reply":[{"text":"Working"},{"hang":true}]}]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+// A client that goes away (a closed tab, the page's Stop) does not cancel
+// its run: the run goes on and is saved, and the chat's next message stops
+// it and goes on from it.
+func TestChat_ARunOutlivesItsClientAndTheNextMessageStopsIt(t *testing.T) {
+	script := writeScript(t, `{"turns":[{"reply":[{"text":"Working"},{"hang":true}]},{"expect":{"user":"next"},"reply":[{"text":"Next answer."}]}]}`)
 	logs := &lockedBuffer{}
-	h, _, err := newServer(config{script: script}, logs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newTestServer(t, config{script: script}, logs)
 	srv := httptest.NewServer(h)
+	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/api/chat",
@@ -363,12 +353,43 @@ func TestChat_AClientThatGoesAwayCancelsTheRunOnTheServer(t *testing.T) {
 	}
 	cancel() // what the page's Stop does: abort the fetch
 	resp.Body.Close()
-	// Close waits for the handler, which returns only once the run has
-	// ended: a run that ignored the cancellation would hang here.
-	srv.Close()
-	if got := logs.String(); !strings.Contains(got, "POST /api/chat: the client went away; its run was cancelled") {
-		t.Errorf("server log %q does not report the cancelled run", got)
+	info := getChat(t, srv.URL, "c")
+	if !info.Streaming {
+		t.Fatalf("the run ended with its client: %+v", info)
 	}
+	next := `{"id":"c","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"hi"}]},{"id":"u2","role":"user","parts":[{"type":"text","text":"next"}]}]}`
+	resp, err = http.Post(srv.URL+"/api/chat", "application/json", strings.NewReader(next))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"delta":"answer."`) {
+		t.Errorf("the next message: %d %s", resp.StatusCode, body)
+	}
+	info = getChat(t, srv.URL, "c")
+	if info.Streaming || len(info.Messages) != 4 || !strings.Contains(fmt.Sprint(info.Messages[1].Parts), "Working") {
+		t.Errorf("the chat after the next message: %+v", info)
+	}
+	srv.Close() // waits for the handlers: the stopped run has ended
+	if got := logs.String(); !strings.Contains(got, "a new request stops the chat's run in progress") || !strings.Contains(got, "its run went on without it") {
+		t.Errorf("server log %q does not report the run that went on and was stopped", got)
+	}
+}
+
+// getChat returns GET /api/chats/{id}.
+func getChat(t *testing.T, base, id string) aisdk.ChatView {
+	t.Helper()
+	resp, err := http.Get(base + "/api/chats/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v aisdk.ChatView
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&v) != nil {
+		t.Fatalf("GET /api/chats/%s: %d", id, resp.StatusCode)
+	}
+	return v
 }
 
 // -help is not a failure: run returns flag.ErrHelp, on which main exits 0.
@@ -381,4 +402,15 @@ func TestFlags_HelpReturnsErrHelp(t *testing.T) {
 	if !strings.Contains(usage.String(), "-addr") {
 		t.Errorf("usage %q", usage.String())
 	}
+}
+
+// newTestServer returns the webchat handler for cfg, closed when t ends.
+func newTestServer(t *testing.T, cfg config, logw io.Writer) http.Handler {
+	t.Helper()
+	s, err := newServer(t.Context(), cfg, logw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	return s.handler
 }

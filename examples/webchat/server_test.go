@@ -23,11 +23,27 @@ func TestHTTPServer_TimeoutsSuitStreamedAnswers(t *testing.T) {
 	}
 }
 
-func TestRun_RefusesAShortSecret(t *testing.T) {
-	t.Setenv("WEBCHAT_SECRET", "too short")
-	err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-data", ""}, io.Discard, nil)
-	if err == nil || !strings.Contains(err.Error(), "WEBCHAT_SECRET has 9 bytes") {
-		t.Errorf("run: %v, want an error about WEBCHAT_SECRET", err)
+// The chats have no owners: a server on an address other than loopback
+// would open them to anyone, so it refuses to start without -public.
+func TestRun_RefusesANonLoopbackAddressWithoutPublic(t *testing.T) {
+	err := run(context.Background(), []string{"-addr", "0.0.0.0:0", "-db", memoryDB}, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "-public") {
+		t.Errorf("run: %v, want an error that names -public", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- run(ctx, []string{"-addr", "0.0.0.0:0", "-db", memoryDB, "-public"}, io.Discard, ready)
+	}()
+	select {
+	case <-ready:
+	case err := <-errc:
+		t.Fatalf("with -public: %v", err)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Error(err)
 	}
 }
 
@@ -35,10 +51,7 @@ func TestRun_RefusesAShortSecret(t *testing.T) {
 // the failures it hides from the page.
 func TestChat_RefusesCrossOriginAndNonJSONBodies(t *testing.T) {
 	var logs lockedBuffer
-	h, _, err := newServer(config{script: writeScript(t, `{"turns":[{"reply":[{"error":"db at /srv/app.db is locked"}]}]}`)}, &logs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newTestServer(t, config{script: writeScript(t, `{"turns":[{"reply":[{"error":"db at /srv/app.db is locked"}]}]}`)}, &logs)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	body := `{"id":"c","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"hi"}]}]}`

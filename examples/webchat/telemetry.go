@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/agentloop/agentloop"
-	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/examples/internal/otelenv"
 	"github.com/agentloop/agentloop/telemetry"
 )
@@ -62,10 +61,14 @@ func (t *tracing) handler(h http.Handler) http.Handler {
 // ids in it, for low-cardinality span names.
 func route(path string) string {
 	switch {
-	case path == "/api/chat", strings.HasPrefix(path, "/api/chat/"):
-		return "/api/chat"
-	case path == "/api/info":
+	case path == "/api/chat":
 		return path
+	case strings.HasPrefix(path, "/api/chat/"):
+		return "/api/chat/{id}/" + path[strings.LastIndexByte(path, '/')+1:]
+	case path == "/api/chats", path == "/api/info":
+		return path
+	case strings.HasPrefix(path, "/api/chats/"):
+		return "/api/chats/{id}"
 	case strings.HasPrefix(path, "/agents/"):
 		_, rest, _ := strings.Cut(strings.TrimPrefix(path, "/agents/"), "/")
 		return "/agents/{id}/" + rest
@@ -80,18 +83,5 @@ func (t *tracing) stop(ctx context.Context, logw io.Writer) {
 	}
 	if err := t.tr.Shutdown(context.WithoutCancel(ctx)); err != nil {
 		fmt.Fprintln(logw, "webchat: traces:", err)
-	}
-}
-
-// withConversationID names each run's conversation after the chat id of
-// its request, for traces (gen_ai.conversation.id) and for the links from
-// resumed runs to the runs they continue.
-func withConversationID(prepare func(*http.Request, *aisdk.ChatRequest) ([]agentloop.Option, error)) func(*http.Request, *aisdk.ChatRequest) ([]agentloop.Option, error) {
-	return func(r *http.Request, req *aisdk.ChatRequest) ([]agentloop.Option, error) {
-		opts, err := prepare(r, req)
-		if err != nil || req.ID == "" {
-			return opts, err
-		}
-		return append(opts, agentloop.WithConversationID(req.ID)), nil
 	}
 }

@@ -66,7 +66,7 @@ func TestRun_ConsoleTracesShowTheRunUnderItsRequest(t *testing.T) {
 	errc := make(chan error, 1)
 	logs := &lockedBuffer{}
 	go func() {
-		errc <- run(ctx, []string{"-addr", "127.0.0.1:0", "-script", script, "-data", ""}, logs, ready)
+		errc <- run(ctx, []string{"-addr", "127.0.0.1:0", "-script", script, "-db", memoryDB}, logs, ready)
 	}()
 	var addr string
 	select {
@@ -120,7 +120,8 @@ func TestRun_NoTracesUnlessTheEnvironmentAsks(t *testing.T) {
 
 func TestRoute_DropsTheIDsAfterTheRoute(t *testing.T) {
 	for path, want := range map[string]string{
-		"/api/chat": "/api/chat", "/api/chat/c1/stream": "/api/chat", "/api/info": "/api/info", "/api/x": "/",
+		"/api/chat": "/api/chat", "/api/chat/c1/stream": "/api/chat/{id}/stream", "/api/chat/c%2F1/stop": "/api/chat/{id}/stop",
+		"/api/chats": "/api/chats", "/api/chats/c1": "/api/chats/{id}", "/api/info": "/api/info", "/api/x": "/",
 		"/agents/c1/tool-states": "/agents/{id}/tool-states", "/agents/c1/tool-states/reset": "/agents/{id}/tool-states/reset",
 		"/": "/", "/assets/app.js": "/",
 	} {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/toolstate"
 )
 
@@ -14,32 +15,24 @@ import (
 // (toolstate): a tool that keeps failing stops being offered, until it is
 // reset through the HTTP API.
 type toolStates struct {
-	store   toolstate.Store
 	tracker *toolstate.Tracker
 	api     http.Handler
 }
 
-// newToolStates keeps the states in files under dir, or in memory when dir
-// is "". Store problems are logged to logw and do not stop a chat.
-func newToolStates(dir string, tools []*agentloop.Tool, logw io.Writer) (*toolStates, error) {
-	var store toolstate.Store = toolstate.NewMemoryStore()
-	if dir != "" {
-		fs, err := toolstate.NewFileStore(dir)
-		if err != nil {
-			return nil, err
-		}
-		store = fs
-	}
+// newToolStates keeps the states as a document of each chat in st, the
+// chats' own database. authorize guards the HTTP API, as it guards the
+// chat routes. Store problems are logged to logw and do not stop a chat.
+func newToolStates(st store.Docs, tools []*agentloop.Tool, authorize func(*http.Request, string) error, logw io.Writer) *toolStates {
+	states := toolstate.NewDocStore(st)
 	return &toolStates{
-		store: store,
 		tracker: &toolstate.Tracker{
-			Store: store,
+			Store: states,
 			OnError: func(chatID string, err error) {
 				fmt.Fprintf(logw, "webchat: tool states of chat %q: %v\n", chatID, err)
 			},
 		},
-		api: toolstate.NewHandler(store, toolstate.WithTools(toolstate.Names(tools)...)),
-	}, nil
+		api: toolstate.NewHandler(states, toolstate.WithTools(toolstate.Names(tools)...), toolstate.WithAuthorize(authorize)),
+	}
 }
 
 // prepare is the chat handler's Prepare: each run of a chat gets the hooks
