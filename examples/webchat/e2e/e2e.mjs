@@ -470,7 +470,7 @@ async function chatsReloadResume(page) {
   // the stream from the server: the part streamed before the reload, then
   // the rest live, once.
   await send(page, markdown);
-  await lastAssistant(page).locator(".reasoning").waitFor();
+  await expectText(lastAssistant(page), "What answers can look like", "chat A's answer streaming");
   await running(page, "chat A's first answer");
   const chatA = chatInPage(page);
   if (!chatA) throw new Error("the address does not name the chat after its first message");
@@ -479,6 +479,7 @@ async function chatsReloadResume(page) {
   if (chatInPage(page) !== chatA) throw new Error(`after reload the address names ${chatInPage(page)}, want ${chatA}`);
   if (!page.resumes.includes(200)) throw new Error(`the reloaded page did not resume the stream: GET …/stream answered ${JSON.stringify(page.resumes)}`);
   await expectText(lastUser(page), markdown, "chat A's message after the reload");
+  await expectText(lastAssistant(page), "What answers can look like", "chat A's answer so far, replayed");
   await shot(page, "18-resumed", "reloaded mid-run: the answer so far, still streaming (Stop shown), resumed from the server");
   await expectText(lastAssistant(page), "Links open in a new tab", "the resumed answer's end");
   await idle(page);
