@@ -75,6 +75,11 @@ func newReplica(t *testing.T, st aisdk.ChatStore, model agentloop.Model, tools .
 	}
 	srv := httptest.NewServer(h.Routes("/api"))
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { // first: the runs in progress end, so Close need not wait for them
+		if err := h.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 	return replica{h: h, srv: srv}
 }
 
@@ -557,5 +562,76 @@ func TestStored_ANewMessageDuringATurnInFlightKeepsWhatTheClientSaw(t *testing.T
 	h := history(t, st, "c")
 	if h[1].Text() != "Working on a long answer" || h.LastAssistantText() != "Next." {
 		t.Errorf("stored %+v", h)
+	}
+}
+
+// Shutdown cancels the runs that outlive their clients, which save their
+// history first, and refuses new requests with 503.
+func TestStored_ShutdownEndsTheRunsInProgressAndRefusesNewOnes(t *testing.T) {
+	st := newStore(t)
+	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Working"), simtest.Hang()}})
+	r := newReplica(t, st, model)
+	ctx, drop := context.WithCancel(context.Background())
+	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
+		if chunkType(data) == "text-delta" {
+			drop() // the run goes on without its client, hanging
+		}
+	}}
+	if _, err := client.Send(ctx, "Go"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the client should have dropped: %v", err)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a bound, should the run not end
+	defer cancel()
+	if err := r.h.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ActiveStream(context.Background(), "c"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the run's stream is still active after Shutdown: %v", err)
+	}
+	if h := history(t, st, "c"); len(h) != 2 || h[1].Text() != "Working" {
+		t.Errorf("stored %+v, want the run's partial answer", h)
+	}
+	_, err := (&aisdktest.ChatClient{URL: r.chatURL(), ChatID: "d"}).Send(context.Background(), "Hi")
+	if err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("a request after Shutdown: %v, want a 503", err)
+	}
+	resp, err := http.Get(r.srv.URL + "/api/chat/c/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a resume after Shutdown: %d, want 503", resp.StatusCode)
+	}
+}
+
+// Every run gets the chat id as its conversation id (for telemetry and
+// ctxwindow), in both modes.
+func TestHandler_RunsGetTheChatIDAsTheirConversationID(t *testing.T) {
+	for _, stored := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) {
+			got := make(chan string, 1)
+			h := &aisdk.Handler{
+				Agent: &agentloop.Agent{
+					Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hi.")}}),
+					Hooks: &agentloop.Hooks{OnRunStart: func(ctx context.Context, rs agentloop.RunStart) (context.Context, error) {
+						got <- rs.ConversationID
+						return ctx, nil
+					}},
+				},
+				Logger: slog.New(slog.DiscardHandler),
+			}
+			if stored {
+				h.Store = newStore(t)
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			if _, err := (&aisdktest.ChatClient{URL: srv.URL, ChatID: "chat-7"}).Send(context.Background(), "Hello"); err != nil {
+				t.Fatal(err)
+			}
+			if id := <-got; id != "chat-7" {
+				t.Errorf("conversation id %q, want chat-7", id)
+			}
+		})
 	}
 }

@@ -60,10 +60,13 @@ const MinSecretSize = 32
 // that fails the signature check), 415 (not application/json), 408 (body
 // not read within BodyTimeout), 413 (over Limits.MaxBodyBytes), 400 (a body
 // that cannot be used), 409 (a mismatch with the stored chat, or a run of
-// the chat that would not stop), an [*HTTPError]'s status from Prepare,
-// Authorize or Owner, and 500 with a generic message, whose detail goes to
-// Logger. Once streaming, a failure is an error chunk with ErrorText's
+// the chat that would not stop), 503 (Shutdown began), an [*HTTPError]'s
+// status from Prepare, Authorize or Owner, and 500 with a generic message,
+// whose detail goes to Logger. Once streaming, a failure is an error chunk with ErrorText's
 // text.
+//
+// A server that shuts down calls [Handler.Shutdown] before
+// http.Server.Shutdown: with a Store, runs outlive their requests.
 //
 // A Handler must not be modified once it serves requests; it is safe for
 // concurrent use.
@@ -177,6 +180,7 @@ type Handler struct {
 	// means a random "msg-" id.
 	NewMessageID func() string
 
+	runs     runSet // the requests that Shutdown ends
 	initOnce sync.Once
 	initErr  error
 	signer   *signer
@@ -247,7 +251,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodGet {
 		if id, ok := chatIDBefore(r, "/stream"); ok {
-			h.serveResume(w, r, id)
+			if release, ok := h.running(w, r); ok {
+				defer release()
+				h.serveResume(w, r, id)
+			}
 			return
 		}
 	}
@@ -289,6 +296,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	release, ok := h.running(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	if h.Store != nil {
 		h.serveStored(w, r, req, opts)
 		return
@@ -304,6 +316,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		messageID = h.newMessageID()
 	}
 	h.stream(w, r, req, history, opts, messageID, nil)
+}
+
+// running registers a request that runs or follows a run with Shutdown;
+// once Shutdown began it answers 503 and returns false.
+func (h *Handler) running(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	release, ok = h.runs.add()
+	if !ok {
+		w.Header().Set("Retry-After", "1")
+		h.refuse(w, r, http.StatusServiceUnavailable, "the server is shutting down; try again", nil)
+	}
+	return release, ok
 }
 
 // sameOrigin applies AllowedOrigins to a request; a refused one is

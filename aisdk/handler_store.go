@@ -47,7 +47,7 @@ func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatR
 	chat, history, err := h.loadAndReconcile(r, req)
 	if err != nil {
 		var he *HTTPError
-		if !errors.As(err, &he) || he.Status != http.StatusConflict || !h.running(ctx, req.ID) {
+		if !errors.As(err, &he) || he.Status != http.StatusConflict || !h.hasRun(ctx, req.ID) {
 			h.fail(w, r, err)
 			return
 		}
@@ -102,8 +102,8 @@ func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatR
 	h.stream(w, r, req, history, opts, messageID, sr)
 }
 
-// running reports whether the chat has a run in progress.
-func (h *Handler) running(ctx context.Context, chatID string) bool {
+// hasRun reports whether the chat has a run in progress.
+func (h *Handler) hasRun(ctx context.Context, chatID string) bool {
 	_, err := h.Store.ActiveStream(ctx, chatID)
 	return err == nil
 }

@@ -37,6 +37,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
+	defer h.runs.onShutdown(cancel)()
 	if d := h.MaxRunTime; d >= 0 {
 		if d == 0 {
 			d = DefaultMaxRunTime

@@ -36,7 +36,9 @@ var ErrConflict = errors.New("the request does not match the stored chat")
 // they are not part of a stored chat). It may lack stored content (results
 // and calls it never received, the end of a text it was cut off from,
 // messages it dropped), which stays as stored: the stored history is what
-// runs. A request that holds anything else (an edited or injected message,
+// runs. It may also have, at its end, content of the answer to its last
+// user message that stored lacks: a turn it saw streaming that its server
+// never saved (the server died mid-turn); that content is dropped. A request that holds anything else (an edited or injected message,
 // a forged result, changed arguments) gets an error wrapping [ErrConflict]
 // that names the first difference; messages that do not convert
 // ([ToHistory]) get an error wrapping [ErrBadRequest].
@@ -178,7 +180,10 @@ func reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 	// of a text.
 	sf := messageFacts(asPosted(stored))
 	i := 0
-	for _, f := range kept {
+	for k, f := range kept {
+		if i == len(sf) && lostTail(posted, sf, kept[k:]) {
+			break
+		}
 		start := i
 		for i < len(sf) && !sameFact(sf[i], f) {
 			i++
@@ -212,6 +217,46 @@ func reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 		out = append(out, *newUser)
 	}
 	return out, nil
+}
+
+// lostTail reports whether facts, the posted facts after all of the
+// stored chat's, are only what the server made in answer to the last
+// posted user message, with ids that stored does not have (results only
+// for calls among facts): whole turns that the client saw streaming but
+// that were never saved, because their server died before they ended.
+// Reconcile drops them (the stored history is what runs) instead of
+// refusing the request.
+func lostTail(posted agentloop.History, stored, facts []fact) bool {
+	lastUser := -1
+	for i, m := range posted {
+		if m.Role == agentloop.RoleUser {
+			lastUser = i
+		}
+	}
+	known := map[string]bool{}
+	for _, f := range stored {
+		if f.id != "" {
+			known[f.id] = true
+		}
+	}
+	calls := map[string]bool{}
+	for _, f := range facts {
+		if f.msg <= lastUser || known[f.id] {
+			return false
+		}
+		switch f.kind {
+		case factText, factReasoning, factFile:
+		case factCall:
+			calls[f.id] = true
+		case factResult:
+			if !calls[f.id] {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // forEdit returns the part of stored that an edit of the user message

@@ -47,7 +47,9 @@ func (h *Handler) serveResume(w http.ResponseWriter, r *http.Request, chatID str
 		data []byte
 		err  error
 	}
-	ctx, cancel := context.WithCancel(r.Context())
+	ctx, cancelCause := context.WithCancelCause(r.Context())
+	defer h.runs.onShutdown(cancelCause)()
+	cancel := func() { cancelCause(context.Canceled) }
 	reads := make(chan read, 64)
 	go func() {
 		defer close(reads)

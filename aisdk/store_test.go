@@ -352,3 +352,34 @@ func TestReconcile_ANewBranchDropsTheStoredMessagesFromTheEditedOneOn(t *testing
 		})
 	}
 }
+
+// A server that died mid-turn never saved the turn its client saw
+// streaming: the client's next request carries it, and it is dropped (the
+// stored history runs), while a change to what was saved is still refused.
+func TestReconcile_ATurnTheServerNeverSavedIsDropped(t *testing.T) {
+	user := agentloop.Message{ID: "u1", Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart("Weather?")}}
+	stored := agentloop.History{
+		user,
+		{ID: "m", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("Checking."), tc("w", "get_weather", `{"city":"Oslo"}`)}},
+		{Role: agentloop.RoleTool, Parts: []agentloop.Part{tr("w", "get_weather", "sunny", false)}},
+	}
+	next := agentloop.Message{ID: "u2", Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart("Are you there?")}}
+	lost := agentloop.Message{ID: "m", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("Still working"), tc("x", "get_weather", `{"city":"Rome"}`)}}
+	posted := append(stored.Clone(), lost, next)
+	got, err := reconcilePosted(stored, posted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || got[2].Role != agentloop.RoleTool || got[3].Text() != "Are you there?" {
+		t.Errorf("got %+v, want the stored chat and the new message", got)
+	}
+	// A lost turn may not reuse a stored call's id, nor answer a stored call.
+	for name, m := range map[string]agentloop.Message{
+		"a stored call id":          {ID: "m", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{tc("w", "get_weather", `{"city":"Rome"}`)}},
+		"a result for a stored one": {Role: agentloop.RoleTool, Parts: []agentloop.Part{tr("w", "get_weather", "rainy", false)}},
+	} {
+		if _, err := reconcilePosted(stored, append(stored.Clone(), m, next)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

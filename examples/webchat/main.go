@@ -186,6 +186,11 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// The runs outlive their clients: end them (they save their chats)
+	// before the HTTP server waits for its requests.
+	if err := s.chat.Shutdown(shutdown); err != nil {
+		return err
+	}
 	if err := srv.Shutdown(shutdown); err != nil {
 		return err
 	}
@@ -213,6 +218,7 @@ func httpServer(handler http.Handler) *http.Server {
 // in.
 type server struct {
 	handler  http.Handler
+	chat     *aisdk.Handler
 	describe string // which model runs
 	database string // where the chats are
 	close    func() // closes the store, once its janitor stopped
@@ -286,7 +292,7 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 			logger.Warn("webchat: deleting ended stream logs", "error", err)
 		})
 	}()
-	return &server{handler: mux, describe: describe, database: database, close: sync.OnceFunc(func() {
+	return &server{handler: mux, chat: chat, describe: describe, database: database, close: sync.OnceFunc(func() {
 		stop()
 		<-janitor
 		_ = st.Close()
