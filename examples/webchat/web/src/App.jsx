@@ -39,13 +39,15 @@ function Banner() {
 // ChatSession is one chat on screen, with its own runtime: App keys it by
 // the chat's id, so switching chats mounts a new one. chat is {id,
 // messages, resume}.
+// onResponse and onNoStream get the chat's id: a response can arrive for
+// a chat that is no longer on screen.
 function ChatSession({ chat, onResponse, onNoStream, onResponseEnd }) {
   const runtime = useWebchatRuntime({
     chatId: chat.id,
     messages: chat.messages,
     resume: chat.resume,
-    onResponse,
-    onNoStream,
+    onResponse: useCallback(() => onResponse(chat.id), [onResponse, chat.id]),
+    onNoStream: useCallback(() => onNoStream(chat.id), [onNoStream, chat.id]),
     onResponseEnd,
   });
   const onStop = useCallback(() => {
@@ -72,12 +74,16 @@ function useChatList() {
   useEffect(() => {
     latest.current = list;
   });
+  // Only the latest refresh's answer is shown (answers can overtake each
+  // other).
+  const refreshes = useRef(0);
   const refresh = useCallback(async () => {
+    const n = ++refreshes.current;
     try {
       const page = await listChats({ limit: Math.min(Math.max(latest.current.chats.length, 30), 500) });
-      setList({ ...page, loading: false, error: "" });
+      if (n === refreshes.current) setList({ ...page, loading: false, error: "" });
     } catch (e) {
-      setList((l) => ({ ...l, loading: false, error: e.message }));
+      if (n === refreshes.current) setList((l) => ({ ...l, loading: false, error: e.message }));
     }
   }, []);
   const more = useCallback(async () => {
@@ -104,6 +110,10 @@ export function App() {
   // chat is the chat on screen: {id, messages, resume, saved} (saved: the
   // server has it), or null while it loads.
   const [chat, setChat] = useState(null);
+  const shown = useRef(chat);
+  useEffect(() => {
+    shown.current = chat;
+  });
   const [notice, setNotice] = useState("");
   const [runs, setRuns] = useState(0);
   // drawer is the drawer open on a narrow screen: "chats", "states" or "".
@@ -153,20 +163,21 @@ export function App() {
   // The first response of a new chat means the server has it: it joins
   // the list and the address.
   const chatId = chat?.id;
-  const onResponse = useCallback(() => {
-    setChat((c) => {
-      if (!c || c.id !== chatId || c.saved) return c;
-      showChatInURL(c.id);
-      return { ...c, saved: true };
-    });
+  const onResponse = useCallback((id) => {
+    const c = shown.current;
+    if (c?.id === id && !c.saved) {
+      showChatInURL(id);
+      setChat({ ...c, saved: true });
+    }
     refresh();
-  }, [chatId, refresh]);
+  }, [refresh]);
   // A run the chat's view said was in progress can end before its stream
   // is asked for (204): the messages shown may then lack its end, so the
   // chat is loaded again, once.
-  const onNoStream = useCallback(() => {
-    if (chat?.resume && !chat.again) open(chat.id, { again: true });
-  }, [chat, open]);
+  const onNoStream = useCallback((id) => {
+    const c = shown.current;
+    if (c?.id === id && c.resume && !c.again) open(id, { again: true });
+  }, [open]);
   const onResponseEnd = useCallback(() => {
     setRuns((n) => n + 1);
     refresh();
