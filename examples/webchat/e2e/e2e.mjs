@@ -404,6 +404,28 @@ async function toolStates(page) {
   await shot(page, "15-error", "a failed run: one short human sentence (the detail is in the server log)");
 }
 
+// statuses resolves to the statuses of the next n responses whose path
+// matches re (it fails after the step timeout).
+function statuses(page, re, n) {
+  const got = [];
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      page.off("response", on);
+      reject(new Error(`want ${n} responses to ${re}, got ${JSON.stringify(got)}`));
+    }, timeout);
+    const on = (r) => {
+      if (!re.test(new URL(r.url()).pathname)) return;
+      got.push(r.status());
+      if (got.length === n) {
+        clearTimeout(timer);
+        page.off("response", on);
+        resolve(got);
+      }
+    };
+    page.on("response", on);
+  });
+}
+
 // chatInPage is the chat id in the page's address ("" for none).
 const chatInPage = (page) => new URL(page.url()).searchParams.get("chat") ?? "";
 
@@ -541,6 +563,21 @@ async function chatsReloadResume(page) {
   await page.reload();
   await expectText(lastAssistant(page), "Links open in a new tab", "chat A reloaded");
   if ((await page.locator(".msg").count()) !== 2) throw new Error(`chat A reloaded has ${await page.locator(".msg").count()} messages, want 2`);
+
+  // A run that ends between the chat's view (streaming) and the resume
+  // (204): the page loads the chat again, once, and shows it whole.
+  await page.route(/\/api\/chats\/chat-[^/?]+$/, async (route) => {
+    const res = await route.fetch();
+    await route.fulfill({ response: res, json: { ...(await res.json()), streaming: true } });
+  });
+  const resumes = statuses(page, /^\/api\/chat\/[^/]+\/stream$/, 2);
+  await page.reload();
+  const got = await resumes;
+  await page.unroute(/\/api\/chats\/chat-[^/?]+$/);
+  if (JSON.stringify(got) !== "[204,204]") throw new Error(`a view that says streaming with no run to resume: GET …/stream answered ${JSON.stringify(got)}, want [204,204] (once, then once more after loading the chat again)`);
+  await expectText(lastAssistant(page), "Links open in a new tab", "chat A after a resume that found no run");
+  await idle(page);
+  if ((await page.locator(".msg").count()) !== 2) throw new Error(`chat A after a resume that found no run has ${await page.locator(".msg").count()} messages, want 2`);
 
   // Reloaded while get_weather runs, then stopped: the run stops on the
   // server (202), the reply is marked stopped, also after another reload.
