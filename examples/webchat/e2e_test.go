@@ -130,13 +130,14 @@ var (
 // chats): two chats in the chat list (a drawer on the phone), switch, Back
 // and Forward, reload (each chat comes back with its messages and its tool
 // calls' states, a pending form and a pending approval included), a reload
-// mid-run that resumes the live stream, Stop after such a reload (the run
-// stops on the server, and the reply is still marked stopped after
-// another reload), delete, and the address of a deleted chat. Screenshots
-// go to a temporary folder, or to E2E_SCREENSHOTS when set (e.g.
-// e2e/screenshots to refresh the committed ones). It skips when node,
-// e2e/node_modules or Chromium is missing, except under CI=true, where it
-// fails.
+// mid-run that resumes the live stream, a view that says a run is in
+// progress whose stream is gone (loaded again, once), Stop after a reload
+// (the run stops on the server, and the reply is still marked stopped
+// after another reload), delete, and the address of a deleted chat.
+// Screenshots go to a temporary folder, or to E2E_SCREENSHOTS when set
+// (e.g. e2e/screenshots to refresh the committed ones). It skips when
+// node, e2e/node_modules or Chromium is missing, except under CI=true,
+// where it fails.
 func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 	if missing := browserTestPrereqs(); missing != "" {
 		if os.Getenv("CI") == "true" {
