@@ -57,6 +57,38 @@
 // when an approval gates something that must happen at most once (a
 // payment, a deletion), or when the server keeps the chats anyway.
 //
+// # The stored mode
+//
+// A Handler with a Store saves the request's user message (and the
+// results and decisions it adds) before the run, the history at every turn
+// end and with every tool result (a call still running is saved with
+// [InterruptedResult] until its result comes), and the history the run
+// ends with: its answer, its paused state (pending client calls and
+// approvals, which thus survive a reload), or the history of its error.
+// Every write names the version it read (store.ErrConflict otherwise).
+//
+// A run outlives its request: a client that goes away does not cancel it;
+// it finishes within MaxRunTime and is saved. The client's next request,
+// with the partial message it saw, is reconciled with the stored chat. A
+// new request for a chat whose run goes on stops that run and waits for
+// it to save, then goes on from it. The run's chunks go to the chat's
+// stream log (store.Streams), which the resume route replays from the
+// start chunk and follows live, on any replica; the stop route stops the
+// run wherever it runs (store.Streams.StopStream). A run holds the chat's
+// stream lease and renews it (Handler.StreamLease): a replica that dies
+// mid-run leaves the chat to the next request, on any replica, once the
+// lease ran out; the turn it never saved is dropped from the client's next
+// request ([Reconcile]). Ended stream logs stay until deleted: run
+// store.ExpireStreams. Call [Handler.Shutdown] before
+// http.Server.Shutdown.
+//
+// [Handler.Routes] mounts the chat route with the resume, stop and chats
+// routes (the chat list, one chat as [ChatView], delete). A chat's title is
+// the start of its first user message (its first 60 characters or fewer,
+// cut at a word, then "…"). One hook, Handler.Authorize, guards every
+// route; without one the stored chats are served to loopback connections
+// only ([LoopbackOnly]).
+//
 // # Serving on the internet
 //
 // The Handler refuses bodies that are not application/json (415): a page

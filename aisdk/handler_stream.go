@@ -122,8 +122,8 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 				chunks = m.abort(chunks, "stopped")
 			case p.err != nil && !m.Done():
 				level := slog.LevelError
-				if r.Context().Err() != nil && sr == nil {
-					level = slog.LevelInfo // the client went away; the run was cancelled for it
+				if (r.Context().Err() != nil && sr == nil) || errors.Is(context.Cause(ctx), ErrShutdown) {
+					level = slog.LevelInfo // the client went away, or the server shuts down: the run was cancelled for it
 				}
 				h.logRunError(r, req, p.err, level)
 				chunks = m.Map(chunks, nil, p.err)
