@@ -104,6 +104,7 @@ var (
 		"00-welcome", "01-markdown", "02-markdown-dark", "03-scrolled-up", "04-long-word",
 		"05-editing", "06-edited", "07-regenerated", "08-form", "09-approval", "10-final-approve",
 		"11-tool-failed", "13-running", "14-stopped", "15-error",
+		"18-resumed", "19-chat-list", "20-reloaded-approval", "21-stopped-reloaded", "22-deleted", "23-chat-gone",
 	}
 	desktopOnlyShots = []string{"10-final-deny", "10-final-cancel", "12-tool-reset", "16-preliminary", "17-unreachable"}
 )
@@ -122,12 +123,21 @@ var (
 // Against e2e/toolstates.json (one server per size): three failures mark
 // get_weather failed in the tool-state panel (a drawer on the phone),
 // Reset clears it, a tool call shows its running state until Stop (the
-// button on the desktop, Escape on the phone), the reply is marked
-// stopped, and the next message (which stops the run that went on on the
-// server, as its log must confirm) fails in the model: one short sentence. Screenshots go to a temporary
-// folder, or to E2E_SCREENSHOTS when set (e.g. e2e/screenshots to refresh
-// the committed ones). It skips when node, e2e/node_modules or Chromium is
-// missing, except under CI=true, where it fails.
+// button on the desktop, Escape on the phone) stops the hanging run on the
+// server, which its log must confirm, the reply is marked stopped, and a
+// model error shows as one short sentence. Against the demo at a pace slow
+// enough to act mid-run (one server per size, so each starts with no
+// chats): two chats in the chat list (a drawer on the phone), switch, Back
+// and Forward, reload (each chat comes back with its messages and its tool
+// calls' states, a pending form and a pending approval included), a reload
+// mid-run that resumes the live stream, a view that says a run is in
+// progress whose stream is gone (loaded again, once), Stop after a reload
+// (the run stops on the server, and the reply is still marked stopped
+// after another reload), delete, and the address of a deleted chat.
+// Screenshots go to a temporary folder, or to E2E_SCREENSHOTS when set
+// (e.g. e2e/screenshots to refresh the committed ones). It skips when
+// node, e2e/node_modules or Chromium is missing, except under CI=true,
+// where it fails.
 func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 	if missing := browserTestPrereqs(); missing != "" {
 		if os.Getenv("CI") == "true" {
@@ -138,6 +148,9 @@ func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 	demo := startServer(t, "-pace", "0")
 	script := filepath.Join("e2e", "toolstates.json")
 	failing := []*testServer{startServer(t, "-script", script), startServer(t, "-script", script)}
+	// The paced demo streams a word every 70 ms and its get_weather takes
+	// 4.9 s: time enough to reload the page mid-run.
+	paced := []*testServer{startServer(t, "-pace", "70ms"), startServer(t, "-pace", "70ms")}
 
 	shots := os.Getenv("E2E_SCREENSHOTS")
 	if shots == "" {
@@ -152,6 +165,7 @@ func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"WEBCHAT_URL="+demo.URL,
 		"WEBCHAT_FAIL_URLS="+failing[0].URL+","+failing[1].URL,
+		"WEBCHAT_PACED_URLS="+paced[0].URL+","+paced[1].URL,
 		"SCREENSHOTS="+shots,
 		"CHROMIUM="+chromiumPath,
 	)
@@ -168,7 +182,8 @@ func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 		"PASS desktop welcome-markdown-edit-regenerate", "PASS phone welcome-markdown-edit-regenerate",
 		"PASS desktop form-and-approve", "PASS phone form-and-approve", "PASS desktop form-and-deny",
 		"PASS desktop form-cancel", "PASS desktop preliminary-output-and-unsafe-link",
-		"PASS desktop tool-states-stop-error", "PASS phone tool-states-stop-error", "all passed",
+		"PASS desktop tool-states-stop-error", "PASS phone tool-states-stop-error",
+		"PASS desktop chats-reload-resume-delete", "PASS phone chats-reload-resume-delete", "all passed",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("e2e.mjs output lacks %q", want)
@@ -188,15 +203,16 @@ func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 			t.Errorf("screenshot %s: %v", name, err)
 		}
 	}
-	// The page's Stop only aborts its fetch: the run goes on on the server
-	// (it outlives its client, and is saved) until the next message stops
-	// it, which the server's log must confirm.
-	for i, s := range failing {
+	// Stop must stop the run on the server (POST /api/chat/{id}/stop), not
+	// only close its stream, which no longer cancels a stored run: the run
+	// is stopped before the next message, which then has none to stop.
+	for i, s := range append(failing, paced...) {
 		log := s.Stop(t)
-		for _, want := range []string{"POST /api/chat: the client went away", "a new request stops the chat's run in progress", "run cancelled: stopped"} {
-			if !strings.Contains(log, want) {
-				t.Errorf("after Stop and the next message, server %d's log lacks %q:\n%s", i, want, log)
-			}
+		if !strings.Contains(log, "run cancelled: stopped") {
+			t.Errorf("after Stop, server %d's log does not report a stopped run:\n%s", i, log)
+		}
+		if strings.Contains(log, "a new request stops the chat's run in progress") {
+			t.Errorf("server %d: a run went on after Stop until the next message stopped it:\n%s", i, log)
 		}
 	}
 }

@@ -14,7 +14,10 @@
 // wait for what they expect, so pacing only slows them down).
 // WEBCHAT_FAIL_URLS: two servers running toolstates.json, one for each
 // size (its turns are used up by one pass), for the tool-state panel, Stop
-// and a failed run. Without it those steps are skipped.
+// and a failed run. WEBCHAT_PACED_URLS: two servers running the built-in
+// demo at its own pace (one for each size, so each starts with no chats),
+// for the chat list, reload, resume, stop on the server and delete.
+// Without them those steps are skipped.
 import { chromium } from "playwright-core";
 import { mkdtempSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -30,6 +33,10 @@ const shots = process.env.SCREENSHOTS || new URL("./screenshots", import.meta.ur
 mkdirSync(shots, { recursive: true });
 const timeout = Number(process.env.E2E_TIMEOUT_MS || 15000);
 const failBases = (process.env.WEBCHAT_FAIL_URLS || "").split(",").filter(Boolean);
+// E2E_ONLY, when set, runs only the steps whose name contains it (while
+// working on one; the Go test never sets it).
+const only = process.env.E2E_ONLY;
+const pacedBases = (process.env.WEBCHAT_PACED_URLS || "").split(",").filter(Boolean);
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 const sizes = {
@@ -100,8 +107,13 @@ async function newPage(size, url = base) {
   await page.setViewportSize(sizes[size]);
   page.setDefaultTimeout(timeout);
   page.chatBodies = [];
+  page.resumes = []; // the statuses of GET /api/chat/{id}/stream
   page.on("request", (r) => {
     if (r.method() === "POST" && new URL(r.url()).pathname === "/api/chat") page.chatBodies.push(r.postDataJSON());
+  });
+  page.on("response", (r) => {
+    const path = new URL(r.url()).pathname;
+    if (/^\/api\/chat\/[^/]+\/stream$/.test(path)) page.resumes.push(r.status());
   });
   page.on("pageerror", (e) => log("page error:", e.message));
   page.on("console", (m) => {
@@ -392,6 +404,218 @@ async function toolStates(page) {
   await shot(page, "15-error", "a failed run: one short human sentence (the detail is in the server log)");
 }
 
+// statuses resolves to the statuses of the next n responses whose path
+// matches re (it fails after the step timeout).
+function statuses(page, re, n) {
+  const got = [];
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      page.off("response", on);
+      reject(new Error(`want ${n} responses to ${re}, got ${JSON.stringify(got)}`));
+    }, timeout);
+    const on = (r) => {
+      if (!re.test(new URL(r.url()).pathname)) return;
+      got.push(r.status());
+      if (got.length === n) {
+        clearTimeout(timer);
+        page.off("response", on);
+        resolve(got);
+      }
+    };
+    page.on("response", on);
+  });
+}
+
+// chatInPage is the chat id in the page's address ("" for none).
+const chatInPage = (page) => new URL(page.url()).searchParams.get("chat") ?? "";
+
+// chatList opens the chat list (a drawer on the phone, which closes when
+// a chat is chosen) and returns it.
+async function chatList(page) {
+  const list = page.getByTestId("thread-list");
+  if (page.size === "phone" && !(await list.evaluate((el) => el.classList.contains("open")))) {
+    await page.getByRole("button", { name: "Chats", exact: true }).click();
+    await page.waitForFunction(() => {
+      const r = document.querySelector('[data-testid="thread-list"]').getBoundingClientRect();
+      return r.left >= 0 && r.right <= window.innerWidth + 0.5;
+    });
+    const focused = await page.evaluate(() => document.activeElement?.getAttribute("aria-label"));
+    if (focused !== "Close the chat list") throw new Error(`the open chat list does not have the focus (it is on ${JSON.stringify(focused)})`);
+  }
+  return list;
+}
+
+// listedTitles returns the titles in the chat list, top first.
+const listedTitles = (page) => page.getByTestId("thread-list").locator(".thread-open").allInnerTexts();
+
+// expectTitles waits until the chat list shows exactly want, in order.
+async function expectTitles(page, want, what) {
+  try {
+    await page.waitForFunction((want) =>
+      JSON.stringify([...document.querySelectorAll('[data-testid="thread-list"] .thread-open')].map((b) => b.textContent)) === JSON.stringify(want), want);
+  } catch {
+    throw new Error(`${what}: the chat list shows ${JSON.stringify(await listedTitles(page))}, want ${JSON.stringify(want)}`);
+  }
+}
+
+// switchTo opens the listed chat titled title.
+async function switchTo(page, title) {
+  const list = await chatList(page);
+  await list.locator(".thread-open").filter({ hasText: title }).click();
+  await page.locator('.thread-item.current .thread-open').filter({ hasText: title }).waitFor({ state: "attached" });
+  if (page.size === "phone") await page.waitForFunction(() => getComputedStyle(document.querySelector('[data-testid="thread-list"]')).visibility === "hidden");
+}
+
+// running waits until a reply runs (the Stop button shows).
+async function running(page, what) {
+  try {
+    await page.locator(".composer .stop").waitFor();
+  } catch {
+    throw new Error(`${what}: no reply is running (GET …/stream answered ${JSON.stringify(page.resumes)})`);
+  }
+}
+
+// chatsReloadResume, against a paced demo server with no chats: two
+// chats in the list, switch between them, reload (each comes back with
+// its messages and its tool calls' states, a pending form and a pending
+// approval included), a reload mid-run that resumes the live stream, Stop
+// after such a reload (which must stop the run on the server), and
+// delete.
+async function chatsReloadResume(page) {
+  const markdown = "Show me what Markdown answers look like.";
+  const weather = "What is the weather in Paris?";
+  await page.getByTestId("welcome").waitFor();
+  await (await chatList(page)).getByText("No chats yet.").waitFor();
+  if (page.size === "phone") await page.keyboard.press("Escape");
+
+  // Chat A streams its answer; the page is reloaded mid-run and resumes
+  // the stream from the server: the part streamed before the reload, then
+  // the rest live, once.
+  await send(page, markdown);
+  await expectText(lastAssistant(page), "What answers can look like", "chat A's answer streaming");
+  await running(page, "chat A's first answer");
+  const chatA = chatInPage(page);
+  if (!chatA) throw new Error("the address does not name the chat after its first message");
+  await page.reload();
+  await running(page, "chat A reloaded mid-run");
+  if (chatInPage(page) !== chatA) throw new Error(`after reload the address names ${chatInPage(page)}, want ${chatA}`);
+  if (!page.resumes.includes(200)) throw new Error(`the reloaded page did not resume the stream: GET …/stream answered ${JSON.stringify(page.resumes)}`);
+  await expectText(lastUser(page), markdown, "chat A's message after the reload");
+  await expectText(lastAssistant(page), "What answers can look like", "chat A's answer so far, replayed");
+  await shot(page, "18-resumed", "reloaded mid-run: the answer so far, still streaming (Stop shown), resumed from the server");
+  await expectText(lastAssistant(page), "Links open in a new tab", "the resumed answer's end");
+  await idle(page);
+  const answerA = await lastAssistant(page).innerText();
+  if (answerA.split("What answers can look like").length !== 2 || (await page.locator(".msg").count()) !== 2) {
+    throw new Error(`after resuming, chat A is not one question and one answer: ${await page.locator(".msg").count()} messages, ${JSON.stringify(answerA.slice(0, 300))}`);
+  }
+
+  // Chat B, a new chat, waits for the create_record form.
+  await (await chatList(page)).getByTestId("new-chat").click();
+  await page.getByTestId("welcome").waitFor();
+  if (chatInPage(page) !== "") throw new Error(`a new chat's address names ${chatInPage(page)}`);
+  await send(page, weather);
+  await page.getByTestId("create-record-form").waitFor();
+  await idle(page);
+  const chatB = chatInPage(page);
+  if (!chatB || chatB === chatA) throw new Error(`chat B's address names ${JSON.stringify(chatB)} (chat A is ${chatA})`);
+  await chatList(page);
+  await expectTitles(page, [weather, markdown], "two chats, the newest first");
+  await shot(page, "19-chat-list", page.size === "phone"
+    ? "the chat list drawer: two chats, the current one (waiting for the form) marked"
+    : "two chats in the list, the current one (waiting for the create_record form) marked");
+  if (page.size === "phone") await page.keyboard.press("Escape");
+
+  // Switch to A and back to B: each shows its own messages.
+  await switchTo(page, markdown);
+  await expectText(lastAssistant(page), "Links open in a new tab", "chat A after switching");
+  if (chatInPage(page) !== chatA || (await page.getByTestId("create-record-form").count())) throw new Error("switching to chat A does not show chat A alone");
+  await switchTo(page, weather);
+  await page.getByTestId("create-record-form").waitFor();
+  if (chatInPage(page) !== chatB) throw new Error(`after switching back the address names ${chatInPage(page)}, want ${chatB}`);
+  await page.goBack();
+  await expectText(lastAssistant(page), "Links open in a new tab", "chat A after Back");
+  await page.goForward();
+  await page.getByTestId("create-record-form").waitFor();
+
+  // Reloaded, B still waits for its form (with the model's values), then
+  // for the approval the form leads to.
+  await page.reload();
+  const form = page.getByTestId("create-record-form");
+  await form.waitFor();
+  await expectText(page.locator(".tool"), "get_weather Paris", "chat B's get_weather after reload");
+  if ((await form.locator('input[name="name"]').inputValue()) !== "Ada Lovelace") throw new Error("the reloaded form lost the model's values");
+  await form.locator('input[name="name"]').fill("Katherine Johnson");
+  await form.getByRole("button", { name: "Create" }).click();
+  await page.getByTestId("approval").waitFor();
+  await idle(page);
+  await page.reload();
+  await page.getByTestId("approval").waitFor();
+  await expectText(page.getByTestId("create-record-result"), "Katherine Johnson", "the form's result after reload");
+  await shot(page, "20-reloaded-approval", "chat B reloaded: get_weather done, the submitted form, and the approval still waiting");
+  await page.getByTestId("approval").getByRole("button", { name: "Approve" }).click();
+  await expectText(lastAssistant(page), "That is the whole demo.", "chat B's final answer");
+  await idle(page);
+  if (!(await lastAssistant(page).innerText()).includes("Katherine Johnson")) throw new Error("chat B's final answer does not name the submitted value");
+
+  // Chat A after a reload: intact.
+  await switchTo(page, markdown);
+  await page.reload();
+  await expectText(lastAssistant(page), "Links open in a new tab", "chat A reloaded");
+  if ((await page.locator(".msg").count()) !== 2) throw new Error(`chat A reloaded has ${await page.locator(".msg").count()} messages, want 2`);
+
+  // A run that ends between the chat's view (streaming) and the resume
+  // (204): the page loads the chat again, once, and shows it whole.
+  await page.route(/\/api\/chats\/chat-[^/?]+$/, async (route) => {
+    const res = await route.fetch();
+    await route.fulfill({ response: res, json: { ...(await res.json()), streaming: true } });
+  });
+  const resumes = statuses(page, /^\/api\/chat\/[^/]+\/stream$/, 2);
+  await page.reload();
+  const got = await resumes;
+  await page.unroute(/\/api\/chats\/chat-[^/?]+$/);
+  if (JSON.stringify(got) !== "[204,204]") throw new Error(`a view that says streaming with no run to resume: GET …/stream answered ${JSON.stringify(got)}, want [204,204] (once, then once more after loading the chat again)`);
+  await expectText(lastAssistant(page), "Links open in a new tab", "chat A after a resume that found no run");
+  await idle(page);
+  if ((await page.locator(".msg").count()) !== 2) throw new Error(`chat A after a resume that found no run has ${await page.locator(".msg").count()} messages, want 2`);
+
+  // Reloaded while get_weather runs, then stopped: the run stops on the
+  // server (202), the reply is marked stopped, also after another reload.
+  await send(page, "And the weather in Rome?");
+  await expectText(page.locator(".tool"), "looking up the forecast", "get_weather Rome running");
+  await page.reload();
+  await running(page, "chat A reloaded while get_weather Rome runs");
+  const rome = page.locator(".tool").filter({ hasText: "get_weather Rome" });
+  await expectText(rome, "looking up the forecast", "get_weather Rome still running after the reload");
+  const stopResponse = page.waitForResponse((r) => /^\/api\/chat\/[^/]+\/stop$/.test(new URL(r.url()).pathname));
+  await page.locator(".composer .stop").click();
+  const stopStatus = (await stopResponse).status();
+  if (stopStatus !== 202) throw new Error(`Stop did not stop the run on the server: POST …/stop answered ${stopStatus}, want 202`);
+  await idle(page);
+  await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped mark");
+  await page.reload();
+  await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped mark after reload");
+  await expectText(rome, "not finished", "get_weather Rome after Stop and reload");
+  await shot(page, "21-stopped-reloaded", "a reply stopped after a reload, reloaded again: marked stopped, get_weather Rome not finished");
+
+  // Delete chat A, the one on screen: it leaves the list, a new chat
+  // shows, and its address no longer opens it.
+  const list = await chatList(page);
+  await list.getByRole("button", { name: `Delete chat: ${markdown}` }).click();
+  await expectTitles(page, [weather], "the list after deleting chat A");
+  await page.getByTestId("welcome").waitFor();
+  if (chatInPage(page) !== "") throw new Error(`after deleting the chat on screen the address names ${chatInPage(page)}`);
+  const gone = await page.evaluate((id) => fetch(`/api/chats/${id}`).then((r) => r.status), chatA);
+  if (gone !== 404) throw new Error(`GET /api/chats/{deleted chat} answered ${gone}, want 404`);
+  if (await page.getByTestId("tool-states").locator("table").count()) throw new Error("the tool-state panel still shows the deleted chat's tools");
+  await shot(page, "22-deleted", "chat A deleted: the list holds chat B only, and a new chat is on screen");
+  if (page.size === "phone") await page.keyboard.press("Escape");
+  await page.goto(`${new URL(page.url()).origin}/?chat=${chatA}`);
+  await expectText(page.getByTestId("notice"), "That chat no longer exists", "the deleted chat's address");
+  await page.getByTestId("welcome").waitFor();
+  await shot(page, "23-chat-gone", "the address of a deleted chat: a short notice, and a new chat");
+}
+
 // cannedStream serves one canned response: a tool with preliminary
 // output (interim progress) and a Markdown link with a javascript: URL.
 async function cannedStream(page) {
@@ -431,6 +655,7 @@ async function cannedStream(page) {
 }
 
 async function step(name, size, fn, url = base) {
+  if (only && !name.includes(only)) return;
   const started = Date.now();
   const page = await newPage(size, url);
   try {
@@ -459,6 +684,12 @@ try {
     await step("tool-states-stop-error", "phone", toolStates, failBases[1]);
   } else {
     log("SKIP tool-states-stop-error: WEBCHAT_FAIL_URLS does not name two servers");
+  }
+  if (pacedBases.length >= 2) {
+    await step("chats-reload-resume-delete", "desktop", chatsReloadResume, pacedBases[0]);
+    await step("chats-reload-resume-delete", "phone", chatsReloadResume, pacedBases[1]);
+  } else {
+    log("SKIP chats-reload-resume-delete: WEBCHAT_PACED_URLS does not name two servers");
   }
 } finally {
   await browser.close();

@@ -1,10 +1,21 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { AssistantRuntimeProvider } from "@assistant-ui/react";
 import { useWebchatRuntime } from "./runtime.js";
 import { Thread } from "./Thread.jsx";
+import { ThreadList } from "./ThreadList.jsx";
 import { AddToolUI, CreateRecordTool, WeatherToolUI } from "./tools.jsx";
 import { ToolStatesPanel } from "./ToolStates.jsx";
-import { PanelIcon } from "./icons.jsx";
+import { MenuIcon, PanelIcon } from "./icons.jsx";
+import {
+  ChatNotFound,
+  chatInURL,
+  deleteChat,
+  getChat,
+  listChats,
+  newChatId,
+  showChatInURL,
+  stopChat,
+} from "./chats.js";
 
 // Banner says what answers: the simulator's scripted demo, or a model.
 function Banner() {
@@ -25,41 +36,202 @@ function Banner() {
   );
 }
 
-export function App() {
-  const [chatId, setChatId] = useState("");
-  const [runs, setRuns] = useState(0);
-  const [panelOpen, setPanelOpen] = useState(false);
-  const refresh = useCallback(() => setRuns((n) => n + 1), []);
-  const toggleRef = useRef(null);
-  // Closing the drawer gives the focus back to the button that opened it.
-  const closePanel = useCallback(() => {
-    setPanelOpen(false);
-    toggleRef.current?.focus();
-  }, []);
-  const runtime = useWebchatRuntime({ onChatId: setChatId, onResponseEnd: refresh });
-
+// ChatSession is one chat on screen, with its own runtime: App keys it by
+// the chat's id, so switching chats mounts a new one. chat is {id,
+// messages, resume}.
+// onResponse and onNoStream get the chat's id: a response can arrive for
+// a chat that is no longer on screen.
+function ChatSession({ chat, onResponse, onNoStream, onResponseEnd }) {
+  const runtime = useWebchatRuntime({
+    chatId: chat.id,
+    messages: chat.messages,
+    resume: chat.resume,
+    onResponse: useCallback(() => onResponse(chat.id), [onResponse, chat.id]),
+    onNoStream: useCallback(() => onNoStream(chat.id), [onNoStream, chat.id]),
+    onResponseEnd,
+  });
+  const onStop = useCallback(() => {
+    stopChat(chat.id).catch((e) => console.warn("webchat:", e.message));
+  }, [chat.id]);
   return (
     <AssistantRuntimeProvider runtime={runtime}>
       <CreateRecordTool />
       <WeatherToolUI />
       <AddToolUI />
-      <div className="app">
-        <header className="topbar">
-          <h1>agentloop webchat</h1>
-          <Banner />
-          <button type="button" ref={toggleRef} className="btn panel-toggle" aria-expanded={panelOpen} aria-controls="tool-states"
-            onClick={() => setPanelOpen((o) => !o)}>
-            <PanelIcon /> Tool states
-          </button>
-        </header>
-        <div className="body">
-          <main className="chat" aria-label="Chat">
-            <Thread />
-          </main>
-          {panelOpen && <div className="backdrop" aria-hidden="true" onClick={closePanel} />}
-          <ToolStatesPanel id="tool-states" chatId={chatId} version={runs} open={panelOpen} onClose={closePanel} />
-        </div>
-      </div>
+      <Thread onStop={onStop} />
     </AssistantRuntimeProvider>
+  );
+}
+
+const freshChat = () => ({ id: newChatId(), messages: [], resume: false, saved: false });
+
+// useChatList keeps the first pages of GET /api/chats; refresh reloads as
+// many chats as are shown, more adds the next page, forget drops a chat
+// at once (before the server confirms its deletion).
+function useChatList() {
+  const [list, setList] = useState({ chats: [], next: undefined, loading: true, error: "" });
+  const latest = useRef(list);
+  useEffect(() => {
+    latest.current = list;
+  });
+  // Only the latest refresh's answer is shown (answers can overtake each
+  // other).
+  const refreshes = useRef(0);
+  const refresh = useCallback(async () => {
+    const n = ++refreshes.current;
+    try {
+      const page = await listChats({ limit: Math.min(Math.max(latest.current.chats.length, 30), 500) });
+      if (n === refreshes.current) setList({ ...page, loading: false, error: "" });
+    } catch (e) {
+      if (n === refreshes.current) setList((l) => ({ ...l, loading: false, error: e.message }));
+    }
+  }, []);
+  const more = useCallback(async () => {
+    const cursor = latest.current.next;
+    if (!cursor) return;
+    setList((l) => ({ ...l, loading: true }));
+    try {
+      const page = await listChats({ cursor });
+      setList((l) => {
+        const known = new Set(l.chats.map((c) => c.id));
+        return { chats: [...l.chats, ...page.chats.filter((c) => !known.has(c.id))], next: page.next, loading: false, error: "" };
+      });
+    } catch (e) {
+      setList((l) => ({ ...l, loading: false, error: e.message }));
+    }
+  }, []);
+  const forget = useCallback((id) => {
+    setList((l) => ({ ...l, chats: l.chats.filter((c) => c.id !== id) }));
+  }, []);
+  return { list, refresh, more, forget };
+}
+
+export function App() {
+  // chat is the chat on screen: {id, messages, resume, saved} (saved: the
+  // server has it), or null while it loads.
+  const [chat, setChat] = useState(null);
+  const shown = useRef(chat);
+  useEffect(() => {
+    shown.current = chat;
+  });
+  const [notice, setNotice] = useState("");
+  const [runs, setRuns] = useState(0);
+  // drawer is the drawer open on a narrow screen: "chats", "states" or "".
+  const [drawer, setDrawer] = useState("");
+  const { list, refresh, more, forget } = useChatList();
+  const chatsToggle = useRef(null);
+  const statesToggle = useRef(null);
+  const toggles = useMemo(() => ({ chats: chatsToggle, states: statesToggle }), []);
+  const loads = useRef(0);
+
+  // open shows the chat id ("" for a new one) and says so in the address
+  // (a new history entry when push is true). A chat the server does not
+  // have becomes a new chat, with a notice.
+  // again is true when the chat on screen is loaded again (once; see
+  // onNoStream).
+  const open = useCallback(async (id, { push = false, again = false } = {}) => {
+    const load = ++loads.current;
+    setNotice("");
+    if (!id) {
+      setChat(freshChat());
+      showChatInURL("", { push });
+      return;
+    }
+    setChat(null);
+    showChatInURL(id, { push });
+    try {
+      const view = await getChat(id);
+      if (load !== loads.current) return;
+      setChat({ id, messages: view.messages, resume: view.streaming, saved: true, again });
+    } catch (e) {
+      if (load !== loads.current) return;
+      setChat(freshChat());
+      showChatInURL("");
+      setNotice(e instanceof ChatNotFound ? "That chat no longer exists, so this is a new one." : `${e.message}. This is a new chat.`);
+    }
+  }, []);
+
+  useEffect(() => {
+    refresh();
+    open(chatInURL());
+    // Back and Forward move between the chats the address named.
+    const onPop = () => open(chatInURL());
+    window.addEventListener("popstate", onPop);
+    return () => window.removeEventListener("popstate", onPop);
+  }, [refresh, open]);
+
+  // The first response of a new chat means the server has it: it joins
+  // the list and the address.
+  const chatId = chat?.id;
+  const onResponse = useCallback((id) => {
+    const c = shown.current;
+    if (c?.id === id && !c.saved) {
+      showChatInURL(id);
+      setChat({ ...c, saved: true });
+    }
+    refresh();
+  }, [refresh]);
+  // A run the chat's view said was in progress can end before its stream
+  // is asked for (204): the messages shown may then lack its end, so the
+  // chat is loaded again, once.
+  const onNoStream = useCallback((id) => {
+    const c = shown.current;
+    if (c?.id === id && c.resume && !c.again) open(id, { again: true });
+  }, [open]);
+  const onResponseEnd = useCallback(() => {
+    setRuns((n) => n + 1);
+    refresh();
+  }, [refresh]);
+
+  // closeDrawer hides the drawer and gives the focus back to the button
+  // that opened it.
+  const closeDrawer = useCallback(() => {
+    setDrawer("");
+    toggles[drawer]?.current?.focus();
+  }, [drawer, toggles]);
+  const switchTo = (id) => {
+    setDrawer("");
+    if (id !== chatId) open(id, { push: true });
+  };
+  const remove = async (id) => {
+    forget(id);
+    if (id === chatId) open("", { push: false });
+    try {
+      await deleteChat(id);
+    } catch (e) {
+      setNotice(e.message);
+    }
+    refresh();
+  };
+
+  return (
+    <div className="app">
+      <header className="topbar">
+        <button type="button" ref={chatsToggle} className="btn chats-toggle" aria-label="Chats" aria-expanded={drawer === "chats"} aria-controls="chat-list"
+          onClick={() => setDrawer((d) => (d === "chats" ? "" : "chats"))}>
+          <MenuIcon /> <span className="label">Chats</span>
+        </button>
+        <h1>agentloop webchat</h1>
+        <Banner />
+        <button type="button" ref={statesToggle} className="btn panel-toggle" aria-label="Tool states" aria-expanded={drawer === "states"} aria-controls="tool-states"
+          onClick={() => setDrawer((d) => (d === "states" ? "" : "states"))}>
+          <PanelIcon /> <span className="label">Tool states</span>
+        </button>
+      </header>
+      <div className="body">
+        <ThreadList id="chat-list" list={list} currentId={chat?.saved ? chat.id : ""} open={drawer === "chats"}
+          onNew={() => switchTo("")} onSwitch={switchTo} onDelete={remove} onMore={more} onClose={closeDrawer} />
+        <main className="chat" aria-label="Chat">
+          {notice && <p className="notice" role="status" data-testid="notice">{notice}</p>}
+          {chat ? (
+            <ChatSession key={chat.id} chat={chat} onResponse={onResponse} onNoStream={onNoStream} onResponseEnd={onResponseEnd} />
+          ) : (
+            <p className="loading hint" role="status" data-testid="loading">Loading the chat…</p>
+          )}
+        </main>
+        {drawer && <div className="backdrop" aria-hidden="true" onClick={closeDrawer} />}
+        <ToolStatesPanel id="tool-states" chatId={chat?.saved ? chat.id : ""} version={runs} open={drawer === "states"} onClose={closeDrawer} />
+      </div>
+    </div>
   );
 }

@@ -133,24 +133,36 @@ function RunError() {
 // Stopping: the runtime marks a stopped message "incomplete, cancelled"
 // only when no tool call was left open; a reply stopped while a tool ran
 // stays "requires-action", and later the open call is cancelled for good.
-// So the page also remembers which replies the user stopped.
+// So the page also remembers which replies the user stopped. Cancelling
+// the run in the page only closes its stream; onStop stops it on the
+// server.
 const StopContext = createContext({ stop: () => {}, stoppedIds: new Set() });
 
-function useStopState() {
+function useStopState(onStop) {
   const aui = useAui();
   const [stoppedIds, setStoppedIds] = useState(() => new Set());
   const stop = useCallback(() => {
     const last = aui.thread().getState().messages.at(-1);
     if (last?.role === "assistant") setStoppedIds((prev) => new Set(prev).add(last.id));
+    onStop?.();
     aui.thread().cancelRun();
-  }, [aui]);
+  }, [aui, onStop]);
   return useMemo(() => ({ stop, stoppedIds }), [stop, stoppedIds]);
 }
+
+// stoppedOnServer: a stored reply whose tool call the server answered
+// "cancelled: stopped" was stopped (the page that stopped it may have been
+// reloaded since).
+const stoppedOnServer = (message) =>
+  message.parts.some((p) => p.type === "tool-call" && p.isError && p.result?.error === "cancelled: stopped");
 
 function StoppedMark() {
   const { stoppedIds } = useContext(StopContext);
   const stopped = useAuiState(
-    (s) => stoppedIds.has(s.message.id) || (s.message.status?.type === "incomplete" && s.message.status.reason === "cancelled"),
+    (s) =>
+      stoppedIds.has(s.message.id) ||
+      (s.message.status?.type === "incomplete" && s.message.status.reason === "cancelled") ||
+      stoppedOnServer(s.message),
   );
   const running = useAuiState((s) => s.message.status?.type === "running");
   if (!stopped || running) return null;
@@ -237,8 +249,11 @@ function useEscapeStops(stop) {
   }, [stop, running]);
 }
 
-export function Thread() {
-  const stopState = useStopState();
+// Thread shows the runtime's thread. onStop, if set, is called when the
+// user stops a running reply (the Stop button, Escape), before the page
+// closes the reply's stream.
+export function Thread({ onStop }) {
+  const stopState = useStopState(onStop);
   useEscapeStops(stopState.stop);
   return (
     <StopContext.Provider value={stopState}>

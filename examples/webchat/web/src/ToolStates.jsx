@@ -15,11 +15,20 @@ export function ToolStatesPanel({ id, chatId, version, open, onClose }) {
     if (open) closeRef.current?.focus();
   }, [open]);
 
+  // shown is the chat the panel shows: an answer for another one (the
+  // page switched chats meanwhile) is dropped.
+  const shown = useRef(chatId);
+  shown.current = chatId;
   const load = useCallback(async () => {
-    if (!chatId) return;
+    if (!chatId) {
+      setStates(null);
+      setError("");
+      return;
+    }
     try {
       const res = await fetch(`/agents/${encodeURIComponent(chatId)}/tool-states`);
       const body = await res.json().catch(() => null);
+      if (shown.current !== chatId) return;
       if (!res.ok || !body?.success) {
         setError(body?.error ?? `HTTP ${res.status}`);
         setStates(null);
@@ -28,7 +37,7 @@ export function ToolStatesPanel({ id, chatId, version, open, onClose }) {
       setError("");
       setStates(body.data?.toolStates ?? {});
     } catch (e) {
-      setError(String(e));
+      if (shown.current === chatId) setError(String(e));
     }
   }, [chatId]);
 

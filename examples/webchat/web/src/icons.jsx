@@ -30,3 +30,8 @@ export const PanelIcon = () => (
   <Icon><rect x="3" y="3" width="18" height="18" rx="2" /><path d="M15 3v18" /></Icon>
 );
 export const CloseIcon = () => <Icon><path d="M18 6 6 18" /><path d="m6 6 12 12" /></Icon>;
+export const PlusIcon = () => <Icon><path d="M12 5v14" /><path d="M5 12h14" /></Icon>;
+export const TrashIcon = () => (
+  <Icon><path d="M3 6h18" /><path d="M8 6V4h8v2" /><path d="M19 6l-1 14H6L5 6" /></Icon>
+);
+export const MenuIcon = () => <Icon><path d="M4 6h16" /><path d="M4 12h16" /><path d="M4 18h16" /></Icon>;

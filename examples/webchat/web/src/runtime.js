@@ -1,9 +1,11 @@
-// The page's assistant-ui runtime: the AI SDK chat (useChatRuntime) on the
-// server's POST /api/chat. Everything about where chats come from lives
-// here, so the thread list (a remote thread list adapter over /api/chats)
-// and resuming a live run (resume: true) are added in this one place.
-import { useMemo } from "react";
-import { AssistantChatTransport, useChatRuntime } from "@assistant-ui/react-ai-sdk";
+// The page's assistant-ui runtime for one chat: the AI SDK's useChat on
+// the server's POST /api/chat, with the chat's id and stored messages,
+// resuming its run in progress (useChat's resume: GET
+// /api/chat/{id}/stream, 204 when there is none). Where the chats come
+// from (the list, loading one, the address) is App.jsx's and chats.js's.
+import { useEffect, useMemo, useRef } from "react";
+import { useChat } from "@ai-sdk/react";
+import { AssistantChatTransport, useAISDKRuntime } from "@assistant-ui/react-ai-sdk";
 import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   lastAssistantMessageIsCompleteWithToolCalls,
@@ -15,33 +17,48 @@ const continueRun = (opts) =>
   lastAssistantMessageIsCompleteWithToolCalls(opts) ||
   lastAssistantMessageIsCompleteWithApprovalResponses(opts);
 
-// useWebchatRuntime returns the runtime for AssistantRuntimeProvider.
-// onChatId gets the chat id of each request (the tool-state panel needs
-// it); onResponseEnd is called once each response has been read to its
-// end (or failed), so views of server state can refresh. Both must be
-// stable (useCallback).
-export function useWebchatRuntime({ onChatId, onResponseEnd }) {
+// useWebchatRuntime returns the runtime for AssistantRuntimeProvider, for
+// the chat chatId. The component that calls it must be keyed by chatId:
+// messages (the stored ones, [] for a new chat) and resume (true for a
+// chat the server has, whose run may be in progress) are read once.
+// onResponse is called when the server accepted a request of this chat
+// (the chat now exists on the server); onNoStream when there was no run
+// to resume (204); onResponseEnd once each response
+// has been read to its end (or failed), so views of server state can
+// refresh. Leaving the chat (unmounting) closes its stream, which does
+// not stop the run on the server.
+export function useWebchatRuntime({ chatId, messages, resume, onResponse, onNoStream, onResponseEnd }) {
+  const callbacks = useRef({ onResponse, onNoStream, onResponseEnd });
+  useEffect(() => {
+    callbacks.current = { onResponse, onNoStream, onResponseEnd };
+  });
   const transport = useMemo(
     () =>
       new AssistantChatTransport({
         api: "/api/chat",
+        // The body's id is this chat's; assistant-ui would put in the id
+        // of its own (single, in-memory) thread.
+        prepareSendMessagesRequest: ({ body, messages, trigger, messageId, requestMetadata }) => ({
+          body: { ...body, id: chatId, messages, trigger, messageId, metadata: requestMetadata },
+        }),
         fetch: async (input, init) => {
-          try {
-            const id = JSON.parse(init?.body ?? "{}").id;
-            if (id) onChatId(id);
-          } catch {
-            // not JSON: nothing to note
-          }
           const res = await fetch(input, init);
+          const end = () => callbacks.current.onResponseEnd();
+          if (res.status === 204) callbacks.current.onNoStream();
+          else if (res.ok) callbacks.current.onResponse();
           if (res.body) {
-            res.clone().text().then(onResponseEnd, onResponseEnd);
+            res.clone().text().then(end, end);
           } else {
-            onResponseEnd();
+            end();
           }
           return res;
         },
       }),
-    [onChatId, onResponseEnd],
+    [chatId],
   );
-  return useChatRuntime({ transport, sendAutomaticallyWhen: continueRun });
+  const chat = useChat({ id: chatId, messages, transport, resume, sendAutomaticallyWhen: continueRun });
+  const runtime = useAISDKRuntime(chat);
+  // The transport reads the page's tools (create_record) from the runtime.
+  transport.setRuntime(runtime);
+  return runtime;
 }

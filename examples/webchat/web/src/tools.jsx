@@ -92,12 +92,18 @@ function usePreliminary(toolCallId) {
 // of the tool: the call shows as not finished.
 const cancelledOnSend = "User cancelled tool call by sending a new message.";
 
+// unfinished matches the results the server stores for a call that never
+// ran to its end (agentloop's "cancelled: <why>" of a stopped run, "not
+// run: …", aisdk's "interrupted: …" of a server that died mid-run), which
+// a reloaded chat shows: not finished, rather than failed.
+const unfinished = /^(cancelled|not run|interrupted): /;
+
 // callState is what a tool call's UI shows: "done" or "error" once it has
 // a final result, "running" while it runs (or has only preliminary
 // output), and "incomplete" when the run ended without a result (Stop, or
 // an error, left it unfinished).
 const callState = (result, isError, status, preliminary) =>
-  isError && result?.error === cancelledOnSend ? "incomplete"
+  isError && (result?.error === cancelledOnSend || unfinished.test(result?.error)) ? "incomplete"
   : result !== undefined && !preliminary
     ? isError ? "error" : "done"
     : status?.type === "running" || preliminary ? "running" : "incomplete";
