@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/store/memstore"
 )
 
 // discardResponse is an http.ResponseWriter that keeps nothing.
@@ -65,7 +66,9 @@ func BenchmarkMapper_TextDelta(b *testing.B) {
 
 // BenchmarkHandler_TextRun runs a whole request through the handler: a
 // scripted model answering with deltas text deltas. The reported ns/delta
-// and allocs/delta include decoding, the loop, mapping and SSE writing.
+// and allocs/delta include decoding, the loop, mapping and SSE writing,
+// and the scripted model's own cost (1 allocation per delta: see
+// BenchmarkModelOnly_TextDeltas in the root package).
 func BenchmarkHandler_TextRun(b *testing.B) {
 	const deltas = 1000
 	text := strings.Repeat("word ", deltas)
@@ -81,6 +84,40 @@ func BenchmarkHandler_TextRun(b *testing.B) {
 		w := &discardResponse{h: http.Header{}}
 		r, _ := http.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(w, r)
+		if w.bytes < deltas*40 {
+			b.Fatalf("only %d bytes written", w.bytes)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*deltas), "ns/delta")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*deltas), "allocs/delta")
+}
+
+// BenchmarkHandler_TextRunStored is BenchmarkHandler_TextRun in the
+// stored mode, on a memstore: every op is a new chat, saved before and
+// after its run, its 1,000 chunks also appended to the chat's stream log
+// (64 at a time).
+func BenchmarkHandler_TextRunStored(b *testing.B) {
+	const deltas = 1000
+	text := strings.Repeat("word ", deltas)
+	model := simtest.NewFuncModel(func(*agentloop.Request) ([]simtest.Step, error) {
+		return []simtest.Step{simtest.Text(text)}, nil
+	})
+	st := memstore.New(memstore.Options{})
+	defer st.Close()
+	h := &Handler{Agent: &agentloop.Agent{Model: model}, Store: st, NewMessageID: func() string { return "m" }}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		n++
+		body := `{"id":"chat-` + strconv.Itoa(n) + `","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"hi"}]}],"trigger":"submit-message"}`
+		w := &discardResponse{h: http.Header{}}
+		r, _ := http.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.RemoteAddr = "127.0.0.1:1"
 		h.ServeHTTP(w, r)
 		if w.bytes < deltas*40 {
 			b.Fatalf("only %d bytes written", w.bytes)

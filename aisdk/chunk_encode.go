@@ -21,11 +21,7 @@ func appendChunk(buf *bytes.Buffer, c Chunk) error {
 	switch v := c.(type) {
 	case TextDeltaChunk:
 		if v.ProviderMetadata == nil {
-			buf.WriteString(`{"type":"text-delta","id":`)
-			appendString(buf, v.ID)
-			buf.WriteString(`,"delta":`)
-			appendString(buf, v.Delta)
-			buf.WriteByte('}')
+			appendTextDelta(buf, v.ID, v.Delta)
 			return nil
 		}
 	case ReasoningDeltaChunk:
@@ -51,6 +47,16 @@ func appendChunk(buf *bytes.Buffer, c Chunk) error {
 	}
 	buf.Write(b)
 	return nil
+}
+
+// appendTextDelta writes the wire JSON of a text-delta chunk without
+// provider metadata.
+func appendTextDelta(buf *bytes.Buffer, id, delta string) {
+	buf.WriteString(`{"type":"text-delta","id":`)
+	appendString(buf, id)
+	buf.WriteString(`,"delta":`)
+	appendString(buf, delta)
+	buf.WriteByte('}')
 }
 
 const hexDigits = "0123456789abcdef"

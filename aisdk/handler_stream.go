@@ -23,8 +23,9 @@ type runPair struct {
 
 // stream runs the agent and writes the response. The calling goroutine is
 // the only writer; the run is ranged over in a goroutine that hands its
-// items over a channel, so that keep-alive comments can be written while
-// the run is idle.
+// items over in batches (an itemPipe), so that keep-alive comments can be
+// written while the run is idle, and a run that is ahead of its client
+// costs one handoff and one flush per batch, not per item.
 //
 // Without a stored run (sr nil) the run lives and dies with the request: a
 // client that goes away cancels it. With one, the run is detached from the
@@ -51,16 +52,14 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 	}
 	opts = append(opts, agentloop.WithConversationID(req.ID))
 
-	items := make(chan runPair, 32)
+	items := newItemPipe()
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer close(items)
+		defer items.close()
 		for item, err := range h.Agent.Stream(ctx, history, opts...) {
-			select {
-			case items <- runPair{item, err}:
-			case <-stop:
+			if !items.put(runPair{item, err}, stop) {
 				return
 			}
 		}
@@ -88,25 +87,23 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 		defer t.Stop()
 		tick = t.C
 	}
-	var chunks []Chunk
-	var last runPair
+	var (
+		chunks []Chunk
+		batch  []runPair
+		closed bool
+		last   runPair
+	)
 	for {
 		select {
-		case p, ok := <-items:
-			if !ok {
-				if !m.Done() {
-					err := errors.New("aisdk: the run ended without a final item")
-					h.logRunError(r, req, err, slog.LevelError)
-					chunks = m.Map(chunks, nil, err)
-					last = runPair{err: err}
-				}
-				out.write(chunks, true)
-				out.close()
-				if sr != nil {
-					sr.end(last)
-				}
+		case <-items.ready:
+		case <-tick:
+			if !out.keepAlive() && sr == nil {
 				return
 			}
+			continue
+		}
+		batch, closed = items.take(batch)
+		for _, p := range batch {
 			if sr != nil && !m.Done() {
 				if err := sr.persist(p); err != nil {
 					cancel(err)
@@ -116,28 +113,49 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 			if !m.Done() {
 				last = p
 			}
+			if d, ok := p.item.(agentloop.TextDelta); ok && p.err == nil {
+				// Most of a stream: written without a Chunk.
+				if id, ok := m.continueText(d.Text); ok {
+					out.textDelta(id, d.Text)
+					continue
+				}
+			}
 			switch {
 			case p.err != nil && !m.Done() && sr != nil && sr.stopped(ctx):
 				h.logRunError(r, req, p.err, slog.LevelInfo)
-				chunks = m.abort(chunks, "stopped")
+				chunks = m.abort(chunks[:0], "stopped")
 			case p.err != nil && !m.Done():
 				level := slog.LevelError
 				if (r.Context().Err() != nil && sr == nil) || errors.Is(context.Cause(ctx), ErrShutdown) {
 					level = slog.LevelInfo // the client went away, or the server shuts down: the run was cancelled for it
 				}
 				h.logRunError(r, req, p.err, level)
-				chunks = m.Map(chunks, nil, p.err)
+				chunks = m.Map(chunks[:0], nil, p.err)
 			default:
-				chunks = m.Map(chunks, p.item, p.err)
+				chunks = m.Map(chunks[:0], p.item, p.err)
 			}
-			if !out.write(chunks, len(items) == 0) && sr == nil {
-				return
+			out.write(chunks)
+		}
+		clear(batch) // let the batch's items go
+		if closed {
+			if !m.Done() {
+				err := errors.New("aisdk: the run ended without a final item")
+				h.logRunError(r, req, err, slog.LevelError)
+				out.write(m.Map(chunks[:0], nil, err))
+				last = runPair{err: err}
 			}
-			chunks = chunks[:0]
-		case <-tick:
-			if !out.keepAlive() && sr == nil {
-				return
+			out.flush()
+			out.close()
+			if sr != nil {
+				sr.end(last)
 			}
+			return
+		}
+		if !out.client && sr == nil {
+			return
+		}
+		if !items.pending() && !out.flush() && sr == nil {
+			return
 		}
 	}
 }
@@ -159,33 +177,46 @@ type output struct {
 	client bool // the client is still reading
 	wrote  bool // something was written since the last keep-alive tick
 	sr     *storedRun
-	buf    bytes.Buffer
-	data   [][]byte
+	buf    bytes.Buffer // the chunk being sent
 }
 
-// write sends chunks to the client (flushing when flush is set) and to the
-// log; it reports whether the client is still there.
-func (o *output) write(chunks []Chunk, flush bool) bool {
-	o.data = o.data[:0]
+// write sends chunks to the client and queues them for the log.
+func (o *output) write(chunks []Chunk) {
 	for _, c := range chunks {
 		o.buf.Reset()
 		if err := appendChunk(&o.buf, c); err != nil {
 			continue // a chunk the Mapper made always encodes
 		}
-		data := bytes.Clone(o.buf.Bytes())
-		o.data = append(o.data, data)
-		if o.client && o.sw.writeData(data) != nil {
-			o.client = false
-		}
+		o.send()
+	}
+}
+
+// textDelta sends the text-delta chunk of the text part id, as write
+// would, without a Chunk.
+func (o *output) textDelta(id, delta string) {
+	o.buf.Reset()
+	appendTextDelta(&o.buf, id, delta)
+	o.send()
+}
+
+// send sends the chunk in buf.
+func (o *output) send() {
+	if o.client && o.sw.writeData(o.buf.Bytes()) != nil {
+		o.client = false
 	}
 	if o.sr != nil {
-		o.sr.log(o.data)
-		if flush {
-			o.sr.flushLog()
-		}
+		o.sr.log(o.buf.Bytes())
 	}
 	o.wrote = true
-	if o.client && flush && o.sw.Flush() != nil {
+}
+
+// flush flushes what was sent to the client and to the log; it reports
+// whether the client is still there.
+func (o *output) flush() bool {
+	if o.sr != nil {
+		o.sr.flushLog()
+	}
+	if o.client && o.sw.Flush() != nil {
 		o.client = false
 	}
 	return o.client

@@ -448,3 +448,18 @@ func reasoningMetadata(signature, redacted string) ProviderMetadata {
 	}
 	return ProviderMetadata{metadataKey: md}
 }
+
+// continueText records a text delta that goes into the text part already
+// open, where it needs no chunk but its text-delta, and returns that
+// part's id; it reports false, changing nothing, when the delta needs
+// more (Map then makes its chunks). It lets the Handler write the chunk
+// that makes up most of a stream without boxing it into a Chunk.
+func (m *Mapper) continueText(text string) (id string, ok bool) {
+	if m.done || m.textID == "" || text == "" {
+		return "", false
+	}
+	if m.sign != nil {
+		m.text.WriteString(wireText(text))
+	}
+	return m.textID, true
+}

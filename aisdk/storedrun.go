@@ -46,7 +46,9 @@ type storedRun struct {
 	base    agentloop.History               // whose last assistant message's calls are being answered
 	results map[string]agentloop.ToolResult // results of those calls so far
 
-	pending [][]byte // chunks not yet appended to the log
+	queued  []byte   // the encoded chunks not yet appended to the log, one after the other
+	ends    []int    // where each of them ends in queued
+	chunks  [][]byte // the slices of queued, for the next AppendChunks
 	started bool     // the start chunk went to the log
 
 	cancel context.CancelCauseFunc
@@ -240,39 +242,51 @@ func sameHistory(a, b agentloop.History) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
 
-// log queues the encoded chunks of the response for the stream log. The
-// continued message's earlier parts follow its start chunk, since a client
-// that resumes the stream rebuilds the message from the start chunk on.
-func (s *storedRun) log(chunks [][]byte) {
-	for _, data := range chunks {
-		s.pending = append(s.pending, data)
-		if !s.started {
-			s.started = true
-			var buf bytes.Buffer
-			for _, c := range s.restate {
-				buf.Reset()
-				if appendChunk(&buf, c) == nil {
-					s.pending = append(s.pending, bytes.Clone(buf.Bytes()))
-				}
+// log queues an encoded chunk of the response for the stream log (data
+// is copied). The continued message's earlier parts follow its start
+// chunk, since a client that resumes the stream rebuilds the message from
+// the start chunk on.
+func (s *storedRun) log(data []byte) {
+	s.queue(data)
+	if !s.started {
+		s.started = true
+		var buf bytes.Buffer
+		for _, c := range s.restate {
+			buf.Reset()
+			if appendChunk(&buf, c) == nil {
+				s.queue(buf.Bytes())
 			}
 		}
 	}
-	if len(s.pending) >= logBatch {
+	if len(s.ends) >= logBatch {
 		s.flushLog()
 	}
+}
+
+// queue copies a chunk into the queue of the next log write.
+func (s *storedRun) queue(data []byte) {
+	s.queued = append(s.queued, data...)
+	s.ends = append(s.ends, len(s.queued))
 }
 
 // flushLog appends the queued chunks to the stream log in one write. A
 // failure cancels the run: its stream could not be resumed.
 func (s *storedRun) flushLog() {
-	if len(s.pending) == 0 || s.lost.Load() || s.logErr != nil {
-		s.pending = s.pending[:0]
+	if len(s.ends) == 0 || s.lost.Load() || s.logErr != nil {
+		s.queued, s.ends = s.queued[:0], s.ends[:0]
 		return
+	}
+	s.chunks = s.chunks[:0]
+	start := 0
+	for _, end := range s.ends {
+		s.chunks = append(s.chunks, s.queued[start:end:end])
+		start = end
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, writeTimeout)
 	defer cancel()
-	_, err := s.h.Store.AppendChunks(ctx, s.lease, s.pending...)
-	s.pending = s.pending[:0]
+	_, err := s.h.Store.AppendChunks(ctx, s.lease, s.chunks...) // which keeps no slice
+	s.queued, s.ends = s.queued[:0], s.ends[:0]
+	clear(s.chunks)
 	switch {
 	case errors.Is(err, store.ErrLeaseLost):
 		s.lose(err)
