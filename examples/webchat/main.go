@@ -29,9 +29,9 @@
 // share as replicas of one service. The stored history is authoritative:
 // a request may only add a user message, or answers to what the chat
 // waits for. A run does not end when its client goes away (a closed tab, a
-// reload, the page's Stop): it finishes and is saved, and a reloaded page
-// can resume its stream; the next message in the chat, or POST
-// /api/chat/{id}/stop, stops it. A replica that dies mid-run leaves its
+// reload): it finishes and is saved, and a reloaded page can resume its
+// stream; POST /api/chat/{id}/stop (the page's Stop button), or the next
+// message in the chat, stops it. A replica that dies mid-run leaves its
 // chat to the others once its stream lease (-lease) runs out. Ended stream
 // logs are deleted after ten minutes.
 //
@@ -356,9 +356,9 @@ func scriptedErrorText(err error) string {
 }
 
 // reportLeaving logs each chat request whose client went away before its
-// answer was complete (a closed tab, a reload, the page's Stop button).
-// The run goes on and is saved; the next message, or a stop request, stops
-// it (the handler logs that).
+// answer was complete (a closed tab, a reload, or the page's Stop button,
+// which also posts the stop request). The run goes on and is saved until a
+// stop request or the next message stops it (the handler logs that).
 func reportLeaving(next http.Handler, logw io.Writer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w, r)

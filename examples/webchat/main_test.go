@@ -326,9 +326,9 @@ func TestToolStates_AFailingToolIsHiddenShownAndReset(t *testing.T) {
 	}
 }
 
-// A client that goes away (a closed tab, the page's Stop) does not cancel
-// its run: the run goes on and is saved, and the chat's next message stops
-// it and goes on from it.
+// A client that goes away (a closed tab, a reload) does not cancel its
+// run: the run goes on and is saved, and the chat's next message stops it
+// and goes on from it.
 func TestChat_ARunOutlivesItsClientAndTheNextMessageStopsIt(t *testing.T) {
 	script := writeScript(t, `{"turns":[{"reply":[{"text":"Working"},{"hang":true}]},{"expect":{"user":"next"},"reply":[{"text":"Next answer."}]}]}`)
 	logs := &lockedBuffer{}
@@ -351,7 +351,7 @@ func TestChat_ARunOutlivesItsClientAndTheNextMessageStopsIt(t *testing.T) {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() && !strings.Contains(sc.Text(), `"delta":"Working"`) {
 	}
-	cancel() // what the page's Stop does: abort the fetch
+	cancel() // a closed tab: the fetch is aborted, and no stop request is sent
 	resp.Body.Close()
 	info := getChat(t, srv.URL, "c")
 	if !info.Streaming {

@@ -65,7 +65,7 @@ func (p pacing) words(s string, step func(string) simtest.Step) []simtest.Step {
 }
 
 // slowTool makes the named tool take p.tool before it runs; a cancelled
-// call (the page's Stop) returns at once with the context's error. With
+// call (the page's Stop, which stops the run) returns at once with the context's error. With
 // pacing off, or no such tool, it changes nothing.
 func (p pacing) slowTool(tools []*agentloop.Tool, name string) {
 	if p.tool <= 0 {
