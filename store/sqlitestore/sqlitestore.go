@@ -113,11 +113,42 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	r.SetMaxIdleConns(readers)
 	s := &Store{path: path, now: now, w: w, r: r}
 	s.waiter = backend.Waiter{Hub: &s.hub, Poll: poll, Now: now}
-	if err := migrate(ctx, w); err != nil {
+	if err := migrateWhenFree(ctx, w, busy); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("sqlitestore: %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// migrateWhenFree migrates the schema, trying again for up to busy while
+// the file is locked. The first connections to a new file contend for the
+// switch to WAL, and SQLite answers the losers SQLITE_BUSY at once rather
+// than after the busy timeout (which it waits out only for ordinary
+// locks), so concurrent Opens of a new file need this.
+func migrateWhenFree(ctx context.Context, db *sql.DB, busy time.Duration) error {
+	deadline := time.Now().Add(busy)
+	wait := time.Millisecond
+	for {
+		err := migrate(ctx, db)
+		if !isBusy(err) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (the primary code,
+// whatever the extended one).
+func isBusy(err error) bool {
+	var e interface{ Code() int }
+	return errors.As(err, &e) && e.Code()&0xff == 5
 }
 
 // dsn returns the driver's name for the file, with the settings every
