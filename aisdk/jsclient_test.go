@@ -510,15 +510,36 @@ func TestJSClient_ApprovalOfATamperedCallIsRefused(t *testing.T) {
 	}
 }
 
-// openGateOnResume opens g when the resume request (GET …/stream) comes.
+// openGateOnResume opens g once the resume request (GET …/stream) has
+// found the run and starts answering, so the run cannot end before the
+// resume looks for it (that would be a 204, and nothing to resume).
 func openGateOnResume(h http.Handler, g *gate) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/stream") {
-			g.Open()
+			w = &openOnWrite{ResponseWriter: w, g: g}
 		}
 		h.ServeHTTP(w, r)
 	})
 }
+
+// openOnWrite opens its gate when the response begins.
+type openOnWrite struct {
+	http.ResponseWriter
+	g *gate
+}
+
+func (o *openOnWrite) WriteHeader(code int) {
+	o.ResponseWriter.WriteHeader(code)
+	o.g.Open()
+}
+
+func (o *openOnWrite) Write(p []byte) (int, error) {
+	n, err := o.ResponseWriter.Write(p)
+	o.g.Open()
+	return n, err
+}
+
+func (o *openOnWrite) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 
 // The real client resumes a stream with resumeStream (what useChat({resume:
 // true}) calls on mount) against a server with a Store: a page goes away
