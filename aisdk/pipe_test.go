@@ -2,6 +2,7 @@ package aisdk
 
 import (
 	"testing"
+	"testing/synctest"
 
 	"github.com/agentloop/agentloop"
 )
@@ -34,32 +35,36 @@ func TestItemPipe_TakeGetsEveryQueuedItemInOrderAndTheClose(t *testing.T) {
 }
 
 func TestItemPipe_PutWaitsWhileFullUntilATakeOrTheStop(t *testing.T) {
-	q := newItemPipe()
-	stop := make(chan struct{})
-	for range pipeLimit {
-		q.put(runPair{}, stop)
-	}
-	put := make(chan bool)
-	go func() { put <- q.put(runPair{item: agentloop.Final{}}, stop) }()
-	select {
-	case <-put:
-		t.Fatal("put into a full pipe did not wait")
-	default:
-	}
-	<-q.ready
-	if batch, _ := q.take(nil); len(batch) != pipeLimit {
-		t.Fatalf("took %d; want %d", len(batch), pipeLimit)
-	}
-	if !<-put {
-		t.Fatal("the waiting put was refused after a take made room")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		q := newItemPipe()
+		stop := make(chan struct{})
+		for range pipeLimit {
+			q.put(runPair{}, stop)
+		}
+		put := make(chan bool, 1)
+		go func() { put <- q.put(runPair{item: agentloop.Final{}}, stop) }()
+		synctest.Wait() // the put is blocked, or done
+		select {
+		case <-put:
+			t.Fatal("put into a full pipe did not wait")
+		default:
+		}
+		<-q.ready
+		if batch, _ := q.take(nil); len(batch) != pipeLimit {
+			t.Fatalf("took %d; want %d", len(batch), pipeLimit)
+		}
+		if !<-put {
+			t.Fatal("the waiting put was refused after a take made room")
+		}
 
-	for range pipeLimit - 1 {
-		q.put(runPair{}, stop)
-	}
-	go func() { put <- q.put(runPair{}, stop) }()
-	close(stop)
-	if <-put {
-		t.Fatal("a put into the full pipe went in after the stop")
-	}
+		for range pipeLimit - 1 {
+			q.put(runPair{}, stop)
+		}
+		go func() { put <- q.put(runPair{}, stop) }()
+		synctest.Wait()
+		close(stop)
+		if <-put {
+			t.Fatal("a put into the full pipe went in after the stop")
+		}
+	})
 }
