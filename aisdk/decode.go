@@ -2,7 +2,6 @@ package aisdk
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/agentloop/agentloop/internal/jsonscan"
 )
@@ -157,7 +156,7 @@ func (b *bodyDecoder) message(m *UIMessage) bool {
 		default:
 			// encoding/json ignores other keys, but matches a key to a
 			// field case-insensitively.
-			ok = !foldsToAny(k, uiMessageKeys) && d.Skip()
+			ok = !jsonscan.FoldsToAny(k, uiMessageKeys) && d.Skip()
 		}
 		if !ok || seen&bit != 0 {
 			return false
@@ -276,7 +275,7 @@ func (b *bodyDecoder) part(p *UIPart) bool {
 			bit, ok = 1<<28, b.raw(&p.ProviderMetadata)
 		default:
 			key := string(k)
-			if foldsToAny(k, uiPartKeyList) {
+			if jsonscan.FoldsToAny(k, uiPartKeyList) {
 				return false
 			}
 			var raw json.RawMessage
@@ -335,7 +334,7 @@ func (b *bodyDecoder) approval(dst **UIApproval) bool {
 		case "inputSchemaInput":
 			bit, ok = 1<<7, b.raw(&a.InputSchemaInput)
 		default:
-			ok = !foldsToAny(k, uiApprovalKeys) && d.Skip()
+			ok = !jsonscan.FoldsToAny(k, uiApprovalKeys) && d.Skip()
 		}
 		if !ok || seen&bit != 0 {
 			return false
@@ -482,15 +481,4 @@ func (b *bodyDecoder) state(dst *PartState) bool {
 var partStates = []PartState{
 	StateDone, StateStreaming, StateInputStreaming, StateInputAvailable, StateApprovalRequested,
 	StateApprovalResponded, StateOutputAvailable, StateOutputError, StateOutputDenied,
-}
-
-// foldsToAny reports whether key equals one of keys case-insensitively, as
-// encoding/json matches a key to a struct field when no name is exact.
-func foldsToAny(key []byte, keys []string) bool {
-	for _, k := range keys {
-		if strings.EqualFold(string(key), k) {
-			return true
-		}
-	}
-	return false
 }

@@ -17,6 +17,7 @@ package jsonscan
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -77,9 +78,6 @@ func (d *Decoder) Reset(data []byte) {
 
 // Err returns the first error, or nil.
 func (d *Decoder) Err() error { return d.err }
-
-// Offset returns the offset of the next byte to read.
-func (d *Decoder) Offset() int { return d.pos }
 
 func (d *Decoder) fail(msg string) bool {
 	if d.err == nil {
@@ -681,4 +679,18 @@ func AppendCompact(dst, src []byte) ([]byte, bool) {
 		}
 	}
 	return append(dst, src[start:]...), true
+}
+
+// FoldsToAny reports whether key equals one of keys case-insensitively, as
+// encoding/json matches an object key to a struct field when no field name
+// is exact. A decoder that reads its fields by their exact names uses it
+// to tell a key encoding/json ignores (skip it) from one encoding/json
+// would still decode into a field.
+func FoldsToAny(key []byte, keys []string) bool {
+	for _, k := range keys {
+		if strings.EqualFold(string(key), k) {
+			return true
+		}
+	}
+	return false
 }

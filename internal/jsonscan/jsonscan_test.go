@@ -181,3 +181,32 @@ func FuzzDecoder(f *testing.F) {
 		check(t, data)
 	})
 }
+
+func TestFoldsToAny_MatchesAKeyAsEncodingJSONMatchesAField(t *testing.T) {
+	keys := []string{"toolCallId", "id"}
+	for _, tc := range []struct {
+		key  string
+		want bool
+	}{
+		{"toolCallId", true},
+		{"TOOLCALLID", true},
+		{"toolcallid", true},
+		{"ID", true},
+		{"toolCall", false},
+		{"ids", false},
+		{"", false},
+	} {
+		// The reference: does encoding/json decode the key into a field?
+		var v struct {
+			ToolCallID string `json:"toolCallId"`
+			ID         string `json:"id"`
+		}
+		_ = json.Unmarshal([]byte(`{"`+tc.key+`":"x"}`), &v)
+		if decoded := v.ToolCallID != "" || v.ID != ""; decoded != tc.want {
+			t.Fatalf("test table is wrong for %q: encoding/json decodes it: %v", tc.key, decoded)
+		}
+		if got := FoldsToAny([]byte(tc.key), keys); got != tc.want {
+			t.Errorf("FoldsToAny(%q) = %v; want %v", tc.key, got, tc.want)
+		}
+	}
+}

@@ -188,7 +188,7 @@ func (ld *lineDecoder) fast(line []byte, r *api.ChatResponse) bool {
 		default:
 			// _debug_info, logprobs, error, signin_url, and keys that
 			// match one case-insensitively; others are ignored.
-			ok = !foldsToAny(k, chatResponseKeys) && d.Skip()
+			ok = !jsonscan.FoldsToAny(k, chatResponseKeys) && d.Skip()
 		}
 		if !ok || seen&bit != 0 {
 			return false
@@ -220,7 +220,7 @@ func (ld *lineDecoder) message(m *api.Message) bool {
 		case "thinking":
 			bit, ok = 1<<2, ld.str(&m.Thinking)
 		default:
-			ok = !foldsToAny(k, messageKeys) && d.Skip()
+			ok = !jsonscan.FoldsToAny(k, messageKeys) && d.Skip()
 		}
 		if !ok || seen&bit != 0 {
 			return false
@@ -299,15 +299,4 @@ func (ld *lineDecoder) duration(dst *time.Duration) bool {
 	v, err := strconv.ParseInt(string(n), 10, 64)
 	*dst = time.Duration(v)
 	return err == nil
-}
-
-// foldsToAny reports whether key equals one of keys case-insensitively, as
-// encoding/json matches a key to a struct field when no name is exact.
-func foldsToAny(key []byte, keys []string) bool {
-	for _, k := range keys {
-		if strings.EqualFold(string(key), k) {
-			return true
-		}
-	}
-	return false
 }
