@@ -2,7 +2,6 @@ package mcptools_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -250,14 +249,6 @@ func progressOf(items []agentloop.Item) []string {
 		}
 	}
 	return out
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }
 
 // recv returns the next value of ch, failing the test if none comes.

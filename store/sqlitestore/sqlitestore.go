@@ -30,7 +30,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"modernc.org/sqlite" // and the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/internal/backend"
@@ -147,8 +148,8 @@ func migrateWhenFree(ctx context.Context, db *sql.DB, busy time.Duration) error 
 // isBusy reports whether err is SQLite's SQLITE_BUSY (the primary code,
 // whatever the extended one).
 func isBusy(err error) bool {
-	var e interface{ Code() int }
-	return errors.As(err, &e) && e.Code()&0xff == 5
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // dsn returns the driver's name for the file, with the settings every
