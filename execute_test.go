@@ -33,9 +33,9 @@ func calls(tool string, n int) simtest.Turn {
 	return turn(steps...)
 }
 
-// Rule 4: with ToolConcurrency 1 the calls run one after another, in call
+// design.md §5.3: with ToolConcurrency 1 the calls run one after another, in call
 // order, each starting only once the one before has returned.
-func TestRule4_Tools_ConcurrencyOneRunsInCallOrder(t *testing.T) {
+func TestTools_ConcurrencyOneRunsInCallOrder(t *testing.T) {
 	const n = 12
 	var (
 		mu      sync.Mutex
@@ -66,10 +66,10 @@ func TestRule4_Tools_ConcurrencyOneRunsInCallOrder(t *testing.T) {
 	assert.Equal(t, want, order, "calls start in call order")
 }
 
-// Rule 4: a call that timed out keeps its slot until its func returns, so
+// design.md §5.3: a call that timed out keeps its slot until its func returns, so
 // no more than ToolConcurrency funcs ever run at once; its error result
 // comes at once.
-func TestRule4_Tools_TimedOutCallHoldsItsSlotUntilItsFuncReturns(t *testing.T) {
+func TestTools_TimedOutCallHoldsItsSlotUntilItsFuncReturns(t *testing.T) {
 	releaseA := make(chan struct{})
 	var aReturned, bStartedEarly atomic.Bool
 	stuck := rawTool(t, "stuck", func(ctx context.Context, _ json.RawMessage) (string, error) {
@@ -108,9 +108,9 @@ func TestRule4_Tools_TimedOutCallHoldsItsSlotUntilItsFuncReturns(t *testing.T) {
 	assert.Contains(t, logs.String(), "result was dropped", "the late result is logged, not silently lost")
 }
 
-// Rule 4: with ToolConcurrency N > 1, a freed slot goes to the earliest
+// design.md §5.3: with ToolConcurrency N > 1, a freed slot goes to the earliest
 // waiting call.
-func TestRule4_Tools_FreedSlotGoesToTheEarliestWaitingCall(t *testing.T) {
+func TestTools_FreedSlotGoesToTheEarliestWaitingCall(t *testing.T) {
 	const n = 5
 	started := make(chan int, n)
 	release := make([]chan struct{}, n)
@@ -146,9 +146,9 @@ func TestRule4_Tools_FreedSlotGoesToTheEarliestWaitingCall(t *testing.T) {
 	assert.Equal(t, []int{2, 3, 4}, order[2:], "freed slots go to calls in call order")
 }
 
-// A result that is ready wins over a cancel: a tool whose side effect is
+// design.md §7.3: a result that is ready wins over a cancel: a tool whose side effect is
 // done is never recorded as "cancelled".
-func TestRule10_Cancel_ReadyResultWinsOverCancel(t *testing.T) {
+func TestCancel_ReadyResultWinsOverCancel(t *testing.T) {
 	for range 20 { // the old code lost this race about half the time
 		ctx, cancel := agentloop.WithCancel(t.Context())
 		send := rawTool(t, "send_email", func(context.Context, json.RawMessage) (string, error) {
@@ -167,9 +167,9 @@ func TestRule10_Cancel_ReadyResultWinsOverCancel(t *testing.T) {
 	}
 }
 
-// A tool that gives up because the run was cancelled gets the "cancelled"
+// design.md §7.3: a tool that gives up because the run was cancelled gets the "cancelled"
 // result, whose Err matches ErrCancelled.
-func TestRule10_Cancel_ToolThatStopsOnCancelGetsCancelledResult(t *testing.T) {
+func TestCancel_ToolThatStopsOnCancelGetsCancelledResult(t *testing.T) {
 	ctx, cancel := agentloop.WithCancel(t.Context())
 	wait := rawTool(t, "wait", func(ctx context.Context, _ json.RawMessage) (string, error) {
 		cancel("stop")
@@ -185,9 +185,9 @@ func TestRule10_Cancel_ToolThatStopsOnCancelGetsCancelledResult(t *testing.T) {
 	assert.ErrorIs(t, r.Err, agentloop.ErrCancelled)
 }
 
-// A tool that calls runtime.Goexit (t.FailNow in a test tool) gets an error
+// design.md §5.5: a tool that calls runtime.Goexit (t.FailNow in a test tool) gets an error
 // result; the run neither hangs nor crashes.
-func TestRule5_ErrorsAreResults_GoexitInToolIsAnErrorResult(t *testing.T) {
+func TestErrorsAreResults_GoexitInToolIsAnErrorResult(t *testing.T) {
 	exits := rawTool(t, "exits", func(context.Context, json.RawMessage) (string, error) {
 		runtime.Goexit()
 		return "", nil
@@ -350,9 +350,9 @@ func TestReportProgress_OutsideTheLoopAndAfterTimeout(t *testing.T) {
 	}
 }
 
-// A history whose tool call has arguments that are not JSON can be stored
+// design.md §8.3: a history whose tool call has arguments that are not JSON can be stored
 // whatever way the run ends.
-func TestRule5_ErrorsAreResults_HistoryWithInvalidArgumentsSerializes(t *testing.T) {
+func TestErrorsAreResults_HistoryWithInvalidArgumentsSerializes(t *testing.T) {
 	bad := `{"text": "unterminated`
 	check := func(t *testing.T, h agentloop.History) {
 		t.Helper()

@@ -21,10 +21,10 @@ import (
 	"github.com/agentloop/agentloop/simtest"
 )
 
-// Rule 1: a turn builds its request from the system prompt, the history so
+// design.md §3.2: a turn builds its request from the system prompt, the history so
 // far and the offered tools, fires the before-model-call hook, and only then
 // yields TurnStart.
-func TestRule1_TurnStart_RequestHasSystemHistoryAndToolsHookFiresBeforeItem(t *testing.T) {
+func TestTurnStart_RequestHasSystemHistoryAndToolsHookFiresBeforeItem(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("hi")))
 	var hookSaw []agentloop.Item // the items yielded before the hook ran
 	var yielded []agentloop.Item
@@ -53,9 +53,9 @@ func TestRule1_TurnStart_RequestHasSystemHistoryAndToolsHookFiresBeforeItem(t *t
 	assert.Equal(t, []string{"echo", "getLocation"}, names, "tools are offered in the agent's order")
 }
 
-// Rule 2: every reasoning, text and tool-call delta is yielded as it
+// design.md §3.3: every reasoning, text and tool-call delta is yielded as it
 // arrives, in order, followed by the complete call.
-func TestRule2_StreamTheModel_YieldsEveryDeltaInOrder(t *testing.T) {
+func TestStreamTheModel_YieldsEveryDeltaInOrder(t *testing.T) {
 	m := simtest.NewModel(
 		turn(simtest.Reasoning("think first"), simtest.Text("Hello there"), simtest.Call("c1", "echo", `{"text":"x"}`), simtest.Usage(3, 4)),
 		turn(simtest.Text("done")),
@@ -83,9 +83,9 @@ func TestRule2_StreamTheModel_YieldsEveryDeltaInOrder(t *testing.T) {
 	assert.Equal(t, "done", final(t, items).Text)
 }
 
-// Rule 2: a provider's empty text and reasoning pieces (keep-alives, role
+// design.md §3.3: a provider's empty text and reasoning pieces (keep-alives, role
 // announcements) are not yielded, nor passed to the delta hooks.
-func TestRule2_StreamTheModel_SkipsEmptyDeltas(t *testing.T) {
+func TestStreamTheModel_SkipsEmptyDeltas(t *testing.T) {
 	m := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 		return func(yield func(agentloop.Chunk, error) bool) {
 			for _, c := range []agentloop.Chunk{agentloop.ReasoningDelta{}, agentloop.ReasoningDelta{Text: "hm"},
@@ -115,9 +115,9 @@ func TestRule2_StreamTheModel_SkipsEmptyDeltas(t *testing.T) {
 	assert.Equal(t, "Hi", final(t, items).Text)
 }
 
-// Rule 3: the turn's assistant message keeps reasoning (with signature),
+// design.md §3.4: the turn's assistant message keeps reasoning (with signature),
 // text and calls in the order produced; nothing is dropped.
-func TestRule3_TurnEnd_AssistantMessageKeepsEverythingInOrder(t *testing.T) {
+func TestTurnEnd_AssistantMessageKeepsEverythingInOrder(t *testing.T) {
 	m := simtest.NewModel(
 		turn(simtest.Reasoning("plan"), simtest.Signature("sig-1"), simtest.Text("Calling."),
 			simtest.Call("c1", "echo", map[string]string{"text": "a"}), simtest.Text("And more."),
@@ -151,7 +151,7 @@ func TestRule3_TurnEnd_AssistantMessageKeepsEverythingInOrder(t *testing.T) {
 	assert.Equal(t, agentloop.Usage{Input: 10, Output: 5}, ends[0].Usage)
 }
 
-// Scenario 1: orders. Three turns; the second call uses an id from the first result.
+// design.md §3.5 (issue 2's scenario 1): orders. Three turns; the second call uses an id from the first result.
 func TestScenario1_Orders(t *testing.T) {
 	getOrders := rawTool(t, "get_orders", func(ctx context.Context, _ json.RawMessage) (string, error) {
 		return `[{"id":"ord-42","item":"lamp"}]`, nil
@@ -192,9 +192,9 @@ func TestScenario1_Orders(t *testing.T) {
 	assert.Equal(t, 0, m.Remaining())
 }
 
-// Scenario 2 and rule 6: a run never ends right after a tool; the model
+// design.md §3.5 (issue 2's scenario 2): a run never ends right after a tool; the model
 // always answers from the results.
-func TestRule6_NextTurnOrFinish_ModelAnswersFromToolResults(t *testing.T) {
+func TestNextTurnOrFinish_ModelAnswersFromToolResults(t *testing.T) {
 	m := simtest.NewModel(
 		turn(simtest.Call("c1", "echo", map[string]string{"text": "ping"})),
 		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": `"echo":"ping"`}},
@@ -207,10 +207,10 @@ func TestRule6_NextTurnOrFinish_ModelAnswersFromToolResults(t *testing.T) {
 	assert.Equal(t, 2, m.Calls())
 }
 
-// Scenario 6 and rule 4: tools of one turn run at the same time (proved with a
+// design.md §5.3 (issue 2's scenario 6): tools of one turn run at the same time (proved with a
 // barrier: each waits until all four have started) and their results come
 // back in call order although they finish in reverse order.
-func TestRule4_Tools_RunConcurrentlyResultsInCallOrder(t *testing.T) {
+func TestTools_RunConcurrentlyResultsInCallOrder(t *testing.T) {
 	const n = 4
 	var arrived sync.WaitGroup
 	arrived.Add(n)
@@ -258,9 +258,9 @@ func TestRule4_Tools_RunConcurrentlyResultsInCallOrder(t *testing.T) {
 	}
 }
 
-// Rule 4: a turn cut off by length does not run its tool calls; the run
+// design.md §5.6: a turn cut off by length does not run its tool calls; the run
 // ends with ErrTruncated and a consistent history.
-func TestRule4_Tools_TruncatedTurnDoesNotRunToolCalls(t *testing.T) {
+func TestTools_TruncatedTurnDoesNotRunToolCalls(t *testing.T) {
 	var ran atomic.Bool
 	tool := rawTool(t, "write", func(ctx context.Context, _ json.RawMessage) (string, error) {
 		ran.Store(true)
@@ -278,9 +278,9 @@ func TestRule4_Tools_TruncatedTurnDoesNotRunToolCalls(t *testing.T) {
 	assert.True(t, resultsIn(te.History)["c1"].IsError)
 }
 
-// Scenario 7 and rule 5: every failure of a tool call becomes an error
+// design.md §5.5 (issue 2's scenario 7): every failure of a tool call becomes an error
 // result the model sees, and the run goes on to a text answer.
-func TestRule5_ErrorsAreResults(t *testing.T) {
+func TestErrorsAreResults(t *testing.T) {
 	type addArgs struct {
 		A float64 `json:"a"`
 		B float64 `json:"b"`
@@ -324,10 +324,10 @@ func TestRule5_ErrorsAreResults(t *testing.T) {
 	}
 }
 
-// Scenario 3 and rule 7: a client tool pauses the run after the turn's
+// design.md §6.1 (issue 2's scenario 3): a client tool pauses the run after the turn's
 // server tools ran; appending its result and calling Stream again continues,
 // and the model's next request holds both results.
-func TestRule7_ClientTools_PauseAndResume(t *testing.T) {
+func TestClientTools_PauseAndResume(t *testing.T) {
 	m := simtest.NewModel(
 		turn(simtest.Text("Let me check."), simtest.Call("c-time", "echo", map[string]string{"text": "12:00"}),
 			simtest.Call("c-loc", "getLocation", map[string]string{"precision": "city"})),
@@ -364,9 +364,9 @@ func TestRule7_ClientTools_PauseAndResume(t *testing.T) {
 	assert.Equal(t, "getLocation", resultsIn(f.History)["c-loc"].Name, "AppendResults fills the tool name")
 }
 
-// Rule 7: resuming while client calls are still unanswered yields the
+// design.md §6.3: resuming while client calls are still unanswered yields the
 // pending item again without calling the model.
-func TestRule7_ClientTools_ResumeWithUnansweredCallsPendsWithoutModelCall(t *testing.T) {
+func TestClientTools_ResumeWithUnansweredCallsPendsWithoutModelCall(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("c1", "getLocation", map[string]string{"precision": "city"})))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{clientTool(t, "getLocation")}}
 	items, err := collect(a.Stream(t.Context(), user("where?")))
@@ -381,8 +381,8 @@ func TestRule7_ClientTools_ResumeWithUnansweredCallsPendsWithoutModelCall(t *tes
 	assert.Len(t, items, 1, "only the pending item")
 }
 
-// Rule 7: a result for a call id the history never made is an error that names the id.
-func TestRule7_ClientTools_ResultForUnknownCallIDIsAnError(t *testing.T) {
+// design.md §6.3: a result for a call id the history never made is an error that names the id.
+func TestClientTools_ResultForUnknownCallIDIsAnError(t *testing.T) {
 	h := agentloop.History{
 		agentloop.UserMessage("hi"),
 		{Role: agentloop.RoleTool, Parts: []agentloop.Part{{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "forged-1", Content: "x"}}}},
@@ -394,9 +394,9 @@ func TestRule7_ClientTools_ResultForUnknownCallIDIsAnError(t *testing.T) {
 	assert.Equal(t, 0, m.Calls())
 }
 
-// Scenario 9 and rule 8: approved calls run on resume, before the next
+// design.md §6.2 (issue 2's scenario 9): approved calls run on resume, before the next
 // model call; denied calls give the model a result that says so and why.
-func TestRule8_Approval_ApprovedRunsDeniedExplains(t *testing.T) {
+func TestApproval_ApprovedRunsDeniedExplains(t *testing.T) {
 	var deleted []string
 	type delArgs struct {
 		Path string `json:"path"`
@@ -447,8 +447,8 @@ func TestRule8_Approval_ApprovedRunsDeniedExplains(t *testing.T) {
 	assert.True(t, isTurn, "approved calls run before the next model call")
 }
 
-// Scenario 5 and rule 9: at the turn limit the run fails with the history…
-func TestRule9_TurnLimit_FailsWithHistory(t *testing.T) {
+// design.md §3.6 (issue 2's scenario 5): at the turn limit the run fails with the history…
+func TestTurnLimit_FailsWithHistory(t *testing.T) {
 	loopForever := func(req *agentloop.Request) ([]simtest.Step, error) {
 		return []simtest.Step{simtest.Call(fmt.Sprintf("c%d", req.Turn), "echo", map[string]string{"text": "again"})}, nil
 	}
@@ -466,8 +466,8 @@ func TestRule9_TurnLimit_FailsWithHistory(t *testing.T) {
 	assert.Equal(t, tl.History, h)
 }
 
-// …or, when configured, makes one last call with no tools so the model answers.
-func TestRule9_TurnLimit_AnswersWithoutTools(t *testing.T) {
+// design.md §3.6: …or, when configured, makes one last call with no tools so the model answers.
+func TestTurnLimit_AnswersWithoutTools(t *testing.T) {
 	m := simtest.NewModel(
 		turn(simtest.Call("c1", "echo", map[string]string{"text": "x"})),
 		turn(simtest.Call("c2", "echo", map[string]string{"text": "y"})),
@@ -481,9 +481,9 @@ func TestRule9_TurnLimit_AnswersWithoutTools(t *testing.T) {
 	assert.Equal(t, 3, f.Turns)
 }
 
-// Scenario 4 and rule 10: a hook cancels before a tool runs; the tool never
+// design.md §7.3 (issue 2's scenario 4): a hook cancels before a tool runs; the tool never
 // runs, the error carries the reason, and the history has a "cancelled" result.
-func TestRule10_Cancel_HookCancelsBeforeToolCall(t *testing.T) {
+func TestCancel_HookCancelsBeforeToolCall(t *testing.T) {
 	var ran atomic.Bool
 	tool := rawTool(t, "show_form", func(ctx context.Context, _ json.RawMessage) (string, error) {
 		ran.Store(true)
@@ -509,10 +509,10 @@ func TestRule10_Cancel_HookCancelsBeforeToolCall(t *testing.T) {
 	assert.Equal(t, 1, m.Calls(), "no model call after the cancel")
 }
 
-// Rule 10: the caller cancels from another goroutine (a stop button) while
+// design.md §7.3: the caller cancels from another goroutine (a stop button) while
 // the model streams; the stream sees its context cancelled and the error
 // carries the reason and the partial answer.
-func TestRule10_Cancel_FromAnotherGoroutineStopsModelStream(t *testing.T) {
+func TestCancel_FromAnotherGoroutineStopsModelStream(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("Partial answer"), simtest.Hang()))
 	ctx, cancel := agentloop.WithCancel(t.Context())
 	a := &agentloop.Agent{Model: m}
@@ -535,8 +535,8 @@ func TestRule10_Cancel_FromAnotherGoroutineStopsModelStream(t *testing.T) {
 	assert.Equal(t, 0, m.Open())
 }
 
-// Rule 10: the first reason given wins.
-func TestRule10_Cancel_FirstReasonWins(t *testing.T) {
+// design.md §7.3: the first reason given wins.
+func TestCancel_FirstReasonWins(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("hi"), simtest.Hang()))
 	ctx, cancel := agentloop.WithCancel(t.Context())
 	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{OnTextDelta: func(ctx context.Context, _ string) error {
@@ -549,9 +549,9 @@ func TestRule10_Cancel_FirstReasonWins(t *testing.T) {
 	assert.Equal(t, "first", ce.Reason)
 }
 
-// Rule 10: context deadlines behave like a cancel, and in-flight tools get
+// design.md §7.3: context deadlines behave like a cancel, and in-flight tools get
 // "cancelled" results so the history stays resumable.
-func TestRule10_Cancel_ContextCancelDuringToolsGivesCancelledResults(t *testing.T) {
+func TestCancel_ContextCancelDuringToolsGivesCancelledResults(t *testing.T) {
 	started := make(chan struct{})
 	ctx, cancel := context.WithCancel(t.Context())
 	blocker := rawTool(t, "block", func(tctx context.Context, _ json.RawMessage) (string, error) {
@@ -571,7 +571,9 @@ func TestRule10_Cancel_ContextCancelDuringToolsGivesCancelledResults(t *testing.
 	assert.Equal(t, 1, m.Calls())
 }
 
-func TestRule10_Cancel_ContextDeadlineIsACancel(t *testing.T) {
+// design.md §7.3: a context deadline cancels the run like a cancel: the
+// error matches ErrCancelled and context.DeadlineExceeded.
+func TestCancel_ContextDeadlineIsACancel(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Hang()))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
 	defer cancel()
@@ -580,9 +582,9 @@ func TestRule10_Cancel_ContextDeadlineIsACancel(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
-// Scenario 8 and rule 11: breaking out of the range stops the model stream
+// design.md §3.7 (issue 2's scenario 8): breaking out of the range stops the model stream
 // and leaks no goroutine (goleak checks every test of this package).
-func TestRule11_EarlyExit_BreakClosesModelStreamAndLeaksNothing(t *testing.T) {
+func TestEarlyExit_BreakClosesModelStreamAndLeaksNothing(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	m := simtest.NewModel(turn(simtest.Text("one two three four"), simtest.Hang()))
 	a := &agentloop.Agent{Model: m}
@@ -598,9 +600,9 @@ func TestRule11_EarlyExit_BreakClosesModelStreamAndLeaksNothing(t *testing.T) {
 	assert.Equal(t, 0, m.Open(), "the model stream was closed")
 }
 
-// Rule 11: breaking while tools run cancels them, and Stream returns only
+// design.md §3.7: breaking while tools run cancels them, and Stream returns only
 // once they have returned.
-func TestRule11_EarlyExit_BreakDuringToolsCancelsAndWaitsForThem(t *testing.T) {
+func TestEarlyExit_BreakDuringToolsCancelsAndWaitsForThem(t *testing.T) {
 	var returned atomic.Bool
 	started := make(chan struct{})
 	blocker := rawTool(t, "block", func(ctx context.Context, _ json.RawMessage) (string, error) {
@@ -623,9 +625,9 @@ func TestRule11_EarlyExit_BreakDuringToolsCancelsAndWaitsForThem(t *testing.T) {
 	assert.True(t, returned.Load(), "the blocked tool saw its context cancelled and returned before Stream did")
 }
 
-// Rule 12: the same script and tools yield the same items, and ids the loop
+// design.md §3.8: the same script and tools yield the same items, and ids the loop
 // invents are deterministic.
-func TestRule12_Determinism_SameScriptSameItemsAndIDs(t *testing.T) {
+func TestDeterminism_SameScriptSameItemsAndIDs(t *testing.T) {
 	script := func() *simtest.Model {
 		return simtest.NewModel(
 			turn(simtest.Call("", "echo", map[string]string{"text": "a"}), simtest.Call("", "echo", map[string]string{"text": "b"}), simtest.Call("", "work", nil)),

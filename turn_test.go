@@ -16,10 +16,10 @@ import (
 	"github.com/agentloop/agentloop/simtest"
 )
 
-// Rule 10: a cancel from the range body on TurnStart comes before the model
+// design.md §3.2: a cancel from the range body on TurnStart comes before the model
 // call: no model call, no delta, no hook but the end notifications, and the
 // turn still ends with a TurnEnd that carries the error.
-func TestRule10_Cancel_OnTurnStartMakesNoModelCall(t *testing.T) {
+func TestCancel_OnTurnStartMakesNoModelCall(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("should never be said")))
 	ctx, cancel := agentloop.WithCancel(t.Context())
 	var hooked []string
@@ -55,9 +55,9 @@ func TestRule10_Cancel_OnTurnStartMakesNoModelCall(t *testing.T) {
 	assert.Equal(t, []agentloop.Role{"user"}, roles(ce.History), "nothing was stored for the turn")
 }
 
-// Rule 10: a BeforeModelCall hook that fires the caller's cancel (instead
+// design.md §3.2: a BeforeModelCall hook that fires the caller's cancel (instead
 // of returning an error) also stops the turn before the model call.
-func TestRule10_Cancel_FromBeforeModelCallHookMakesNoModelCall(t *testing.T) {
+func TestCancel_FromBeforeModelCallHookMakesNoModelCall(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("never")))
 	ctx, cancel := agentloop.WithCancel(t.Context())
 	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{BeforeModelCall: func(context.Context, *agentloop.Request) error {
@@ -70,9 +70,9 @@ func TestRule10_Cancel_FromBeforeModelCallHookMakesNoModelCall(t *testing.T) {
 	assert.Empty(t, items, "the turn was never announced")
 }
 
-// A failed model call ends its turn with a TurnEnd (and OnTurnEnd) that
+// design.md §3.4: a failed model call ends its turn with a TurnEnd (and OnTurnEnd) that
 // carries the run's error, so the item sequence stays balanced.
-func TestRule3_TurnEnd_FailedModelCallStillEndsTheTurn(t *testing.T) {
+func TestTurnEnd_FailedModelCallStillEndsTheTurn(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("Half"), simtest.Fail("connection reset")))
 	var hookEnd agentloop.TurnEnd
 	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{OnTurnEnd: func(_ context.Context, e agentloop.TurnEnd) error {
@@ -92,9 +92,9 @@ func TestRule3_TurnEnd_FailedModelCallStillEndsTheTurn(t *testing.T) {
 	assert.Equal(t, end.Err, hookEnd.Err, "OnTurnEnd sees the failure too")
 }
 
-// TurnEnd carries the history up to the turn's assistant message, capped so
+// design.md §3.4: TurnEnd carries the history up to the turn's assistant message, capped so
 // that appending to it cannot change the run's history.
-func TestRule3_TurnEnd_CarriesTheHistorySoFar(t *testing.T) {
+func TestTurnEnd_CarriesTheHistorySoFar(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("c1", "echo", `{"text":"a"}`)), turn(simtest.Text("done")))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}}
 	var ends []agentloop.TurnEnd

@@ -142,6 +142,8 @@ func TestModel_ReplyFuncSeesTheRequest(t *testing.T) {
 	assert.Len(t, m.Requests(), 2)
 }
 
+// design.md §18.1: the script format's example in the design document
+// (testdata/design-example.json, the same JSON) parses and plays.
 func TestParseScript_ReadsTheDesignExample(t *testing.T) {
 	turns, err := simtest.LoadScript("testdata/design-example.json")
 	require.NoError(t, err)

@@ -63,7 +63,7 @@ func shortened(body []byte, n int) []byte {
 
 // FuzzStream feeds arbitrary bodies through the official client's NDJSON
 // reading (over an in-memory transport) and this package's mapping, and
-// checks the contract of agentloop.Model.Stream.
+// checks the contract of agentloop.Model.Stream (design.md §10.1).
 func FuzzStream(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.ndjson"))
 	require.NoError(f, err)
