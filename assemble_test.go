@@ -33,7 +33,7 @@ func callIDs(items []agentloop.Item) (deltas, readies, history []string) {
 	return deltas, readies, history
 }
 
-// The ids of a history are unique: an id the server repeats within a turn
+// design.md §9.1: the ids of a history are unique: an id the server repeats within a turn
 // is replaced by a fresh, deterministic one, the same on every item and in
 // the history, and the history runs again without complaint.
 func TestIDs_RepeatedIDWithinATurnIsReplacedEverywhere(t *testing.T) {
@@ -54,7 +54,7 @@ func TestIDs_RepeatedIDWithinATurnIsReplacedEverywhere(t *testing.T) {
 	require.NoError(t, err, "the loop accepts its own history")
 }
 
-// An id the server repeats on a later turn (or that a hook's trimming made
+// design.md §9.1: an id the server repeats on a later turn (or that a hook's trimming made
 // a provider repeat) is replaced too.
 func TestIDs_IDRepeatedAcrossTurnsIsReplaced(t *testing.T) {
 	// A model that makes ids up from what it is sent, as providers used to:
@@ -84,7 +84,7 @@ func TestIDs_IDRepeatedAcrossTurnsIsReplaced(t *testing.T) {
 	require.NoError(t, final(t, items).History.Validate())
 }
 
-// A call whose deltas came without an id keeps the id the loop gave it on
+// design.md §9.1: a call whose deltas came without an id keeps the id the loop gave it on
 // its first delta, even if the complete call then names another.
 func TestIDs_DeltasAndCompleteCallShareOneID(t *testing.T) {
 	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {

@@ -200,7 +200,7 @@ func TestErrorsAreResults_GoexitInToolIsAnErrorResult(t *testing.T) {
 	assert.True(t, results(items)[0].IsError)
 }
 
-// A panic in BeforeToolCall or AfterToolCall (which run on tool goroutines)
+// design.md §7.1: a panic in BeforeToolCall or AfterToolCall (which run on tool goroutines)
 // ends the run as a cancel whose cause is a *HookPanicError, logged with its
 // stack; it never crashes the process.
 func TestHooks_PanicInToolHookCancelsTheRun(t *testing.T) {
@@ -231,7 +231,7 @@ func TestHooks_PanicInToolHookCancelsTheRun(t *testing.T) {
 	}
 }
 
-// A tool's Go error is kept in ToolResult.Err for hooks (errors.Is works),
+// design.md §4.2: a tool's Go error is kept in ToolResult.Err for hooks (errors.Is works),
 // and a panic keeps its value and stack.
 func TestHooks_AfterToolCallSeesTheToolsGoError(t *testing.T) {
 	errDown := errors.New("database is down")
@@ -267,7 +267,7 @@ func TestHooks_AfterToolCallSeesTheToolsGoError(t *testing.T) {
 	assert.Contains(t, logs.String(), "execute_test.go", "the stack goes to the log")
 }
 
-// A tool reports progress through its context; the loop yields it in order,
+// design.md §5.4: a tool reports progress through its context; the loop yields it in order,
 // before the call's result.
 func TestToolProgress_YieldedInOrderBeforeTheResult(t *testing.T) {
 	download := rawTool(t, "download", func(ctx context.Context, _ json.RawMessage) (string, error) {
@@ -298,7 +298,7 @@ func TestToolProgress_YieldedInOrderBeforeTheResult(t *testing.T) {
 	assert.Equal(t, []string{"turn end", "10%", "60%", "100%", "result:downloaded", "turn end"}, seq)
 }
 
-// Progress of a later call is yielded as it happens, before an earlier
+// design.md §5.4: progress of a later call is yielded as it happens, before an earlier
 // call's result; each call's progress still precedes its own result.
 func TestToolProgress_OfConcurrentCallsInterleavesAsItHappens(t *testing.T) {
 	laterDone := make(chan struct{})
@@ -326,7 +326,7 @@ func TestToolProgress_OfConcurrentCallsInterleavesAsItHappens(t *testing.T) {
 	assert.Equal(t, []string{"c2:half way", "c1:slow done", "c2:fast done"}, seq)
 }
 
-// ReportProgress outside a tool run by the loop does nothing; after the
+// design.md §5.4: ReportProgress outside a tool run by the loop does nothing; after the
 // call timed out it returns the context's error instead of blocking.
 func TestReportProgress_OutsideTheLoopAndAfterTimeout(t *testing.T) {
 	require.NoError(t, agentloop.ReportProgress(t.Context(), "nobody listens"))

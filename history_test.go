@@ -38,6 +38,7 @@ func fullHistory() agentloop.History {
 	}
 }
 
+// design.md §8.2: a history round-trips through its JSON with no loss.
 func TestHistory_JSONRoundTripLosesNothing(t *testing.T) {
 	h := fullHistory()
 	data, err := json.Marshal(h)
@@ -50,6 +51,8 @@ func TestHistory_JSONRoundTripLosesNothing(t *testing.T) {
 	}
 }
 
+// design.md §8.2: a missing or unknown version, an unknown role and malformed
+// messages are errors that wrap ErrInvalidHistory.
 func TestHistory_UnmarshalRejectsBadInput(t *testing.T) {
 	cases := map[string]string{
 		"unknown version":      `{"version":7,"messages":[]}`,
@@ -73,7 +76,7 @@ func TestHistory_UnmarshalRejectsBadInput(t *testing.T) {
 	assert.ErrorContains(t, err, "version 7 is not supported")
 }
 
-// The persisted format is camelCase throughout (keys and part types), and
+// design.md §8.2: the persisted format is camelCase throughout (keys and part types), and
 // pinned here so that a change to it is a deliberate one.
 func TestHistory_JSONFormatIsCamelCase(t *testing.T) {
 	h := agentloop.History{
@@ -96,7 +99,7 @@ func TestHistory_JSONFormatIsCamelCase(t *testing.T) {
 	  {"role":"user","parts":[{"type":"file","file":{"mediaType":"text/plain","url":"data:,x"}}]}]}`, string(data))
 }
 
-// Histories written by the first release (version 1, snake_case) still load.
+// design.md §8.2: histories written by the first release (version 1, snake_case) still load.
 func TestHistory_ReadsVersion1(t *testing.T) {
 	v1 := `{"version":1,"messages":[
 	  {"id":"u1","role":"user","parts":[{"type":"text","text":"hi"},{"type":"file","file":{"media_type":"image/png","data":"iVBORw=="}}]},
@@ -120,7 +123,7 @@ func TestHistory_ReadsVersion1(t *testing.T) {
 	}
 }
 
-// Arguments the model wrote as invalid JSON (or nothing) survive a round
+// design.md §8.3: arguments the model wrote as invalid JSON (or nothing) survive a round
 // trip byte for byte, marked as such, so every history can be stored.
 func TestHistory_InvalidToolArgumentsRoundTrip(t *testing.T) {
 	for _, args := range []string{`{"a": 1,`, `not json at all`, "\"unterminated", ""} {
@@ -137,7 +140,7 @@ func TestHistory_InvalidToolArgumentsRoundTrip(t *testing.T) {
 	}
 }
 
-// Clone is deep: changing anything the copy holds leaves the original as it
+// design.md §8.4: Clone is deep: changing anything the copy holds leaves the original as it
 // was, down to the bytes of arguments and files.
 func TestHistory_CloneIsDeep(t *testing.T) {
 	h := fullHistory()
@@ -178,6 +181,8 @@ func TestHistory_EmptyMarshalsAsEmptyList(t *testing.T) {
 	assert.JSONEq(t, `{"version":2,"messages":[]}`, string(data))
 }
 
+// design.md §8.5: Unanswered lists the calls still waiting; AppendResults answers them
+// and refuses an id that is not among them.
 func TestHistory_UnansweredAndAppendResults(t *testing.T) {
 	h := agentloop.History{
 		agentloop.UserMessage("x"),
@@ -206,6 +211,7 @@ func TestHistory_UnansweredAndAppendResults(t *testing.T) {
 	require.ErrorContains(t, err, `"nope"`)
 }
 
+// design.md §8.5: Validate reports the first structural problem and names it.
 func TestHistory_ValidateNamesTheProblem(t *testing.T) {
 	require.NoError(t, fullHistory().Validate())
 	dup := agentloop.History{{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{
@@ -222,6 +228,7 @@ func TestHistory_LastAssistantText(t *testing.T) {
 	assert.Equal(t, "", agentloop.History(nil).LastAssistantText())
 }
 
+// design.md §8.2: whatever unmarshals, marshals again and reads back.
 func FuzzHistoryUnmarshal(f *testing.F) {
 	data, _ := json.Marshal(fullHistory())
 	f.Add(data)

@@ -15,7 +15,7 @@ import (
 	"github.com/agentloop/agentloop/simtest"
 )
 
-// The before-model-call hook can narrow the offered tools; the model may
+// design.md §7.1: the before-model-call hook can narrow the offered tools; the model may
 // then only run those.
 func TestHooks_BeforeModelCallNarrowsToolsForThatCall(t *testing.T) {
 	m := simtest.NewModel(
@@ -32,6 +32,8 @@ func TestHooks_BeforeModelCallNarrowsToolsForThatCall(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// design.md §7.1: BeforeToolCall skips a tool with a substitute result, or rewrites its
+// arguments.
 func TestHooks_BeforeToolCallSubstitutesOrRewrites(t *testing.T) {
 	m := simtest.NewModel(
 		turn(simtest.Call("c1", "echo", map[string]string{"text": "cached?"}), simtest.Call("c2", "echo", map[string]string{"text": "secret"})),
@@ -52,6 +54,7 @@ func TestHooks_BeforeToolCallSubstitutesOrRewrites(t *testing.T) {
 	assert.Equal(t, agentloop.ToolResult{CallID: "c1", Name: "echo", Content: "from cache"}, rs[0], "the substitute gets the call's id and name")
 }
 
+// design.md §7.1: the hooks see every step of a run, in order.
 func TestHooks_SeeEveryStepInOrder(t *testing.T) {
 	var mu sync.Mutex
 	var events []string
@@ -89,6 +92,7 @@ func TestHooks_SeeEveryStepInOrder(t *testing.T) {
 	}, events)
 }
 
+// design.md §7.2: composed hooks run in order, and the first error stops the chain.
 func TestComposeHooks_RunsInOrderAndStopsAtFirstError(t *testing.T) {
 	var order []string
 	first := &agentloop.Hooks{OnTurnEnd: func(context.Context, agentloop.TurnEnd) error { order = append(order, "first"); return nil }}
@@ -107,6 +111,7 @@ func TestComposeHooks_RunsInOrderAndStopsAtFirstError(t *testing.T) {
 	assert.Nil(t, agentloop.ComposeHooks(nil, nil))
 }
 
+// design.md §7.1: AfterToolCall may change the result before it is recorded.
 func TestHooks_AfterToolCallCanRewriteTheResult(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("c1", "echo", `{"text":"long output"}`)),
 		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": "truncated"}}, Reply: []simtest.Step{simtest.Text("ok")}})
@@ -120,7 +125,7 @@ func TestHooks_AfterToolCallCanRewriteTheResult(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// Denied calls never ran, so they tell nothing about the tool: AfterToolCall
+// design.md §6.2: denied calls never ran, so they tell nothing about the tool: AfterToolCall
 // does not see them (toolstate relies on this).
 func TestHooks_AfterToolCallSkipsDeniedCalls(t *testing.T) {
 	del := echoTool(t, "delete")
@@ -143,7 +148,7 @@ func TestHooks_AfterToolCallSkipsDeniedCalls(t *testing.T) {
 	assert.True(t, results(items)[1].IsError, "a denied call's result is an error result")
 }
 
-// A tool the hook did not offer this turn is neither marked client nor run.
+// design.md §7.1: a tool the hook did not offer this turn is neither marked client nor run.
 func TestHooks_NarrowedClientToolIsNotPending(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("c1", "getLocation", `{"precision":"city"}`)),
 		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": "no tools are available now"}}, Reply: []simtest.Step{simtest.Text("ok")}})
@@ -160,7 +165,7 @@ func TestHooks_NarrowedClientToolIsNotPending(t *testing.T) {
 	assert.Equal(t, "ok", final(t, items).Text)
 }
 
-// A hook that edits req.Messages in place changes that call only.
+// design.md §7.1: a hook that edits req.Messages in place changes that call only.
 func TestHooks_EditingRequestMessagesDoesNotChangeHistory(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("ok")))
 	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{BeforeModelCall: func(ctx context.Context, req *agentloop.Request) error {
@@ -173,7 +178,7 @@ func TestHooks_EditingRequestMessagesDoesNotChangeHistory(t *testing.T) {
 	assert.Equal(t, "my password is hunter2", final(t, items).History[0].Text())
 }
 
-// Every hook point can cancel the run with a reason: the run stops before
+// design.md §7.3: every hook point can cancel the run with a reason: the run stops before
 // its next side effect, and the error's history has a result for every call.
 func TestHooks_EveryPointCanCancelWithAReason(t *testing.T) {
 	stop := agentloop.Cancel("stop here")
@@ -219,7 +224,7 @@ func TestHooks_EveryPointCanCancelWithAReason(t *testing.T) {
 	}
 }
 
-// Composed BeforeToolCall hooks run in order: a later hook sees the
+// design.md §7.2: composed BeforeToolCall hooks run in order: a later hook sees the
 // arguments an earlier one rewrote, and the first substitute result ends
 // the chain.
 func TestComposeHooks_BeforeToolCallSeesEarlierRewritesFirstSubstituteWins(t *testing.T) {
@@ -245,7 +250,7 @@ func TestComposeHooks_BeforeToolCallSeesEarlierRewritesFirstSubstituteWins(t *te
 	assert.Equal(t, []string{"rewrite", `substitute saw {"text":"rewritten"}`}, order)
 }
 
-// A BeforeModelCall hook gets a deep copy: redacting a tool result or
+// design.md §7.1: a BeforeModelCall hook gets a deep copy: redacting a tool result or
 // renaming a call in req changes what the model is sent, never the run's
 // or the caller's history.
 func TestHooks_BeforeModelCallEditsNeverReachTheHistory(t *testing.T) {
@@ -273,7 +278,7 @@ func TestHooks_BeforeModelCallEditsNeverReachTheHistory(t *testing.T) {
 	assert.Equal(t, before, final(t, items).History[:3], "the run's history")
 }
 
-// Without a BeforeModelCall hook the request shares the run's messages: a
+// design.md §7.1: without a BeforeModelCall hook the request shares the run's messages: a
 // run copies nothing per turn.
 func TestHooks_WithoutBeforeModelCallNothingIsCopied(t *testing.T) {
 	h := user("hi")
@@ -288,7 +293,7 @@ func TestHooks_WithoutBeforeModelCallNothingIsCopied(t *testing.T) {
 	assert.Same(t, &h[0].Parts[0], &sent[0].Parts[0])
 }
 
-// Each BeforeModelCall gets the history as it is, whatever the hook did to
+// design.md §19.6: each BeforeModelCall gets the history as it is, whatever the hook did to
 // the copy it got on an earlier turn (the loop reuses unchanged copies).
 func TestHooks_BeforeModelCallEditsLastOneCallEvenWhenCopiesAreReused(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("c1", "echo", `{"text":"a"}`)), turn(simtest.Call("c2", "echo", `{"text":"b"}`)), turn(simtest.Text("done")))
@@ -316,7 +321,7 @@ func TestHooks_BeforeModelCallEditsLastOneCallEvenWhenCopiesAreReused(t *testing
 	}
 }
 
-// ToolContext gives each call's func a context of its own, also when calls
+// design.md §7.1: ToolContext gives each call's func a context of its own, also when calls
 // of one tool run at the same time; a panic in it cancels the run.
 func TestHooks_ToolContextReachesTheToolsFunc(t *testing.T) {
 	type key struct{}

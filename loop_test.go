@@ -654,7 +654,7 @@ func TestDeterminism_SameScriptSameItemsAndIDs(t *testing.T) {
 	assert.Equal(t, []string{"call_0_0", "call_0_1", "call_0_2"}, ids)
 }
 
-// Invented ids stay unique across the turns and runs of a conversation.
+// design.md §9.1: invented ids stay unique across the turns and runs of a conversation.
 func TestStream_InventedIDsAreUniqueAcrossTurns(t *testing.T) {
 	m := simtest.NewModel(
 		turn(simtest.Call("", "echo", map[string]string{"text": "a"})),
@@ -669,7 +669,7 @@ func TestStream_InventedIDsAreUniqueAcrossTurns(t *testing.T) {
 	assert.Len(t, resultsIn(h), 2)
 }
 
-// Errors of the model are wrapped with the turn they happened in.
+// design.md §4.2: errors of the model are wrapped with the turn they happened in.
 func TestStream_ModelErrorIsWrappedWithTurn(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("c1", "echo", map[string]string{"text": "a"})), turn(simtest.Text("Half"), simtest.Fail("connection reset")))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}}
@@ -683,7 +683,7 @@ func TestStream_ModelErrorIsWrappedWithTurn(t *testing.T) {
 	assert.Equal(t, "Half", te.History.LastAssistantText())
 }
 
-// A user who sends a new message instead of answering a client tool: the
+// design.md §6.3: a user who sends a new message instead of answering a client tool: the
 // dangling call gets a result so the model sees a consistent history.
 func TestStream_DanglingClientCallIsAnsweredWhenUserMovesOn(t *testing.T) {
 	h := agentloop.History{
@@ -697,6 +697,7 @@ func TestStream_DanglingClientCallIsAnsweredWhenUserMovesOn(t *testing.T) {
 	assert.Equal(t, []agentloop.Role{"user", "assistant", "tool", "user", "assistant"}, roles(final(t, items).History))
 }
 
+// design.md §3: Stream never modifies the history it is given.
 func TestStream_HistoryIsNotModified(t *testing.T) {
 	h := user("hi")
 	h = append(h[:1:1], agentloop.Message{})[:1]
@@ -708,6 +709,8 @@ func TestStream_HistoryIsNotModified(t *testing.T) {
 	assert.Equal(t, agentloop.Message{}, h[:2][1], "the spare capacity of the caller's slice is untouched")
 }
 
+// design.md §3: a nil Model, two tools with one name or a schema that is not
+// an object schema is one error, before the run starts.
 func TestStream_ConfigurationErrors(t *testing.T) {
 	_, err := collect((&agentloop.Agent{}).Stream(t.Context(), user("x")))
 	require.ErrorContains(t, err, "Agent.Model is nil")
@@ -722,7 +725,7 @@ func TestStream_ConfigurationErrors(t *testing.T) {
 	require.ErrorContains(t, err, `tool "bad": schema type is string`)
 }
 
-// Per-run options: extra tools replace same-named agent tools, and the
+// design.md §3.1: per-run options: extra tools replace same-named agent tools, and the
 // system prompt can be replaced.
 func TestStream_RunOptionsAddToolsAndReplaceSystem(t *testing.T) {
 	m := simtest.NewModel(simtest.Turn{Expect: simtest.Expect{Tools: []string{"echo", "getLocation"}}, Reply: []simtest.Step{simtest.Text("ok")}})
@@ -745,6 +748,8 @@ func TestText_ReturnsFinalTextOrErrPending(t *testing.T) {
 	require.ErrorIs(t, err, agentloop.ErrPending)
 }
 
+// design.md §5.2: a client call whose arguments fail the tool's schema gets an error
+// result instead of pausing the run.
 func TestStream_ClientToolWithInvalidArgsGetsErrorResultNotPending(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("c1", "getLocation", map[string]int{"precision": 3})),
 		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": "want string"}}, Reply: []simtest.Step{simtest.Text("retrying")}})

@@ -11,7 +11,7 @@ import (
 	"github.com/agentloop/agentloop/simtest"
 )
 
-// RunStart.Resumed tells a tracer that a run continues a paused one: the
+// design.md §6.3: RunStart.Resumed tells a tracer that a run continues a paused one: the
 // history ends with the paused run's calls, answered by the caller or not.
 func TestRunStart_ResumedWhenTheHistoryEndsWithCallsAnsweredOrNot(t *testing.T) {
 	loc := clientTool(t, "getLocation")

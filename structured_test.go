@@ -44,6 +44,7 @@ func (r *replies) Stream(_ context.Context, req *agentloop.Request) iter.Seq2[ag
 	}
 }
 
+// design.md §11: Structured asks for T's schema and decodes a valid answer.
 func TestStructured_DecodesAValidAnswerAndAsksForTheTypesSchema(t *testing.T) {
 	m := &replies{texts: []string{`{"city":"Paris","temp":4}`}}
 	agent := &agentloop.Agent{Model: m, Settings: agentloop.Settings{MaxTokens: 50}}
@@ -63,6 +64,7 @@ func TestStructured_DecodesAValidAnswerAndAsksForTheTypesSchema(t *testing.T) {
 	assert.Nil(t, agent.Settings.ResponseFormat, "the agent is not modified")
 }
 
+// design.md §11: a bad answer is explained to the model, which answers once more.
 func TestStructured_TellsTheModelWhatFailedAndItsSecondAnswerCounts(t *testing.T) {
 	m := &replies{texts: []string{`{"city":"Berlin","temp":4}`, "```json\n{\"city\":\"Rome\",\"temp\":21}\n```"}}
 	agent := &agentloop.Agent{Model: m}
@@ -82,6 +84,7 @@ func TestStructured_TellsTheModelWhatFailedAndItsSecondAnswerCounts(t *testing.T
 	require.Len(t, final.History, 4)
 }
 
+// design.md §11: a second bad answer is an *OutputError with the text and the history.
 func TestStructured_ASecondBadAnswerIsAnOutputErrorWithTheHistory(t *testing.T) {
 	m := &replies{texts: []string{"It is sunny.", `{"city":"Paris"}`}}
 	_, _, err := agentloop.Structured[forecast](context.Background(), &agentloop.Agent{Model: m}, user("Weather?"))

@@ -23,6 +23,7 @@ type shipArgs struct {
 	Tags    []string `json:"tags,omitempty"`
 }
 
+// design.md §5.1: the generated schema has no $ref and an explicit required list.
 func TestSchemaFor_HasNoRefAndExplicitRequired(t *testing.T) {
 	raw, err := agentloop.SchemaFor[shipArgs]()
 	require.NoError(t, err)
@@ -40,6 +41,8 @@ func TestSchemaFor_HasNoRefAndExplicitRequired(t *testing.T) {
 	assert.Contains(t, string(s.Properties["order_id"]), "The order to ship")
 }
 
+// design.md §5.1: arguments must be a struct, and a recursive one is refused (its
+// schema would need $ref).
 func TestSchemaFor_RejectsNonStructAndRecursiveTypes(t *testing.T) {
 	_, err := agentloop.SchemaFor[string]()
 	require.ErrorContains(t, err, "not a struct")
@@ -50,6 +53,8 @@ func TestSchemaFor_RejectsNonStructAndRecursiveTypes(t *testing.T) {
 	require.ErrorContains(t, err, "recursive")
 }
 
+// design.md §5.1: a typed tool's output is sent as JSON, except a string, which is sent
+// as it is.
 func TestNewTool_OutputIsJSONExceptStrings(t *testing.T) {
 	obj, err := agentloop.NewTool("obj", "", func(ctx context.Context, a shipArgs) (map[string]any, error) {
 		return map[string]any{"shipped": a.OrderID, "city": a.To.City}, nil
@@ -66,6 +71,8 @@ func TestNewTool_OutputIsJSONExceptStrings(t *testing.T) {
 	assert.Equal(t, "plain o2", out)
 }
 
+// design.md §5.1: a raw tool needs a name, a func (else it is a client tool)
+// and a schema that is a JSON object and compiles.
 func TestNewRawTool_RejectsBadSchemas(t *testing.T) {
 	fn := func(context.Context, json.RawMessage) (string, error) { return "", nil }
 	_, err := agentloop.NewRawTool("t", "", json.RawMessage(`{"type":`), fn)
@@ -80,6 +87,7 @@ func TestNewRawTool_RejectsBadSchemas(t *testing.T) {
 	require.ErrorContains(t, err, "NewClientTool")
 }
 
+// design.md §5.1: a client tool has no Func and, without a schema, takes an empty object.
 func TestNewClientTool_IsClientAndHasDefaultSchema(t *testing.T) {
 	c, err := agentloop.NewClientTool("pick", "Pick a color.", nil)
 	require.NoError(t, err)

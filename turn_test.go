@@ -115,7 +115,7 @@ func TestTurnEnd_CarriesTheHistorySoFar(t *testing.T) {
 	assert.Equal(t, final.History, ends[1].History)
 }
 
-// Hooks come in pairs, however a step ends: OnRunStart/OnRunEnd,
+// design.md §7.1: hooks come in pairs, however a step ends: OnRunStart/OnRunEnd,
 // BeforeModelCall/OnTurnEnd, BeforeToolCall/AfterToolCall.
 func TestHooks_ComeInPairsHoweverAStepEnds(t *testing.T) {
 	type counts struct{ runStart, runEnd, before, turnEnd, beforeTool, afterTool int }
@@ -177,7 +177,7 @@ func TestHooks_ComeInPairsHoweverAStepEnds(t *testing.T) {
 	}
 }
 
-// OnRunStart's context is the run's: the model, the tools and the other
+// design.md §7.1: OnRunStart's context is the run's: the model, the tools and the other
 // hooks see what it added, and OnRunEnd learns how the run ended.
 func TestHooks_OnRunStartContextReachesModelToolsAndHooks(t *testing.T) {
 	type key struct{}
@@ -213,7 +213,7 @@ func TestHooks_OnRunStartContextReachesModelToolsAndHooks(t *testing.T) {
 	assert.Equal(t, 2, end.Turns)
 }
 
-// A call the loop will not run or hand out (a tool the hook did not offer,
+// design.md §3.3: a call the loop will not run or hand out (a tool the hook did not offer,
 // the tool-less last turn, a client call with bad arguments) is marked on
 // its ToolCallReady, so a front end never runs it.
 func TestToolCallReady_MarksCallsTheLoopRejects(t *testing.T) {
