@@ -135,6 +135,7 @@ var seeds = []string{
 	"\"a\x01b\"", " {\"a\" : [ 1 , \"b c\\\" d\" ] }\n", "\t\"\\\\\" ", `{"\u0061":1}`, `[[[]]]`, `[ "a\\\"]" , {"b":[1,2]} , [] ]`, `["\\\\",1]`, `1E400`, `123456789012345678901234567890`,
 }
 
+// design.md §19.2: the Decoder accepts and reads what encoding/json does.
 func TestDecoder_AgreesWithEncodingJSON(t *testing.T) {
 	for _, s := range seeds {
 		check(t, []byte(s))
@@ -173,6 +174,7 @@ func TestDecoder_StaysFailed(t *testing.T) {
 	}
 }
 
+// design.md §19.2: the Decoder and encoding/json agree on any input.
 func FuzzDecoder(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(s))

@@ -91,8 +91,9 @@ func errText(err error) string {
 
 var chatStatuses = []int{http.StatusOK, http.StatusBadRequest, http.StatusUnauthorized, http.StatusNotFound, http.StatusInternalServerError}
 
-// FuzzChat: this package's reader passes on the same decoded lines and
-// returns the same error as the official client, whatever the answer.
+// FuzzChat (design.md §19.5): this package's reader passes on the same
+// decoded lines and returns the same error as the official client, whatever
+// the answer.
 func FuzzChat(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.ndjson"))
 	require.NoError(f, err)
