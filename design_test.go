@@ -22,11 +22,11 @@ const modulePath = "github.com/agentloop/agentloop"
 const designDoc = "design/design.md"
 
 var (
-	// A numbered heading of the design document: "## 5. Tools" or
+	// A numbered heading of a document in design/: "## 5. Tools" or
 	// "### 5.3 Execution…".
-	designHeading = regexp.MustCompile(`^#{2,6} (\d+(?:\.\d+)*)\.?\s`)
-	// A reference to a section from another file: "design.md §5.3".
-	designRef = regexp.MustCompile(`design\.md §(\d+(?:\.\d+)*)`)
+	docHeading = regexp.MustCompile(`^#{2,6} (\d+(?:\.\d+)*)\.?\s`)
+	// A reference to a section of a document: "design.md §5.3".
+	docRef = regexp.MustCompile(`([A-Za-z0-9_.-]+\.md) §(\d+(?:\.\d+)*)`)
 	// A reference inside the design document itself: "§5.3".
 	sectionRef = regexp.MustCompile(`§(\d+(?:\.\d+)*)`)
 )
@@ -57,17 +57,17 @@ func repoFiles(t *testing.T, ext string) []string {
 	return files
 }
 
-// designSections returns the section numbers of the design document's
-// headings.
-func designSections(t *testing.T) map[string]bool {
+// docSections returns the section numbers of the numbered headings of the
+// document at path.
+func docSections(t *testing.T, path string) map[string]bool {
 	t.Helper()
-	f, err := os.Open(designDoc)
-	require.NoError(t, err, "the design document is cited by the tests")
+	f, err := os.Open(path)
+	require.NoError(t, err)
 	defer f.Close()
 	sections := make(map[string]bool)
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if m := designHeading.FindStringSubmatch(sc.Text()); m != nil {
+		if m := docHeading.FindStringSubmatch(sc.Text()); m != nil {
 			sections[m[1]] = true
 		}
 	}
@@ -75,43 +75,56 @@ func designSections(t *testing.T) map[string]bool {
 	return sections
 }
 
-// Every "design.md §N" in the repository's Go files, and in the other
-// documents beside the design document, names a section that exists, and
-// so does every "§N" inside the design document: a renumbered section
-// cannot leave a test pointing at nothing.
+// Every "NAME.md §N" in the repository's Go files and in the documents of
+// design/ names a document of design/ and a section it has, and every "§N"
+// inside the design document names one of its own sections: a renumbered
+// section cannot leave a test pointing at nothing, nor can a test cite a
+// document the repository does not hold.
 func TestDesignReferences_NameSectionsThatExist(t *testing.T) {
-	sections := designSections(t)
-	require.NotEmpty(t, sections, "%s has no numbered headings", designDoc)
+	docs := make(map[string]map[string]bool) // by file name
+	for _, path := range repoFiles(t, ".md") {
+		if strings.HasPrefix(path, "design/") {
+			docs[filepath.Base(path)] = docSections(t, path)
+		}
+	}
+	require.NotEmpty(t, docs[filepath.Base(designDoc)], "%s is missing or has no numbered headings", designDoc)
 
-	check := func(path string, re *regexp.Regexp) int {
+	cited := make(map[string]int) // references per document
+	check := func(path string, re *regexp.Regexp, doc string) {
 		data, err := os.ReadFile(path)
 		require.NoError(t, err)
-		n := 0
 		for i, line := range strings.Split(string(data), "\n") {
 			for _, m := range re.FindAllStringSubmatch(line, -1) {
-				n++
-				if !sections[m[1]] {
-					t.Errorf("%s:%d cites §%s, which %s does not have", path, i+1, m[1], designDoc)
+				name, section := doc, m[len(m)-1]
+				if name == "" {
+					name = m[1]
+				}
+				cited[name]++
+				sections, ok := docs[name]
+				switch {
+				case !ok:
+					t.Errorf("%s:%d cites %s §%s, but design/ holds no %s", path, i+1, name, section, name)
+				case !sections[section]:
+					t.Errorf("%s:%d cites %s §%s, which has no such section", path, i+1, name, section)
 				}
 			}
 		}
-		return n
 	}
-	fromGo := 0
 	for _, path := range repoFiles(t, ".go") {
-		fromGo += check(path, designRef)
+		check(path, docRef, "")
 	}
-	// The rule tests of the loop cite their sections; finding none means
-	// this check is looking in the wrong place.
-	require.GreaterOrEqual(t, fromGo, 30, "design.md references found in Go files")
 	for _, path := range repoFiles(t, ".md") {
 		switch {
 		case path == designDoc:
-			check(path, sectionRef)
+			check(path, sectionRef, filepath.Base(designDoc))
+			check(path, docRef, "")
 		case strings.HasPrefix(path, "design/"):
-			check(path, designRef)
+			check(path, docRef, "")
 		}
 	}
+	// The loop's rule tests cite their sections; finding few means this
+	// check is looking in the wrong place.
+	require.GreaterOrEqual(t, cited[filepath.Base(designDoc)], 30, "references to %s", designDoc)
 }
 
 // design.md §2.2: the root imports no package of this repository,
