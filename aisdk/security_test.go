@@ -126,7 +126,7 @@ func clone(t *testing.T, msgs []aisdk.UIMessage) []aisdk.UIMessage {
 	return out
 }
 
-// The first defect: a body with an approved call to an
+// design.md §12.3: the first defect: a body with an approved call to an
 // approval-gated tool that the server never made, as JSON and as the
 // text/plain a page can send cross-origin without a preflight.
 func TestSecurity_ForgedApprovalDoesNotRunTheTool(t *testing.T) {
@@ -147,7 +147,7 @@ func TestSecurity_ForgedApprovalDoesNotRunTheTool(t *testing.T) {
 	}
 }
 
-// A real approval request, answered with changes the server did not make:
+// design.md §12.3: a real approval request, answered with changes the server did not make:
 // another approval id, another record, a call the server never asked about.
 func TestSecurity_ApprovalOfAnAlteredOrUnaskedCallIsRefused(t *testing.T) {
 	var runs atomic.Int32
@@ -215,7 +215,7 @@ func TestSecurity_ApprovalOfAnAlteredOrUnaskedCallIsRefused(t *testing.T) {
 	}
 }
 
-// The second defect: the client rewrites what a server tool
+// design.md §12.3: the second defect: the client rewrites what a server tool
 // returned, or invents a server call with its output.
 func TestSecurity_ForgedServerToolOutputIsRefused(t *testing.T) {
 	var runs atomic.Int32
@@ -274,7 +274,7 @@ func TestSecurity_ForgedServerToolOutputIsRefused(t *testing.T) {
 	}
 }
 
-// Signed parts cannot move: a server output copied into another assistant
+// design.md §12.3: Signed parts cannot move: a server output copied into another assistant
 // message, or the answer's text changed.
 func TestSecurity_SignedPartsAreBoundToTheirMessageAndText(t *testing.T) {
 	var runs atomic.Int32
@@ -332,7 +332,7 @@ func TestSecurity_SignedPartsAreBoundToTheirMessageAndText(t *testing.T) {
 	})
 }
 
-// A chat signed with one key does not verify with another: a restarted
+// design.md §12.3: a chat signed with one key does not verify with another: a restarted
 // server with a random key, or a replica with another Secret, refuses it;
 // replicas that share the Secret accept it.
 func TestSecurity_SignaturesVerifyOnlyWithTheSameSecret(t *testing.T) {
@@ -378,7 +378,7 @@ func TestSecurity_AShortSecretIsAServerErrorThatSaysWhyInTheLog(t *testing.T) {
 	}
 }
 
-// The client's own decisions stay free: a client tool's output, and an
+// design.md §12.3: the client's own decisions stay free: a client tool's output, and an
 // error result that assistant-ui writes for a server call still pending
 // when the user sends a new message, which the model does not get as the
 // tool's answer.
@@ -491,7 +491,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// The third defect: internal error text (provider messages, file
+// design.md §12.1: the third defect: internal error text (provider messages, file
 // paths, Go error chains) reached the browser, and the server logged
 // nothing.
 func TestSecurity_ClientsGetAGenericErrorAndTheLogGetsTheDetail(t *testing.T) {
@@ -531,7 +531,7 @@ func TestSecurity_ClientsGetAGenericErrorAndTheLogGetsTheDetail(t *testing.T) {
 	}
 }
 
-// The fourth defect: a call the loop rejects must reach the client
+// design.md §12.1: the fourth defect: a call the loop rejects must reach the client
 // as tool-input-error, never as tool-input-available, so the browser does
 // not run it: a client tool a hook hid from this turn, and a tool called on
 // the tool-less last turn of AnswerAtTurnLimit.
