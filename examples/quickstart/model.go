@@ -22,11 +22,11 @@ func chooseModel(ctx context.Context, cfg modelConfig, stderr io.Writer) (agentl
 		if cfg.provider != "" {
 			return nil, "", fmt.Errorf("-script and -provider exclude each other")
 		}
-		turns, err := simtest.LoadScript(cfg.script)
+		script, err := simtest.LoadScript(cfg.script)
 		if err != nil {
 			return nil, "", err
 		}
-		return simtest.NewModel(turns...), fmt.Sprintf("model: scripted (%s, %s)", cfg.script, count(len(turns), "turn", "turns")), nil
+		return script.Model(), fmt.Sprintf("model: scripted (%s, %s)", cfg.script, count(len(script.Turns), "turn", "turns")), nil
 	}
 	if cfg.provider != "" {
 		return providerModel(ctx, cfg, stderr)

@@ -1,0 +1,274 @@
+package simtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentloop/agentloop"
+)
+
+// Recorder is an [agentloop.Model] that passes every call to Model and
+// records it as a [Turn] of a [Script]: the reply as Model streamed it
+// (text, reasoning and signatures, tool calls, usage, finish, and an error
+// as a [Fail] step) and, as the turn's [Expect], what the agent sent: the
+// system prompt, the messages and the names of the tools offered. Played
+// by the model of [Script.Model], the script replays the session with no
+// server, and a replay whose agent sends something else fails with an
+// [*ExpectationError] naming the first difference.
+//
+// A script holds only what a [agentloop.Request] holds and what the model
+// streamed: no header, key or URL of the provider. Content is written as it
+// was unless Redact rewrites it.
+//
+// A Recorder is safe for concurrent use; turns are recorded in the order
+// their calls started. The zero value is not usable: set Model.
+type Recorder struct {
+	// Model is the model recorded.
+	Model agentloop.Model
+	// Redact, when non-nil, rewrites every text that goes into the script:
+	// the system prompt, message texts, tool arguments, tool results, and
+	// the reply's text, reasoning, tool arguments and error messages. To
+	// keep a replay matching what the live agent sends, redact to a text
+	// holding [Any] (for example replace a secret with Any).
+	Redact func(string) string
+
+	mu    sync.Mutex
+	turns []*Turn // nil while the call streams
+}
+
+// Stream passes the call to r.Model and records it. See [agentloop.Model].
+func (r *Recorder) Stream(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+	return func(yield func(agentloop.Chunk, error) bool) {
+		expect := r.expectOf(req)
+		r.mu.Lock()
+		slot := len(r.turns)
+		r.turns = append(r.turns, nil)
+		r.mu.Unlock()
+
+		var reply []Step
+		var text, reasoning strings.Builder
+		flush := func() {
+			if text.Len() > 0 {
+				reply = append(reply, Text(r.redact(text.String())))
+				text.Reset()
+			}
+			if reasoning.Len() > 0 {
+				reply = append(reply, Reasoning(r.redact(reasoning.String())))
+				reasoning.Reset()
+			}
+		}
+		defer func() {
+			flush()
+			r.mu.Lock()
+			r.turns[slot] = &Turn{Expect: expect, Reply: reply}
+			r.mu.Unlock()
+		}()
+		for c, err := range r.Model.Stream(ctx, req) {
+			if err != nil {
+				flush()
+				reply = append(reply, Fail(r.redact(err.Error())))
+				yield(nil, err)
+				return
+			}
+			switch c := c.(type) {
+			case agentloop.TextDelta:
+				if reasoning.Len() > 0 {
+					flush()
+				}
+				text.WriteString(c.Text)
+			case agentloop.ReasoningDelta:
+				if text.Len() > 0 {
+					flush()
+				}
+				reasoning.WriteString(c.Text)
+			case agentloop.ReasoningEnd:
+				flush()
+				if c.Signature != "" {
+					reply = append(reply, Signature(c.Signature))
+				}
+			case agentloop.ToolCall:
+				flush()
+				reply = append(reply, Call(c.ID, c.Name, json.RawMessage(r.redact(string(c.Args)))))
+			case agentloop.Usage:
+				flush()
+				reply = append(reply, Usage(c.Input, c.Output))
+			case agentloop.Finish:
+				flush()
+				reply = append(reply, Finish(c.Reason))
+			}
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Script returns the turns recorded so far, in the order their calls
+// started; a call still streaming is left out. Its TurnsBy is
+// [TurnsByCall].
+func (r *Recorder) Script() *Script {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := &Script{Turns: []Turn{}}
+	for _, t := range r.turns {
+		if t != nil {
+			s.Turns = append(s.Turns, *t)
+		}
+	}
+	return s
+}
+
+func (r *Recorder) redact(s string) string {
+	if r.Redact == nil {
+		return s
+	}
+	return r.Redact(s)
+}
+
+func (r *Recorder) expectOf(req *agentloop.Request) Expect {
+	e := Expect{Tools: make([]string, len(req.Tools)), System: r.redact(req.System), Messages: make([]Message, len(req.Messages))}
+	for i, t := range req.Tools {
+		e.Tools[i] = t.Name
+	}
+	for i, m := range req.Messages {
+		msg := messageOf(m)
+		msg.Text = r.redact(msg.Text)
+		for j := range msg.Calls {
+			msg.Calls[j].Args = json.RawMessage(r.redact(string(msg.Calls[j].Args)))
+		}
+		for j := range msg.Results {
+			msg.Results[j].Content = r.redact(msg.Results[j].Content)
+		}
+		e.Messages[i] = msg
+	}
+	return e
+}
+
+// MarshalJSON writes s in the format [ParseScript] reads. A turn's
+// ReplyFunc is not written; tool arguments are written compacted (a replay
+// streams the same JSON value without its spacing), and arguments that are
+// not JSON as a JSON string.
+func (s *Script) MarshalJSON() ([]byte, error) {
+	type turnDoc struct {
+		Expect *Expect          `json:"expect,omitempty"`
+		Reply  []map[string]any `json:"reply"`
+	}
+	doc := struct {
+		TurnsBy TurnsBy   `json:"turns_by,omitempty"`
+		Turns   []turnDoc `json:"turns"`
+	}{TurnsBy: s.TurnsBy, Turns: make([]turnDoc, len(s.Turns))}
+	for i, t := range s.Turns {
+		td := turnDoc{Reply: make([]map[string]any, len(t.Reply))}
+		if !isZeroExpect(t.Expect) {
+			td.Expect = &t.Expect
+		}
+		for j, st := range t.Reply {
+			td.Reply[j] = stepJSON(st)
+		}
+		doc.Turns[i] = td
+	}
+	return json.Marshal(doc)
+}
+
+// WriteFile writes s, indented, to path in the format [ParseScript]
+// reads.
+func (s *Script) WriteFile(path string) error {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("simtest: %w", err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, data, "", "  "); err != nil {
+		return fmt.Errorf("simtest: %w", err)
+	}
+	out.WriteByte('\n')
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("simtest: %w", err)
+	}
+	return nil
+}
+
+func isZeroExpect(e Expect) bool {
+	return e.Tools == nil && e.User == "" && len(e.ToolResults) == 0 && e.System == "" && e.Messages == nil
+}
+
+func stepJSON(s Step) map[string]any {
+	switch s.kind {
+	case stepText:
+		return map[string]any{"text": s.text}
+	case stepReasoning:
+		return map[string]any{"reasoning": s.text}
+	case stepSignature:
+		return map[string]any{"signature": s.text}
+	case stepCall:
+		args := any(s.call.Args)
+		if !json.Valid(s.call.Args) {
+			args = string(s.call.Args)
+		}
+		return map[string]any{"tool_call": map[string]any{"id": s.call.ID, "name": s.call.Name, "args": args}}
+	case stepUsage:
+		return map[string]any{"usage": s.usage}
+	case stepFinish:
+		return map[string]any{"finish": s.finish}
+	case stepFail:
+		return map[string]any{"error": s.text}
+	case stepDelay:
+		return map[string]any{"delay_ms": s.delay.Milliseconds()}
+	default:
+		return map[string]any{"hang": true}
+	}
+}
+
+// EnvRecord names the environment variable that makes [Replay] record
+// instead of replaying: SIMTEST_RECORD=1 go test ./...
+const EnvRecord = "SIMTEST_RECORD"
+
+// Replay returns the model for a test that replays the session recorded in
+// the script file at path, with no server. A replay whose agent sends
+// something else than was recorded fails its model call with an
+// [*ExpectationError] naming the first difference; when the test fails,
+// Replay logs how to accept the change. A replay that leaves turns
+// unplayed fails the test at cleanup.
+//
+// With SIMTEST_RECORD=1 in the environment, it records instead: it returns
+// a [Recorder] around live() and writes path at cleanup if the test
+// passed, so a changed agent is accepted by running the test once against
+// the live model. live is called only then.
+func Replay(tb testing.TB, path string, live func() agentloop.Model) agentloop.Model {
+	tb.Helper()
+	if os.Getenv(EnvRecord) == "1" {
+		r := &Recorder{Model: live()}
+		tb.Cleanup(func() {
+			if tb.Failed() {
+				tb.Logf("simtest: the session was not written to %s: the test failed", path)
+				return
+			}
+			if err := r.Script().WriteFile(path); err != nil {
+				tb.Error(err)
+			}
+		})
+		return r
+	}
+	s, err := LoadScript(path)
+	if err != nil {
+		tb.Fatalf("%v (record it with %s=1)", err, EnvRecord)
+	}
+	m := s.Model()
+	tb.Cleanup(func() {
+		if tb.Failed() {
+			tb.Logf("simtest: the replay of %s failed; if the agent changed on purpose, accept the change by recording again with %s=1", path, EnvRecord)
+			return
+		}
+		if n := m.Remaining(); n > 0 {
+			tb.Errorf("simtest: the replay of %s left %d of %d turns unplayed (record again with %s=1 if the agent changed on purpose)", path, n, len(s.Turns), EnvRecord)
+		}
+	})
+	return m
+}
