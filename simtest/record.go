@@ -152,9 +152,8 @@ func (r *Recorder) expectOf(req *agentloop.Request) Expect {
 }
 
 // MarshalJSON writes s in the format [ParseScript] reads. A turn's
-// ReplyFunc is not written; tool arguments are written compacted (a replay
-// streams the same JSON value without its spacing), and arguments that are
-// not JSON as a JSON string.
+// ReplyFunc is not written; tool arguments are written compacted, and
+// arguments that are not JSON as a JSON string.
 func (s *Script) MarshalJSON() ([]byte, error) {
 	type turnDoc struct {
 		Expect *Expect          `json:"expect,omitempty"`
@@ -177,18 +176,45 @@ func (s *Script) MarshalJSON() ([]byte, error) {
 	return json.Marshal(doc)
 }
 
-// WriteFile writes s, indented, to path in the format [ParseScript]
-// reads.
+// WriteFile writes s to path in the format [ParseScript] reads, laid out
+// for reading: expectations indented, each reply element on one line (so
+// tool arguments keep the text the model wrote).
 func (s *Script) WriteFile(path string) error {
-	data, err := json.Marshal(s)
-	if err != nil {
-		return fmt.Errorf("simtest: %w", err)
-	}
 	var out bytes.Buffer
-	if err := json.Indent(&out, data, "", "  "); err != nil {
-		return fmt.Errorf("simtest: %w", err)
+	out.WriteString("{\n")
+	if s.TurnsBy != TurnsByCall {
+		fmt.Fprintf(&out, "  \"turns_by\": %q,\n", s.TurnsBy)
 	}
-	out.WriteByte('\n')
+	out.WriteString("  \"turns\": [")
+	for i, t := range s.Turns {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		out.WriteString("\n    {")
+		if !isZeroExpect(t.Expect) {
+			e, err := json.MarshalIndent(t.Expect, "      ", "  ")
+			if err != nil {
+				return fmt.Errorf("simtest: %w", err)
+			}
+			out.WriteString("\"expect\": ")
+			out.Write(e)
+			out.WriteString(",\n     ")
+		}
+		out.WriteString("\"reply\": [")
+		for j, st := range t.Reply {
+			if j > 0 {
+				out.WriteByte(',')
+			}
+			el, err := json.Marshal(stepJSON(st))
+			if err != nil {
+				return fmt.Errorf("simtest: %w", err)
+			}
+			out.WriteString("\n       ")
+			out.Write(el)
+		}
+		out.WriteString("]}")
+	}
+	out.WriteString("\n  ]\n}\n")
 	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("simtest: %w", err)
 	}
@@ -212,7 +238,11 @@ func stepJSON(s Step) map[string]any {
 		if !json.Valid(s.call.Args) {
 			args = string(s.call.Args)
 		}
-		return map[string]any{"tool_call": map[string]any{"id": s.call.ID, "name": s.call.Name, "args": args}}
+		return map[string]any{"tool_call": struct {
+			ID   string `json:"id,omitempty"`
+			Name string `json:"name"`
+			Args any    `json:"args"`
+		}{s.call.ID, s.call.Name, args}}
 	case stepUsage:
 		return map[string]any{"usage": s.usage}
 	case stepFinish:
