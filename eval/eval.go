@@ -146,7 +146,7 @@ func (d *Dataset) Test(t *testing.T, agent *agentloop.Agent, opts *Options) *Rep
 			res := runCase(t.Context(), agent, d, c, r.price)
 			r.add(res)
 			for _, s := range res.Scores {
-				t.Logf("%s: %.2f %s", s.Scorer, s.Value, s.Reason)
+				t.Log(strings.TrimSpace(fmt.Sprintf("%s: %.2f %s", s.Scorer, s.Value, s.Reason)))
 			}
 			if res.Error != "" {
 				t.Logf("run failed: %s", res.Error)

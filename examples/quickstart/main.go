@@ -52,6 +52,9 @@ import (
 
 const demoPrompt = "What is the weather in Paris, and what is 2 + 3?"
 
+// systemPrompt is the agent's system prompt.
+const systemPrompt = "You are a helpful assistant. Use the tools when they help, then answer briefly."
+
 func main() {
 	os.Exit(exitCode(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr))
 }
@@ -107,7 +110,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	agent := &agentloop.Agent{
 		Model:  model,
-		System: "You are a helpful assistant. Use the tools when they help, then answer briefly.",
+		System: systemPrompt,
 		Tools:  tools,
 	}
 	flush, err := traceAgent(ctx, agent, stderr)
