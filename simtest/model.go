@@ -262,7 +262,8 @@ func NewFuncModel(reply func(req *agentloop.Request) ([]Step, error)) *Model {
 	return &Model{reply: reply}
 }
 
-// Stream plays the next turn. See [agentloop.Model].
+// Stream plays the call's turn: the next one, or with [TurnsByConversation]
+// the one the request's messages pick. See [agentloop.Model].
 func (m *Model) Stream(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 	return func(yield func(agentloop.Chunk, error) bool) {
 		m.mu.Lock()
