@@ -337,7 +337,11 @@ func chooseModel(cfg config) (agentloop.Model, string, error) {
 		if len(script.Turns) == 1 {
 			noun = "turn"
 		}
-		return script.Model(), fmt.Sprintf("scripted model from %s (%d %s, for the whole server)", cfg.script, len(script.Turns), noun), nil
+		scope := "for the whole server"
+		if script.TurnsBy == simtest.TurnsByConversation {
+			scope = "for each conversation"
+		}
+		return script.Model(), fmt.Sprintf("scripted model from %s (%d %s, %s)", cfg.script, len(script.Turns), noun, scope), nil
 	case cfg.model != "":
 		return realModel(cfg.model)
 	}
