@@ -35,7 +35,8 @@ type Recorder struct {
 	// the system prompt, message texts, tool arguments, tool results, and
 	// the reply's text, reasoning, tool arguments and error messages. To
 	// keep a replay matching what the live agent sends, redact to a text
-	// holding [Any] (for example replace a secret with Any).
+	// holding [Any] (replace a secret, an id or a timestamp with Any);
+	// within a reply, Any is played as it is written.
 	Redact func(string) string
 
 	mu    sync.Mutex
