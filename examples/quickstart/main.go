@@ -3,9 +3,15 @@
 //	go run ./examples/quickstart                      # chat; uses Ollama when reachable, else the simulator
 //	go run ./examples/quickstart -prompt "2 + 3?"     # one run, then exit (non-zero if the run fails)
 //	go run ./examples/quickstart -script turns.json   # a scripted model (simtest JSON format)
+//	go run ./examples/quickstart -record s.json       # record the session as a script for -script
 //	go run ./examples/quickstart -provider openai -model gpt-4.1-mini
 //	go run ./examples/quickstart -mcp "npx -y @modelcontextprotocol/server-everything"
 //	go run ./examples/quickstart -mcp-url http://127.0.0.1:3001/mcp
+//
+// -record FILE writes every model call of the session, with what the agent
+// sent, to FILE as a simtest script when the program ends; -script FILE
+// replays it with no server, and fails a changed prompt naming the first
+// difference.
 //
 // -mcp "COMMAND ARGS" (repeatable) adds the tools of an MCP server started
 // over stdio, -mcp-url URL those of one reached over streamable HTTP.
@@ -46,6 +52,9 @@ import (
 
 const demoPrompt = "What is the weather in Paris, and what is 2 + 3?"
 
+// systemPrompt is the agent's system prompt.
+const systemPrompt = "You are a helpful assistant. Use the tools when they help, then answer briefly."
+
 func main() {
 	os.Exit(exitCode(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr))
 }
@@ -66,6 +75,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var cfg modelConfig
 	prompt := fs.String("prompt", "", "run this one prompt, print each item, and exit")
 	fs.StringVar(&cfg.script, "script", "", "use a scripted model from this simtest JSON file")
+	record := fs.String("record", "", "record the session's model calls into this simtest JSON file (play it back with -script)")
 	fs.StringVar(&cfg.provider, "provider", "", "ollama, openai (Chat Completions), openai-responses or anthropic (default: Ollama when reachable, else the simulator)")
 	fs.StringVar(&cfg.model, "model", "", "model name for -provider")
 	fs.StringVar(&cfg.baseURL, "base-url", "", "server URL for -provider (default: the provider's own, or OLLAMA_HOST / OPENAI_BASE_URL / ANTHROPIC_BASE_URL)")
@@ -82,6 +92,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	fmt.Fprintln(stderr, describe)
+	if *record != "" {
+		rec, save, err := recordTo(*record, model, stderr)
+		if err != nil {
+			return err
+		}
+		defer save()
+		model = rec
+	}
 	tools, err := demoTools()
 	if err != nil {
 		return err
@@ -92,7 +110,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	agent := &agentloop.Agent{
 		Model:  model,
-		System: "You are a helpful assistant. Use the tools when they help, then answer briefly.",
+		System: systemPrompt,
 		Tools:  tools,
 	}
 	flush, err := traceAgent(ctx, agent, stderr)

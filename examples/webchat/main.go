@@ -329,15 +329,19 @@ func openStore(ctx context.Context, cfg config) (store.Store, string, error) {
 func chooseModel(cfg config) (agentloop.Model, string, error) {
 	switch {
 	case cfg.script != "":
-		turns, err := simtest.LoadScript(cfg.script)
+		script, err := simtest.LoadScript(cfg.script)
 		if err != nil {
 			return nil, "", err
 		}
 		noun := "turns"
-		if len(turns) == 1 {
+		if len(script.Turns) == 1 {
 			noun = "turn"
 		}
-		return simtest.NewModel(turns...), fmt.Sprintf("scripted model from %s (%d %s, for the whole server)", cfg.script, len(turns), noun), nil
+		scope := "for the whole server"
+		if script.TurnsBy == simtest.TurnsByConversation {
+			scope = "for each conversation"
+		}
+		return script.Model(), fmt.Sprintf("scripted model from %s (%d %s, %s)", cfg.script, len(script.Turns), noun, scope), nil
 	case cfg.model != "":
 		return realModel(cfg.model)
 	}
