@@ -34,6 +34,14 @@
 // [*CancelledError], [*TurnLimitError] or [*TurnError], each carrying a
 // history in which every tool call has a result ([HistoryOf]).
 //
+// A run's effects, its model calls and tool calls, go through [Effects]
+// when a run is given one ([WithEffects]); without one they run in process
+// as described above. A durable-execution engine implements Effects to
+// record each call as a step and replay the recorded results after a
+// crash, so a run outlives its process (the dbosrun module runs it on DBOS).
+// Waits are not effects: a [Pending] run is resumed from its history. Tools
+// get a key stable across such replays from [IdempotencyKey].
+//
 // Everything this SDK persists (histories, tool states, stored chats) is
 // versioned JSON with camelCase keys and values; see [History.MarshalJSON].
 package agentloop

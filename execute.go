@@ -77,6 +77,15 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 	}
 	r.dispatch(jobs, results, done)
 
+	if r.effects != nil {
+		// An engine's steps run outside the run's WaitGroup: the run
+		// returns only once each has finished (after a stop, promptly).
+		defer func() {
+			for _, d := range done {
+				<-d
+			}
+		}()
+	}
 	var parts []Part
 	for i := range jobs {
 		if err := r.await(i, done[i]); err != nil {
@@ -146,6 +155,10 @@ func (r *run) dispatch(jobs []job, results []ToolResult, done []chan struct{}) {
 		}
 	}
 	if len(runnable) == 0 {
+		return
+	}
+	if r.effects != nil {
+		r.dispatchEffects(jobs, runnable, results, done)
 		return
 	}
 	q := &jobQueue{jobs: jobs, results: results, done: done, order: runnable}
@@ -338,7 +351,7 @@ func (r *run) runTool(j *job, call ToolCall) ToolResult {
 	if err != nil {
 		return errorResult(call, err)
 	}
-	j.sink = progressSink{ch: r.progress, job: j.index, call: call}
+	j.sink = progressSink{ch: r.progress, job: j.index, call: call, conversation: r.conversationID, turn: r.assistants}
 	ctx := context.WithValue(r.ctx, progressKey{}, &j.sink)
 	if h := r.hooks; h != nil && h.ToolContext != nil {
 		next, err := r.toolContext(ctx, call)
@@ -478,6 +491,9 @@ type progressSink struct {
 	ch   chan<- progress
 	job  int
 	call ToolCall
+	// The call's conversation and turn, for IdempotencyKey.
+	conversation string
+	turn         int
 }
 
 // progress is a ToolProgress on its way from a tool to the ranging

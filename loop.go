@@ -67,6 +67,7 @@ type runOptions struct {
 	hooks          []*Hooks
 	settings       *Settings
 	conversationID string
+	effects        Effects
 }
 
 // WithTools adds tools to this run (client tools from a web request, or
@@ -154,6 +155,7 @@ type run struct {
 	slots          chan struct{} // ToolConcurrency tokens, held while a tool func runs
 	progress       chan progress // from ReportProgress to the ranging goroutine
 	conversationID string
+	effects        Effects // nil: effects run in process
 
 	history    History
 	handed     History         // the deep copy of history the last BeforeModelCall got
@@ -190,6 +192,7 @@ func (a *Agent) newRun(ctx context.Context, history History, opts []Option, yiel
 		slots:          make(chan struct{}, concurrency),
 		progress:       make(chan progress),
 		conversationID: o.conversationID,
+		effects:        o.effects,
 	}
 	if o.system != nil {
 		r.system = *o.system
@@ -489,22 +492,7 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 	}
 
 	asm := assembler{run: r, offered: offered, prefix: "call_" + strconv.Itoa(r.assistants) + "_"}
-	var streamErr error
-	for chunk, err := range r.agent.Model.Stream(r.ctx, req) {
-		if r.stopped() {
-			break // after a cancel: no hook, no item
-		}
-		if err != nil {
-			streamErr = err
-			break
-		}
-		if streamErr = asm.add(chunk); streamErr != nil {
-			break
-		}
-	}
-	if streamErr == nil && !r.stopped() {
-		streamErr = asm.closeBlocks()
-	}
+	streamErr := r.modelCall(req, &asm)
 	if errors.Is(streamErr, ErrStopped) {
 		return fail(ErrStopped)
 	}

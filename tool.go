@@ -26,6 +26,14 @@ type ToolFunc func(ctx context.Context, args json.RawMessage) (string, error)
 //
 // A Tool must not be modified once a run that uses it has started; a Tool may
 // be shared by any number of concurrent runs.
+//
+// A tool's func runs once per call in process. Under a durable engine
+// ([Effects], such as the dbosrun module) a call is at least once: a call
+// whose result was recorded never runs again, but a call that was running
+// when its process died runs again when the run is recovered. A tool with
+// side effects (a payment, an email) should make a repeat harmless: pass
+// [IdempotencyKey] of its ctx, the same on every attempt of the call, to
+// the API it calls, or keep it with what it writes.
 type Tool struct {
 	// Name is what the model calls the tool by.
 	Name string

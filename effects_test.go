@@ -1,0 +1,209 @@
+package agentloop_test
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentloop/agentloop"
+)
+
+// journal is a toy durable engine: it records each step's result by its
+// idempotency key (through JSON, as a database would) and replays it.
+type journal struct {
+	mu      sync.Mutex
+	results map[string][]byte
+	order   []agentloop.Step // steps in the order Model and Tool were called
+	limit   int              // record at most this many steps; 0: all
+}
+
+func (j *journal) lookup(s agentloop.Step, out any) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.order = append(j.order, s)
+	b, ok := j.results[s.IdempotencyKey()]
+	if ok {
+		if err := json.Unmarshal(b, out); err != nil {
+			panic(err)
+		}
+	}
+	return ok
+}
+
+func (j *journal) record(s agentloop.Step, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.results == nil {
+		j.results = make(map[string][]byte)
+	}
+	if j.limit == 0 || len(j.results) < j.limit {
+		j.results[s.IdempotencyKey()] = b
+	}
+}
+
+func (j *journal) Model(ctx context.Context, s agentloop.Step, call func() (agentloop.ModelReply, error)) (agentloop.ModelReply, error) {
+	var rep agentloop.ModelReply
+	if j.lookup(s, &rep) {
+		return rep, nil
+	}
+	rep, err := call()
+	if err == nil {
+		j.record(s, rep)
+	}
+	return rep, err
+}
+
+func (j *journal) Tool(ctx context.Context, s agentloop.Step, call func() agentloop.ToolResult, done func(agentloop.ToolResult)) {
+	var res agentloop.ToolResult
+	if j.lookup(s, &res) {
+		done(res)
+		return
+	}
+	go func() {
+		res := call()
+		j.record(s, res)
+		done(res)
+	}()
+}
+
+// durableAgent returns an agent whose model calls two tools on its first
+// turn, one on its second, then answers; it counts model and tool calls.
+func durableAgent(t *testing.T, modelCalls, toolCalls *atomic.Int32, keys *sync.Map) *agentloop.Agent {
+	t.Helper()
+	tool, err := agentloop.NewRawTool("mark", "Marks.", nil, func(ctx context.Context, args json.RawMessage) (string, error) {
+		toolCalls.Add(1)
+		keys.Store(agentloop.IdempotencyKey(ctx), true)
+		return "marked " + string(args), nil
+	})
+	require.NoError(t, err)
+	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			modelCalls.Add(1)
+			replies := 0
+			for _, m := range req.Messages {
+				if m.Role == agentloop.RoleAssistant {
+					replies++
+				}
+			}
+			var chunks []agentloop.Chunk
+			switch replies {
+			case 0:
+				chunks = []agentloop.Chunk{agentloop.ReasoningDelta{Text: "think"}, agentloop.ReasoningEnd{Signature: "sig"},
+					agentloop.TextDelta{Text: "let me "}, agentloop.TextDelta{Text: "see"},
+					agentloop.ToolCall{Name: "mark", Args: json.RawMessage(`{"n":1}`)},
+					agentloop.ToolCall{Name: "mark", Args: json.RawMessage(`{"n":2}`)},
+					agentloop.Usage{Input: 3, Output: 4}}
+			case 1:
+				chunks = []agentloop.Chunk{agentloop.ToolCall{ID: "srv", Name: "mark", Args: json.RawMessage(`{"n":3}`)}}
+			default:
+				chunks = []agentloop.Chunk{agentloop.TextDelta{Text: "done"}, agentloop.Finish{Reason: agentloop.FinishStop}}
+			}
+			for _, c := range chunks {
+				if !yield(c, nil) {
+					return
+				}
+			}
+		}
+	})
+	return &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{tool}}
+}
+
+func TestEffects_ReplayRunsNoRecordedStepAgainAndEndsTheSame(t *testing.T) {
+	var modelCalls, toolCalls atomic.Int32
+	var keys sync.Map
+	a := durableAgent(t, &modelCalls, &toolCalls, &keys)
+	j := &journal{}
+	run := func() []agentloop.Item {
+		items, err := collect(a.Stream(context.Background(), user("go"), agentloop.WithEffects(j), agentloop.WithConversationID("chat-1")))
+		require.NoError(t, err)
+		return items
+	}
+	first := run()
+	require.Equal(t, int32(3), modelCalls.Load())
+	require.Equal(t, int32(3), toolCalls.Load())
+	j.order = nil
+
+	second := run()
+	assert.Equal(t, int32(3), modelCalls.Load(), "a recorded model call ran again")
+	assert.Equal(t, int32(3), toolCalls.Load(), "a recorded tool call ran again")
+	f1, f2 := final(t, first), final(t, second)
+	if d := cmp.Diff(f1.History, f2.History); d != "" {
+		t.Errorf("replayed history differs (-live +replayed):\n%s", d)
+	}
+	assert.Equal(t, f1.Usage, f2.Usage)
+	assert.Equal(t, results(first), results(second))
+	// The steps, in order: model, two tools, model, tool, model.
+	want := []agentloop.Step{
+		{ConversationID: "chat-1", Turn: 1},
+		{ConversationID: "chat-1", Turn: 1, CallID: "call_0_0", Name: "mark"},
+		{ConversationID: "chat-1", Turn: 1, CallID: "call_0_1", Name: "mark"},
+		{ConversationID: "chat-1", Turn: 2},
+		{ConversationID: "chat-1", Turn: 2, CallID: "srv", Name: "mark"},
+		{ConversationID: "chat-1", Turn: 3},
+	}
+	if d := cmp.Diff(want, j.order); d != "" {
+		t.Errorf("steps (-want +got):\n%s", d)
+	}
+	// The replay yields the turn's items in whole parts.
+	var texts []string
+	for _, it := range second {
+		if d, ok := it.(agentloop.TextDelta); ok {
+			texts = append(texts, d.Text)
+		}
+	}
+	assert.Equal(t, []string{"let me see", "done"}, texts)
+}
+
+func TestEffects_RecoveryRunsOnlyTheStepsWithoutAResult(t *testing.T) {
+	var modelCalls, toolCalls atomic.Int32
+	var keys sync.Map
+	a := durableAgent(t, &modelCalls, &toolCalls, &keys)
+	j := &journal{limit: 2} // the "process" died after the first model call and one tool call
+	_, err := collect(a.Stream(context.Background(), user("go"), agentloop.WithEffects(j)))
+	require.NoError(t, err)
+	j.limit = 0
+	modelCalls.Store(0)
+	toolCalls.Store(0)
+
+	items, err := collect(a.Stream(context.Background(), user("go"), agentloop.WithEffects(j)))
+	require.NoError(t, err)
+	assert.Equal(t, "done", final(t, items).Text)
+	assert.Equal(t, int32(2), modelCalls.Load(), "model calls after the first recorded one")
+	assert.Equal(t, int32(2), toolCalls.Load(), "the unrecorded tool calls of turn 1 and 2")
+}
+
+func TestIdempotencyKey_IsTheStepsKeyAndStableAcrossRuns(t *testing.T) {
+	var modelCalls, toolCalls atomic.Int32
+	var inProcess, durable sync.Map
+	a := durableAgent(t, &modelCalls, &toolCalls, &inProcess)
+	_, err := collect(a.Stream(context.Background(), user("go"), agentloop.WithConversationID("c")))
+	require.NoError(t, err)
+	a = durableAgent(t, &modelCalls, &toolCalls, &durable)
+	_, err = collect(a.Stream(context.Background(), user("go"), agentloop.WithConversationID("c"), agentloop.WithEffects(&journal{})))
+	require.NoError(t, err)
+
+	want := map[any]any{}
+	for _, id := range []string{"call_0_0", "call_0_1"} {
+		want[agentloop.Step{ConversationID: "c", Turn: 1, CallID: id}.IdempotencyKey()] = true
+	}
+	want[agentloop.Step{ConversationID: "c", Turn: 2, CallID: "srv"}.IdempotencyKey()] = true
+	for name, m := range map[string]*sync.Map{"in process": &inProcess, "with effects": &durable} {
+		got := map[any]any{}
+		m.Range(func(k, v any) bool { got[k] = v; return true })
+		assert.Equal(t, want, got, name)
+	}
+	assert.Empty(t, agentloop.IdempotencyKey(context.Background()), "outside a tool call")
+	assert.NotEqual(t, agentloop.Step{ConversationID: "a", Turn: 12}.IdempotencyKey(),
+		agentloop.Step{ConversationID: "a1", Turn: 2}.IdempotencyKey(), "fields are delimited")
+}
