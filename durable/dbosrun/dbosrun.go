@@ -1,0 +1,267 @@
+// Package dbosrun runs agentloop runs durably on DBOS Transact
+// (github.com/dbos-inc/dbos-transact-golang), which keeps its state in
+// PostgreSQL or SQLite: a run outlives the process that started it.
+//
+// A run is a DBOS workflow whose id the caller gives ([Run.ID]: derive it
+// from the conversation and its stream). Each model call and each tool call
+// of the run is a DBOS step whose result DBOS records (through the
+// [agentloop.Effects] seam). When a process dies mid-run, DBOS recovers the
+// workflow (on Launch, in a process with the same executor id): the
+// recorded results are replayed, so a model call or a tool call that
+// completed does not run again, and the run goes on from the first step
+// without a result. A step that was in flight when the process died runs
+// again: steps are at least once, so tools should use
+// [agentloop.IdempotencyKey].
+//
+// A run that waits for a client result or an approval ends with an
+// [agentloop.Pending], recorded as the workflow's result; resume it with a
+// new [Run] (a new id) whose history carries the answer, in any process and
+// at any time later.
+//
+// Items reach the iterator of [Runner.Stream] as the run makes them. A
+// Stream of a run that another process started, or that this process
+// recovers, yields the items made from the moment it attaches, then the
+// run's last item or error; [Options.OnItem] sees every item of every run
+// this process executes.
+//
+// This package is a Go module of its own, so that DBOS and its database
+// drivers reach only the programs that import it.
+package dbosrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+
+	"github.com/dbos-inc/dbos-transact-golang/dbos"
+
+	"github.com/agentloop/agentloop"
+)
+
+// Options configure a [Runner]. The zero value is ready to use.
+type Options struct {
+	// Name names the runner's workflows in DBOS; it must be unique among a
+	// DBOS context's runners and stay the same across deploys, or recovery
+	// cannot find the runner. "" means "default".
+	Name string
+	// OnItem, if set, is called with every item (and the final error) of
+	// every run this process executes, live or recovered, from the
+	// goroutine that runs the run, before the item reaches an attached
+	// Stream. A recovered run replays its completed model calls, so
+	// OnItem sees their items again (whole parts, not the original deltas).
+	OnItem func(runID string, item agentloop.Item, err error)
+}
+
+// Runner runs an agent's runs as DBOS workflows. Create it with [New]
+// before dbos.Launch. It is safe for concurrent use.
+type Runner struct {
+	dbos  dbos.Context
+	agent *agentloop.Agent
+	opts  Options
+
+	mu   sync.Mutex
+	subs map[string]*subscriber // by run id: the Stream attached in this process
+}
+
+// New registers agent's runs as a workflow of ctx and returns their runner.
+// Call it before dbos.Launch, on every process start, with the same
+// Options.Name, so that Launch can recover the runs a dead process left.
+// The agent must not be modified afterwards.
+func New(ctx dbos.Context, agent *agentloop.Agent, opts Options) (*Runner, error) {
+	if ctx == nil || agent == nil || agent.Model == nil {
+		return nil, errors.New("dbosrun: New needs a DBOS context and an agent with a model")
+	}
+	if opts.Name == "" {
+		opts.Name = "default"
+	}
+	r := &Runner{dbos: ctx, agent: agent, opts: opts, subs: make(map[string]*subscriber)}
+	if err := register(ctx, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// register registers r's workflow, turning DBOS's panic on a conflicting
+// or late registration into an error.
+func register(ctx dbos.Context, r *Runner) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("dbosrun: registering runner %q: %v", r.opts.Name, p)
+		}
+	}()
+	dbos.RegisterWorkflow(ctx, r.workflow, dbos.WithWorkflowName("agentloop.run"), dbos.WithInstance(r))
+	return nil
+}
+
+// ConfigName returns the runner's name; DBOS records it with each run so
+// that recovery finds the runner.
+func (r *Runner) ConfigName() string { return r.opts.Name }
+
+// Run is one durable run.
+type Run struct {
+	// ID is the run's workflow id: the same id is the same run (starting it
+	// again attaches to it, or returns its recorded outcome). Required.
+	ID string
+	// ConversationID names the conversation ([agentloop.WithConversationID]);
+	// it goes into the tools' idempotency keys.
+	ConversationID string
+	// History is the history the run starts from.
+	History agentloop.History
+}
+
+// input is what DBOS records as the workflow's input.
+type input struct {
+	ConversationID string            `json:"conversationId,omitempty"`
+	History        agentloop.History `json:"history"`
+}
+
+// Stream starts run, or attaches to it if it exists, and returns its items
+// as [agentloop.Agent.Stream] does. The run belongs to DBOS, not to the
+// iterator: when the consumer stops ranging, or ctx is done, the run goes
+// on (cancel it with dbos.CancelWorkflow). Only one Stream per run may be
+// attached in a process at a time. A run that ended already yields its last
+// item (an [agentloop.Final] or [agentloop.Pending]) or its error only;
+// such errors are rebuilt from their record ([agentloop.CancelledError],
+// [agentloop.TurnLimitError], [agentloop.TurnError], with the history) and
+// their causes are plain errors.
+func (r *Runner) Stream(ctx context.Context, run Run) iter.Seq2[agentloop.Item, error] {
+	return func(yield func(agentloop.Item, error) bool) {
+		if run.ID == "" {
+			yield(nil, errors.New("dbosrun: Run.ID is empty"))
+			return
+		}
+		s := &subscriber{ch: make(chan pair), gone: make(chan struct{})}
+		r.mu.Lock()
+		if r.subs[run.ID] != nil {
+			r.mu.Unlock()
+			yield(nil, fmt.Errorf("dbosrun: run %q already has a Stream attached in this process", run.ID))
+			return
+		}
+		r.subs[run.ID] = s
+		r.mu.Unlock()
+		defer func() {
+			r.mu.Lock()
+			delete(r.subs, run.ID)
+			r.mu.Unlock()
+			close(s.gone)
+		}()
+
+		h, err := dbos.RunWorkflow(r.dbos, r.workflow, input{ConversationID: run.ConversationID, History: run.History},
+			dbos.WithWorkflowID(run.ID), dbos.WithRunInstance(r))
+		if err != nil {
+			yield(nil, fmt.Errorf("dbosrun: starting run %q: %w", run.ID, err))
+			return
+		}
+		ended := make(chan pair, 1)
+		go func() {
+			out, err := h.GetResult()
+			if err != nil {
+				ended <- pair{err: fmt.Errorf("dbosrun: run %q: %w", run.ID, err)}
+				return
+			}
+			it, err := out.item()
+			ended <- pair{it, err}
+		}()
+		for {
+			select {
+			case p := <-s.ch:
+				if !yield(p.item, p.err) || p.err != nil || last(p.item) {
+					return
+				}
+			case p := <-ended:
+				yield(p.item, p.err)
+				return
+			case <-ctx.Done():
+				yield(nil, fmt.Errorf("dbosrun: run %q: %w", run.ID, context.Cause(ctx)))
+				return
+			}
+		}
+	}
+}
+
+type pair struct {
+	item agentloop.Item
+	err  error
+}
+
+// subscriber is a Stream attached to a run in this process.
+type subscriber struct {
+	ch   chan pair
+	gone chan struct{} // closed when the Stream returns
+}
+
+func last(it agentloop.Item) bool {
+	switch it.(type) {
+	case agentloop.Final, agentloop.Pending:
+		return true
+	}
+	return false
+}
+
+// workflow runs one run; DBOS calls it to start the run and to recover it.
+func (r *Runner) workflow(ctx dbos.Context, in input) (outcome, error) {
+	id, err := dbos.GetWorkflowID(ctx)
+	if err != nil {
+		return outcome{}, fmt.Errorf("dbosrun: %w", err)
+	}
+	var out outcome
+	for it, err := range r.agent.Stream(ctx, in.History, agentloop.WithEffects(effects{ctx}),
+		agentloop.WithConversationID(in.ConversationID)) {
+		if err != nil || last(it) {
+			out = outcomeOf(it, err)
+		}
+		r.deliver(id, it, err)
+	}
+	return out, nil
+}
+
+// deliver hands an item to OnItem and to the Stream attached to the run,
+// if any; a Stream that goes away gets no more.
+func (r *Runner) deliver(id string, it agentloop.Item, err error) {
+	if r.opts.OnItem != nil {
+		r.opts.OnItem(id, it, err)
+	}
+	r.mu.Lock()
+	s := r.subs[id]
+	r.mu.Unlock()
+	if s == nil {
+		return
+	}
+	select {
+	case s.ch <- pair{it, err}:
+	case <-s.gone:
+	}
+}
+
+// effects runs a run's model and tool calls as steps of its workflow.
+type effects struct{ wf dbos.Context }
+
+func (e effects) Model(_ context.Context, _ agentloop.Step, call func() (agentloop.ModelReply, error)) (agentloop.ModelReply, error) {
+	return dbos.RunAsStep(e.wf, func(context.Context) (agentloop.ModelReply, error) { return call() },
+		dbos.WithStepName("agentloop.model"))
+}
+
+func (e effects) Tool(_ context.Context, step agentloop.Step, call func() agentloop.ToolResult, done func(agentloop.ToolResult)) {
+	ch, err := dbos.Go(e.wf, func(context.Context) (agentloop.ToolResult, error) { return call(), nil },
+		dbos.WithStepName("agentloop.tool/"+step.Name))
+	if err != nil {
+		done(stepFailed(step, err))
+		return
+	}
+	go func() {
+		o := <-ch
+		if o.Err != nil {
+			done(stepFailed(step, o.Err))
+			return
+		}
+		done(o.Result)
+	}()
+}
+
+// stepFailed is the result of a tool step that DBOS could not run or record.
+func stepFailed(step agentloop.Step, err error) agentloop.ToolResult {
+	return agentloop.ToolResult{CallID: step.CallID, Name: step.Name, IsError: true, Err: err,
+		Content: "error: the tool call could not be run durably: " + err.Error()}
+}

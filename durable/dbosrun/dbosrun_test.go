@@ -1,0 +1,251 @@
+package dbosrun_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dbos-inc/dbos-transact-golang/dbos"
+	_ "github.com/dbos-inc/dbos-transact-golang/dbos/driver/sqlite"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/dbosrun"
+)
+
+// The child process of TestRecovery_*: it runs a run until its tool b
+// starts, says so on stdout and blocks there until the test kills it.
+func TestMain(m *testing.M) {
+	if db := os.Getenv("DBOSRUN_CHILD_DB"); db != "" {
+		os.Exit(child(db, os.Getenv("DBOSRUN_CHILD_MARKS")))
+	}
+	os.Exit(m.Run())
+}
+
+func child(db, marks string) int {
+	ctx := context.Background()
+	d, err := openDBOS(ctx, "sqlite:"+db, "")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	blocked := make(chan struct{})
+	r, err := dbosrun.New(d, markingAgent(marks, blocked), dbosrun.Options{})
+	if err == nil {
+		err = dbos.Launch(d)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	go func() {
+		<-blocked
+		fmt.Println("b started")
+	}()
+	for _, err := range r.Stream(ctx, crashRun) {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+var crashRun = dbosrun.Run{ID: "chat-1/stream-1", ConversationID: "chat-1", History: agentloop.History{agentloop.UserMessage("go")}}
+
+func openDBOS(ctx context.Context, url, schema string) (dbos.Context, error) {
+	return dbos.NewContext(ctx, dbos.Config{
+		AppName:        "agentloop-dbosrun-test",
+		DatabaseURL:    url,
+		DatabaseSchema: schema,
+		Logger:         slog.New(slog.DiscardHandler),
+	})
+}
+
+// mark appends a line to the marks file.
+func mark(path, line string) {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintln(f, line); err != nil {
+		panic(err)
+	}
+}
+
+func marks(t *testing.T, path string) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	n := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		n[l]++
+	}
+	return n
+}
+
+// replies counts the assistant messages of a request: the model below
+// plays its script by the conversation, so any process continues it.
+func replies(req *agentloop.Request) int {
+	n := 0
+	for _, m := range req.Messages {
+		if m.Role == agentloop.RoleAssistant {
+			n++
+		}
+	}
+	return n
+}
+
+// markingAgent's model calls tool a, then tool b, then answers "done";
+// every model call and tool call leaves a mark. When blocked is not nil,
+// b closes it and then blocks until its context is done.
+func markingAgent(marksPath string, blocked chan struct{}) *agentloop.Agent {
+	tool := func(name string) *agentloop.Tool {
+		t, err := agentloop.NewRawTool(name, "Marks.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+			mark(marksPath, "tool "+name+" "+agentloop.IdempotencyKey(ctx)[:8])
+			if name == "b" && blocked != nil {
+				close(blocked)
+				<-ctx.Done()
+				return "", ctx.Err()
+			}
+			return name + " done", nil
+		})
+		if err != nil {
+			panic(err)
+		}
+		return t
+	}
+	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			n := replies(req)
+			mark(marksPath, fmt.Sprintf("model %d", n))
+			switch n {
+			case 0:
+				yield(agentloop.ToolCall{Name: "a", Args: json.RawMessage(`{}`)}, nil)
+			case 1:
+				yield(agentloop.ToolCall{Name: "b", Args: json.RawMessage(`{}`)}, nil)
+			default:
+				yield(agentloop.TextDelta{Text: "done"}, nil)
+			}
+		}
+	})
+	return &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{tool("a"), tool("b")}}
+}
+
+func TestRecovery_AKilledProcessesRunIsFinishedByTheNextWithoutRepeatingCompletedSteps(t *testing.T) {
+	dir := t.TempDir()
+	db, marksPath := filepath.Join(dir, "dbos.db"), filepath.Join(dir, "marks")
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "DBOSRUN_CHILD_DB="+db, "DBOSRUN_CHILD_MARKS="+marksPath)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err, "the child ended before tool b started")
+	require.Equal(t, "b started\n", line)
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	_, _ = io.Copy(io.Discard, out)
+
+	// A new process (executor) on the same database: Launch recovers the run.
+	ctx := context.Background()
+	d, err := openDBOS(ctx, "sqlite:"+db, "")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dbos.Shutdown(d, 10*time.Second) })
+	var mu sync.Mutex
+	var recovered []agentloop.Item
+	r, err := dbosrun.New(d, markingAgent(marksPath, nil), dbosrun.Options{OnItem: func(id string, it agentloop.Item, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		recovered = append(recovered, it)
+	}})
+	require.NoError(t, err)
+	require.NoError(t, dbos.Launch(d))
+
+	last, err := agentloop.Drain(r.Stream(ctx, crashRun))
+	require.NoError(t, err)
+	f, ok := last.(agentloop.Final)
+	require.Truef(t, ok, "last item %T", last)
+	assert.Equal(t, "done", f.Text)
+	require.Len(t, f.History, 6, "user, call a, result, call b, result, answer")
+	assert.Equal(t, "b done", f.History[4].Parts[0].ToolResult.Content)
+
+	got := marks(t, marksPath)
+	keyA := agentloop.Step{ConversationID: "chat-1", Turn: 1, CallID: "call_0_0"}.IdempotencyKey()[:8]
+	keyB := agentloop.Step{ConversationID: "chat-1", Turn: 2, CallID: "call_1_0"}.IdempotencyKey()[:8]
+	assert.Equal(t, map[string]int{
+		"model 0": 1, "tool a " + keyA: 1, "model 1": 1, // completed before the kill: once
+		"tool b " + keyB: 2, // in flight at the kill: at least once, with the same key
+		"model 2":        1,
+	}, got)
+}
+
+func TestApproval_ARunPausedOnAnApprovalGoesOnAfterARestartFromTheApprovedCall(t *testing.T) {
+	dir := t.TempDir()
+	url, marksPath := "sqlite:"+filepath.Join(dir, "dbos.db"), filepath.Join(dir, "marks")
+	pay, err := agentloop.NewRawTool("pay", "Pays.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+		mark(marksPath, "pay")
+		return "paid", nil
+	})
+	require.NoError(t, err)
+	pay.NeedsApproval = true
+	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			n := replies(req)
+			mark(marksPath, fmt.Sprintf("model %d", n))
+			if n == 0 {
+				yield(agentloop.ToolCall{Name: "pay", Args: json.RawMessage(`{}`)}, nil)
+				return
+			}
+			yield(agentloop.TextDelta{Text: "paid it"}, nil)
+		}
+	})
+	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{pay}}
+	ctx := context.Background()
+	start := func() (dbos.Context, *dbosrun.Runner) {
+		d, err := openDBOS(ctx, url, "")
+		require.NoError(t, err)
+		r, err := dbosrun.New(d, agent, dbosrun.Options{})
+		require.NoError(t, err)
+		require.NoError(t, dbos.Launch(d))
+		return d, r
+	}
+	first := dbosrun.Run{ID: "chat-2/1", ConversationID: "chat-2", History: agentloop.History{agentloop.UserMessage("pay")}}
+
+	d, r := start()
+	last, err := agentloop.Drain(r.Stream(ctx, first))
+	require.NoError(t, err)
+	require.IsType(t, agentloop.Pending{}, last)
+	require.NoError(t, dbos.Shutdown(d, 10*time.Second))
+
+	// Another process, later: the paused run's outcome is in the database.
+	d, r = start()
+	t.Cleanup(func() { _ = dbos.Shutdown(d, 10*time.Second) })
+	last, err = agentloop.Drain(r.Stream(ctx, first))
+	require.NoError(t, err)
+	p, ok := last.(agentloop.Pending)
+	require.Truef(t, ok, "recorded outcome %T", last)
+	require.Len(t, p.Approvals, 1)
+	h, err := p.History.AppendApprovals(agentloop.Approval{CallID: p.Approvals[0].ID, Approved: true})
+	require.NoError(t, err)
+
+	last, err = agentloop.Drain(r.Stream(ctx, dbosrun.Run{ID: "chat-2/2", ConversationID: "chat-2", History: h}))
+	require.NoError(t, err)
+	assert.Equal(t, "paid it", last.(agentloop.Final).Text)
+	assert.Equal(t, map[string]int{"model 0": 1, "pay": 1, "model 1": 1}, marks(t, marksPath))
+}
