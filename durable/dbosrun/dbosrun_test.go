@@ -22,21 +22,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentloop/agentloop"
-	"github.com/agentloop/agentloop/dbosrun"
+	"github.com/agentloop/agentloop/durable/dbosrun"
 )
 
 // The child process of TestRecovery_*: it runs a run until its tool b
 // starts, says so on stdout and blocks there until the test kills it.
 func TestMain(m *testing.M) {
-	if db := os.Getenv("DBOSRUN_CHILD_DB"); db != "" {
-		os.Exit(child(db, os.Getenv("DBOSRUN_CHILD_MARKS")))
+	if url := os.Getenv("DBOSRUN_CHILD_URL"); url != "" {
+		os.Exit(child(url, os.Getenv("DBOSRUN_CHILD_SCHEMA"), os.Getenv("DBOSRUN_CHILD_MARKS")))
 	}
 	os.Exit(m.Run())
 }
 
-func child(db, marks string) int {
+func child(url, schema, marks string) int {
 	ctx := context.Background()
-	d, err := openDBOS(ctx, "sqlite:"+db, "")
+	d, err := openDBOS(ctx, url, schema)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -64,6 +64,29 @@ func child(db, marks string) int {
 }
 
 var crashRun = dbosrun.Run{ID: "chat-1/stream-1", ConversationID: "chat-1", History: agentloop.History{agentloop.UserMessage("go")}}
+
+// backend is a database DBOS keeps its state in, for one test.
+type backend struct {
+	name, url, schema string
+}
+
+// backends returns SQLite, in a file of the test's, and PostgreSQL, in a
+// schema of the test's own, when AGENTLOOP_TEST_POSTGRES is set (in CI,
+// CI=true, it must be).
+func backends(t testing.TB) []backend {
+	t.Helper()
+	bs := []backend{{name: "sqlite", url: "sqlite:" + filepath.Join(t.TempDir(), "dbos.db")}}
+	pg := os.Getenv("AGENTLOOP_TEST_POSTGRES")
+	switch {
+	case pg != "":
+		bs = append(bs, backend{name: "postgres", url: pg, schema: fmt.Sprintf("dbosrun_test_%d", time.Now().UnixNano())})
+	case os.Getenv("CI") == "true":
+		t.Fatal("AGENTLOOP_TEST_POSTGRES is not set; CI runs the DBOS tests on PostgreSQL too")
+	default:
+		t.Log("PostgreSQL skipped: set AGENTLOOP_TEST_POSTGRES=postgres://… to run these tests on it too")
+	}
+	return bs
+}
 
 func openDBOS(ctx context.Context, url, schema string) (dbos.Context, error) {
 	return dbos.NewContext(ctx, dbos.Config{
@@ -146,11 +169,16 @@ func markingAgent(marksPath string, blocked chan struct{}) *agentloop.Agent {
 }
 
 func TestRecovery_AKilledProcessesRunIsFinishedByTheNextWithoutRepeatingCompletedSteps(t *testing.T) {
-	dir := t.TempDir()
-	db, marksPath := filepath.Join(dir, "dbos.db"), filepath.Join(dir, "marks")
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) { testRecovery(t, b) })
+	}
+}
+
+func testRecovery(t *testing.T, b backend) {
+	marksPath := filepath.Join(t.TempDir(), "marks")
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "DBOSRUN_CHILD_DB="+db, "DBOSRUN_CHILD_MARKS="+marksPath)
+	cmd.Env = append(os.Environ(), "DBOSRUN_CHILD_URL="+b.url, "DBOSRUN_CHILD_SCHEMA="+b.schema, "DBOSRUN_CHILD_MARKS="+marksPath)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -164,7 +192,7 @@ func TestRecovery_AKilledProcessesRunIsFinishedByTheNextWithoutRepeatingComplete
 
 	// A new process (executor) on the same database: Launch recovers the run.
 	ctx := context.Background()
-	d, err := openDBOS(ctx, "sqlite:"+db, "")
+	d, err := openDBOS(ctx, b.url, b.schema)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = dbos.Shutdown(d, 10*time.Second) })
 	var mu sync.Mutex
@@ -196,8 +224,13 @@ func TestRecovery_AKilledProcessesRunIsFinishedByTheNextWithoutRepeatingComplete
 }
 
 func TestApproval_ARunPausedOnAnApprovalGoesOnAfterARestartFromTheApprovedCall(t *testing.T) {
-	dir := t.TempDir()
-	url, marksPath := "sqlite:"+filepath.Join(dir, "dbos.db"), filepath.Join(dir, "marks")
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) { testApproval(t, b) })
+	}
+}
+
+func testApproval(t *testing.T, b backend) {
+	marksPath := filepath.Join(t.TempDir(), "marks")
 	pay, err := agentloop.NewRawTool("pay", "Pays.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
 		mark(marksPath, "pay")
 		return "paid", nil
@@ -218,7 +251,7 @@ func TestApproval_ARunPausedOnAnApprovalGoesOnAfterARestartFromTheApprovedCall(t
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{pay}}
 	ctx := context.Background()
 	start := func() (dbos.Context, *dbosrun.Runner) {
-		d, err := openDBOS(ctx, url, "")
+		d, err := openDBOS(ctx, b.url, b.schema)
 		require.NoError(t, err)
 		r, err := dbosrun.New(d, agent, dbosrun.Options{})
 		require.NoError(t, err)

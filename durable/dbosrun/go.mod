@@ -1,4 +1,4 @@
-module github.com/agentloop/agentloop/dbosrun
+module github.com/agentloop/agentloop/durable/dbosrun
 
 go 1.26.0
 
