@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/agentloop/agentloop v0.0.0-00010101000000-000000000000
+	github.com/google/go-cmp v0.7.0
 	github.com/stretchr/testify v1.12.1
 )
 
