@@ -3,7 +3,9 @@ package agentloop_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"iter"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -206,4 +208,114 @@ func TestIdempotencyKey_IsTheStepsKeyAndStableAcrossRuns(t *testing.T) {
 	assert.Empty(t, agentloop.IdempotencyKey(context.Background()), "outside a tool call")
 	assert.NotEqual(t, agentloop.Step{ConversationID: "a", Turn: 12}.IdempotencyKey(),
 		agentloop.Step{ConversationID: "a1", Turn: 2}.IdempotencyKey(), "fields are delimited")
+}
+
+// callsTools returns a model that calls the tool n times on its first
+// turn, then answers "ok".
+func callsTools(name string, n int) agentloop.Model {
+	return agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			if req.Turn > 1 {
+				yield(agentloop.TextDelta{Text: "ok"}, nil)
+				return
+			}
+			for range n {
+				if !yield(agentloop.ToolCall{Name: name, Args: json.RawMessage(`{}`)}, nil) {
+					return
+				}
+			}
+		}
+	})
+}
+
+func TestEffects_ToolsKeepTheirConcurrencyBoundProgressAndGoexitRule(t *testing.T) {
+	var running, most atomic.Int32
+	tool, err := agentloop.NewRawTool("t", "T.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		if err := agentloop.ReportProgress(ctx, "half"); err != nil {
+			return "", err
+		}
+		if agentloop.IdempotencyKey(ctx) == (agentloop.Step{Turn: 1, CallID: "call_0_2"}).IdempotencyKey() {
+			runtime.Goexit()
+		}
+		return "done", nil
+	})
+	require.NoError(t, err)
+	a := &agentloop.Agent{Model: callsTools("t", 4), Tools: []*agentloop.Tool{tool}, ToolConcurrency: 2}
+	items, err := collect(a.Stream(context.Background(), user("go"), agentloop.WithEffects(&journal{})))
+	require.NoError(t, err)
+	assert.LessOrEqual(t, most.Load(), int32(2), "ToolConcurrency")
+	progress := 0
+	for _, it := range items {
+		if _, ok := it.(agentloop.ToolProgress); ok {
+			progress++
+		}
+	}
+	assert.Equal(t, 4, progress)
+	res := results(items)
+	require.Len(t, res, 4)
+	assert.True(t, res[2].IsError, "the call that called runtime.Goexit gets an error result")
+	assert.Contains(t, res[2].Content, "runtime.Goexit")
+	assert.Equal(t, "ok", final(t, items).Text)
+}
+
+func TestEffects_ACancelAndAStopEndTheRunOnceEveryStepEnded(t *testing.T) {
+	started := make(chan struct{}, 2)
+	block, err := agentloop.NewRawTool("block", "Blocks.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	require.NoError(t, err)
+	a := &agentloop.Agent{Model: callsTools("block", 2), Tools: []*agentloop.Tool{block}}
+
+	ctx, cancel := agentloop.WithCancel(context.Background())
+	go func() {
+		<-started
+		<-started
+		cancel("stop button")
+	}()
+	_, err = collect(a.Stream(ctx, user("go"), agentloop.WithEffects(&journal{})))
+	var ce *agentloop.CancelledError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "stop button", ce.Reason)
+	assert.Empty(t, ce.History.Unanswered())
+
+	// The consumer stops ranging at the first result: the run returns
+	// once both steps ended (goleak checks no goroutine is left).
+	fast, err := agentloop.NewRawTool("block", "Answers at once, then blocks.", nil, func(ctx context.Context, args json.RawMessage) (string, error) {
+		if agentloop.IdempotencyKey(ctx) == (agentloop.Step{Turn: 1, CallID: "call_0_0"}).IdempotencyKey() {
+			return "first", nil
+		}
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	require.NoError(t, err)
+	a.Tools = []*agentloop.Tool{fast}
+	for it := range a.Stream(context.Background(), user("go"), agentloop.WithEffects(&journal{})) {
+		if _, ok := it.(agentloop.ToolResultReady); ok {
+			break
+		}
+	}
+}
+
+func TestEffects_AFailedModelCallKeepsItsErrorAndPartialReply(t *testing.T) {
+	boom := errors.New("boom")
+	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			if yield(agentloop.TextDelta{Text: "partial"}, nil) {
+				yield(nil, boom)
+			}
+		}
+	})
+	j := &journal{}
+	_, err := collect((&agentloop.Agent{Model: model}).Stream(context.Background(), user("go"), agentloop.WithEffects(j)))
+	var te *agentloop.TurnError
+	require.ErrorAs(t, err, &te)
+	assert.ErrorIs(t, err, boom)
+	assert.Equal(t, "partial", te.History.LastAssistantText())
+	assert.Empty(t, j.results, "the toy engine records no failed step")
 }
