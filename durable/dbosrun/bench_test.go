@@ -57,6 +57,7 @@ func BenchmarkSteps_InProcess(b *testing.B) {
 // DBOS: on SQLite, and on PostgreSQL when AGENTLOOP_TEST_POSTGRES is set.
 func BenchmarkSteps_DBOS(b *testing.B) {
 	for _, be := range backends(b) {
+		n := 0 // run ids, unique across the sub-benchmark's invocations on one database
 		b.Run(be.name, func(b *testing.B) {
 			ctx := context.Background()
 			d, err := openDBOS(ctx, be.url, be.schema)
@@ -72,7 +73,6 @@ func BenchmarkSteps_DBOS(b *testing.B) {
 				b.Fatal(err)
 			}
 			h := agentloop.History{agentloop.UserMessage("go")}
-			n := 0
 			for b.Loop() {
 				n++
 				run := dbosrun.Run{ID: fmt.Sprintf("bench-%d", n), History: h}

@@ -126,6 +126,9 @@ type input struct {
 // such errors are rebuilt from their record ([agentloop.CancelledError],
 // [agentloop.TurnLimitError], [agentloop.TurnError], with the history) and
 // their causes are plain errors.
+//
+// Stream leaves one goroutine waiting for the run's outcome until the run
+// ends, even when the consumer stopped earlier.
 func (r *Runner) Stream(ctx context.Context, run Run) iter.Seq2[agentloop.Item, error] {
 	return func(yield func(agentloop.Item, error) bool) {
 		if run.ID == "" {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
 	_ "github.com/dbos-inc/dbos-transact-golang/dbos/driver/sqlite"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -79,7 +80,19 @@ func backends(t testing.TB) []backend {
 	pg := os.Getenv("AGENTLOOP_TEST_POSTGRES")
 	switch {
 	case pg != "":
-		bs = append(bs, backend{name: "postgres", url: pg, schema: fmt.Sprintf("dbosrun_test_%d", time.Now().UnixNano())})
+		schema := fmt.Sprintf("dbosrun_test_%d", time.Now().UnixNano())
+		bs = append(bs, backend{name: "postgres", url: pg, schema: schema})
+		t.Cleanup(func() { // after the test's DBOS contexts shut down
+			conn, err := pgx.Connect(context.Background(), pg)
+			if err != nil {
+				t.Errorf("dropping schema %s: %v", schema, err)
+				return
+			}
+			defer conn.Close(context.Background())
+			if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+				t.Errorf("dropping schema %s: %v", schema, err)
+			}
+		})
 	case os.Getenv("CI") == "true":
 		t.Fatal("AGENTLOOP_TEST_POSTGRES is not set; CI runs the DBOS tests on PostgreSQL too")
 	default:
