@@ -303,7 +303,7 @@ func TestRule5_ErrorsAreResults(t *testing.T) {
 	}{
 		{"unknown tool", simtest.Call("c1", "nosuch", nil), `unknown tool "nosuch"; the available tools are: add, failing, panicky, slow`},
 		{"invalid JSON", simtest.Call("c1", "add", `{"a": 1,`), "not valid JSON"},
-		{"schema failure", simtest.Call("c1", "add", map[string]any{"a": "one", "b": 2}), "at '/a': got string, want number"},
+		{"schema failure", simtest.Call("c1", "add", map[string]any{"a": "one", "b": 2}), `/properties/a: type: one has type "string", want "number"`},
 		{"tool error", simtest.Call("c1", "failing", nil), "error: database is down"},
 		{"tool panic", simtest.Call("c1", "panicky", nil), "the tool crashed (panic: boom)"},
 		{"tool timeout", simtest.Call("c1", "slow", nil), "did not finish within 20ms"},
@@ -745,7 +745,7 @@ func TestText_ReturnsFinalTextOrErrPending(t *testing.T) {
 
 func TestStream_ClientToolWithInvalidArgsGetsErrorResultNotPending(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("c1", "getLocation", map[string]int{"precision": 3})),
-		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": "want string"}}, Reply: []simtest.Step{simtest.Text("retrying")}})
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": `/properties/precision: type: 3 has type "integer", want "string"`}}, Reply: []simtest.Step{simtest.Text("retrying")}})
 	items, err := collect((&agentloop.Agent{Model: m, Tools: []*agentloop.Tool{clientTool(t, "getLocation")}}).Stream(t.Context(), user("x")))
 	require.NoError(t, err)
 	assert.Equal(t, "retrying", final(t, items).Text)
