@@ -92,7 +92,7 @@ func checkTypeNames(doc any) error {
 }
 
 // validate decodes data, one JSON value, and checks it against the schema.
-// The error says which: errNotJSON wraps a decoding error; any other error
+// The error says which: a *notJSONError wraps a decoding error; any other error
 // is a schema violation whose text names the place and the rule.
 func (v *validator) validate(data []byte) error {
 	var inst any
