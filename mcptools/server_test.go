@@ -490,3 +490,23 @@ func TestConcurrentCallsGetTheirOwnProgress(t *testing.T) {
 		t.Fatalf("progress per call = %v; want a:2 b:4", counts)
 	}
 }
+
+// A tool whose schema the validator cannot check (here draft-04) makes Tools
+// fail with an error that names the tool and the way out; the filter leaves
+// it out and the other tools are offered.
+func TestAToolWithASchemaThatDoesNotCompileIsNamedAndCanBeFilteredOut(t *testing.T) {
+	f := newFake(t, nil)
+	f.srv.AddTool(&mcp.Tool{Name: "old", Description: "A draft-04 schema.", InputSchema: map[string]any{
+		"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+	}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	_, err := newServer(t, f, nil).Tools(t.Context())
+	require.ErrorContains(t, err, `tool "old" cannot be offered (leave it out with ServerOptions.Filter)`)
+	require.ErrorContains(t, err, "draft-04")
+
+	tools, err := newServer(t, f, &mcptools.ServerOptions{Filter: func(tool *mcp.Tool) bool { return tool.Name != "old" }}).Tools(t.Context())
+	require.NoError(t, err)
+	assert.NotContains(t, toolNames(tools), "old")
+	assert.NotEmpty(t, tools)
+}
