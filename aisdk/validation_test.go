@@ -144,3 +144,18 @@ func TestAllowHosts_AllowsTheListedHostsOnly(t *testing.T) {
 		}
 	}
 }
+
+// An invented cursor of the chat list is a 400, on every store.
+func TestValidation_AnInventedCursorIsA400(t *testing.T) {
+	for name, st := range stores(t) {
+		h := &aisdk.Handler{Agent: &agentloop.Agent{Model: echoModel()}, Store: st, Logger: slog.New(slog.DiscardHandler)}
+		api := h.Routes("/api")
+		for _, id := range []string{"a", "b"} {
+			code, body := do(api, http.MethodPost, "/api/chat", chatBody(id, "hi"))
+			require.Equal(t, http.StatusOK, code, body)
+		}
+		code, body := do(api, http.MethodGet, "/api/chats?cursor=not-a-cursor", "")
+		assert.Equal(t, http.StatusBadRequest, code, "%s: %s", name, body)
+		assert.Contains(t, body, "the cursor is not one this server gave", name)
+	}
+}
