@@ -205,6 +205,10 @@ func (e *HTTPError) Error() string { return e.Message }
 // Unwrap returns Err.
 func (e *HTTPError) Unwrap() error { return e.Err }
 
+// StatusCode returns Status, for handlers that take the status of an
+// error without importing aisdk (toolstate.WithAuthorize).
+func (e *HTTPError) StatusCode() int { return e.Status }
+
 // genericErrorText is what clients see of a run's error, and of a 500,
 // unless ErrorText says otherwise.
 const genericErrorText = "The server could not complete the answer."
