@@ -95,13 +95,30 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// -help prints the usage and exits 0.
-	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "webchat:", err)
-		os.Exit(1)
-	}
+	code := exitCode(run(ctx, os.Args[1:], os.Stderr, nil), os.Stderr)
+	stop()
+	os.Exit(code)
 }
+
+// exitCode reports err and returns the process's exit status: 0 for none
+// and for -help (whose usage was printed), 2 for a bad flag (whose error
+// the flag package printed, with the usage), 1 otherwise.
+func exitCode(err error, stderr io.Writer) int {
+	var bad flagError
+	switch {
+	case err == nil || errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &bad):
+		return 2
+	}
+	fmt.Fprintln(stderr, "webchat:", err)
+	return 1
+}
+
+// flagError is an error of the flag package, which printed it already.
+type flagError struct{ error }
+
+func (e flagError) Unwrap() error { return e.error }
 
 // config is what the flags set.
 type config struct {
@@ -136,7 +153,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.pace, "pace", defaultPace, "the built-in demo's pause after each streamed word (its get_weather takes 70 times as long); 0 streams at once")
 	cfg.mcp = mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
-		return cfg, err
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		return cfg, flagError{err}
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -279,6 +299,10 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		AllowedOrigins: []string{}, // the page's own origin only
 		ErrorText:      scriptedErrorText,
 		Logger:         logger,
+	}
+	if err := chat.Validate(); err != nil {
+		_ = st.Close()
+		return nil, err
 	}
 	info, err := json.Marshal(map[string]any{"model": describe, "simulator": cfg.model == "", "store": true, "database": database})
 	if err != nil {
