@@ -34,8 +34,9 @@ import (
 // The chats routes need a Store (404 without one). Every route with a chat
 // id asks Handler.Authorize first (the list asks with ""); stop and delete
 // also pass AllowedOrigins. Errors are JSON {"error": "…"}: 400 for a bad
-// limit, cursor or chat id ([store.CheckID]), 403 or the hook's status when refused, 404 for a chat
-// that does not exist, 405 for another method.
+// limit, cursor or chat id ([store.CheckID]), 403 or the hook's status
+// when refused, 404 for a chat that does not exist, 405 for another
+// method.
 func (h *Handler) Routes(prefix string) http.Handler {
 	prefix = strings.TrimSuffix(prefix, "/")
 	mux := http.NewServeMux()

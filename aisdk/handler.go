@@ -217,11 +217,11 @@ const genericErrorText = "The server could not complete the answer."
 func (h *Handler) init() error {
 	h.initOnce.Do(func() {
 		if h.Agent == nil {
-			h.initErr = errors.New("aisdk: Handler.Agent is nil")
+			h.initErr = errors.New("aisdk: Handler.Agent is nil: set it to the agent that answers the chats")
 			return
 		}
 		if h.StreamLease < 0 {
-			h.initErr = fmt.Errorf("aisdk: Handler.StreamLease is %v; it must not be negative", h.StreamLease)
+			h.initErr = fmt.Errorf("aisdk: Handler.StreamLease is %v; it must not be negative (0 means DefaultStreamLease, %v)", h.StreamLease, DefaultStreamLease)
 			return
 		}
 		if h.Store == nil {
