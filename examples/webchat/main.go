@@ -193,6 +193,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		return fmt.Errorf("-addr %s is not a loopback address, and this server has no authorization: "+
 			"anyone who reaches it could read, continue and delete every chat; pass -public to serve it anyway", cfg.addr)
 	}
+	if cfg.public && len(cfg.allowedHosts) == 0 {
+		fmt.Fprintln(stderr, "webchat: -public without -allowed-hosts answers for any host name; list this server's names to refuse pages of other names (DNS rebinding)")
+	}
 	tracing, err := startTracing(ctx, stderr)
 	if err != nil {
 		return err
