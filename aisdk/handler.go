@@ -23,6 +23,9 @@ const (
 	DefaultMaxRunTime  = 10 * time.Minute
 	DefaultKeepAlive   = 15 * time.Second
 	DefaultBodyTimeout = time.Minute
+	// DefaultWriteTimeout bounds each write of a streamed response (see
+	// Handler.WriteTimeout).
+	DefaultWriteTimeout = 30 * time.Second
 	// DefaultStreamLease is how long a run holds its chat's stream lease
 	// between renewals (see Handler.StreamLease).
 	DefaultStreamLease = 20 * time.Second
@@ -153,6 +156,14 @@ type Handler struct {
 	// (while a tool runs long, for example); 0 means DefaultKeepAlive,
 	// negative means never.
 	KeepAlive time.Duration
+
+	// WriteTimeout bounds each write of a streamed response to its client
+	// (a per-write deadline through [http.ResponseController]): a client
+	// that stops reading is dropped once a write waited that long, and its
+	// memory with it; a stored run goes on without it and is saved. 0 means
+	// DefaultWriteTimeout, negative means no limit. Unlike
+	// http.Server.WriteTimeout it never cuts a stream that is read.
+	WriteTimeout time.Duration
 
 	// AllowClientSystem lets the client set the system prompt: the body's
 	// "system" replaces the agent's for the run, and system messages in
