@@ -342,12 +342,16 @@ func TestReconcile_ANewBranchDropsTheStoredMessagesFromTheEditedOneOn(t *testing
 	}{
 		// assistant-ui edits u2: a new message after m1, without u2 and m2.
 		{"an edit branches off", agentloop.History{user("u1", "one"), answer("m1", "first"), user("u3", "two, edited")}, "one,first,two, edited"},
-		{"an edit of the first message", agentloop.History{user("u3", "one, edited")}, "one,first,two,second,one, edited"},
+		{"an edit of the first message", agentloop.History{user("u3", "one, edited")}, "one, edited"},
 		{"a new message at the end", agentloop.History{stored[0], stored[1], stored[2], stored[3], user("u3", "three")}, "one,first,two,second,three"},
-		{"only the last message", agentloop.History{user("u3", "three")}, "one,first,two,second,three"},
+		{"only the last message, said so", agentloop.History{user("u3", "three")}, "one,first,two,second,three"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := reconcilePosted(stored, tc.posted)
+			req := &ChatRequest{ID: "c", Messages: FromHistory(tc.posted), Trigger: TriggerSubmit}
+			if strings.HasPrefix(tc.name, "only the last message") {
+				req.Extra = map[string]json.RawMessage{LastMessageOnly: json.RawMessage("true")}
+			}
+			got, err := Reconcile(stored, req)
 			if err != nil {
 				t.Fatal(err)
 			}
