@@ -244,9 +244,5 @@ func (h *Handler) waitStreamEnd(ctx context.Context, streamID string) error {
 
 // endSetup ends the stream of a request refused after it took the lease.
 func (h *Handler) endSetup(r *http.Request, l store.Lease) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
-	defer cancel()
-	if err := h.Store.EndStream(ctx, l, store.StreamFailed); err != nil && !errors.Is(err, store.ErrLeaseLost) {
-		h.logger().LogAttrs(ctx, slog.LevelError, "aisdk: ending a stream", slog.String("chat", l.ChatID), slog.Any("error", err))
-	}
+	h.endStream(context.WithoutCancel(r.Context()), l, store.StreamFailed)
 }
