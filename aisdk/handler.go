@@ -62,8 +62,9 @@ const MinSecretSize = 32
 // the problem: 405 (not a POST), 403 (AllowedOrigins, Authorize, or a part
 // that fails the signature check), 415 (not application/json), 408 (body
 // not read within BodyTimeout), 413 (over Limits.MaxBodyBytes), 400 (a body
-// that cannot be used), 409 (a mismatch with the stored chat, or a run of
-// the chat that would not stop), 503 (Shutdown began), an [*HTTPError]'s
+// that cannot be used), 409 (a mismatch with the stored chat, or a
+// repeat of results or decisions it already has: see the package
+// documentation), 503 (Shutdown began), an [*HTTPError]'s
 // status from Prepare, Authorize or Owner, and 500 with a generic message,
 // whose detail goes to Logger. Once streaming, a failure is an error chunk with ErrorText's
 // text.

@@ -194,3 +194,30 @@ func TestStored_ARefusedRequestStopsNothing(t *testing.T) {
 		t.Errorf("stored %+v", h)
 	}
 }
+
+// A user message posted again after the chat went on from it is a 409:
+// its answer is no longer the chat's last, and nothing runs.
+func TestStored_AUserMessageRepeatedAfterTheChatWentOnIsRefused(t *testing.T) {
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("One.")}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Two.")}},
+	)
+	r := newReplica(t, newStore(t), model)
+	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	for _, q := range []string{"first", "second"} {
+		if _, err := client.Send(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := historyJSON(t, r, "c")
+	status, body := postBody(t, r.chatURL(), client.Transcript()[0].Request)
+	if status != http.StatusConflict || !strings.Contains(body, "went on since") {
+		t.Errorf("the old request again got %d %s, want 409", status, body)
+	}
+	if n := len(model.Requests()); n != 2 {
+		t.Errorf("the model ran %d times, want 2", n)
+	}
+	if after := historyJSON(t, r, "c"); after != before {
+		t.Errorf("the stored chat changed")
+	}
+}
