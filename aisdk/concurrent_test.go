@@ -115,6 +115,7 @@ func concurrentPosts(t *testing.T, st aisdk.ChatStore, n, rounds int) postTally 
 				var status *aisdktest.HTTPStatusError
 				switch {
 				case errors.As(err, &status) && status.Status < 500:
+					t.Logf("tab %d refused: %v", i, err)
 					tally.refused++
 				case err != nil:
 					t.Logf("tab %d: %v", i, err)
