@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -70,12 +71,33 @@ func backends(t *testing.T) map[string]aisdk.ChatStore {
 }
 
 // tabModel answers every user message with "echo: " and its text, in
-// two steps.
+// two steps; "wait" it answers with a call of wait_until_stopped.
 func tabModel() *simtest.Model {
 	return simtest.NewFuncModel(func(req *agentloop.Request) ([]simtest.Step, error) {
 		last := req.Messages[len(req.Messages)-1]
+		if last.Role == agentloop.RoleUser && last.Text() == "wait" {
+			return []simtest.Step{simtest.Text("Waiting."), simtest.Call("", "wait_until_stopped", map[string]string{})}, nil
+		}
+		if last.Role != agentloop.RoleUser {
+			return []simtest.Step{simtest.Text("Stopped waiting.")}, nil
+		}
 		return []simtest.Step{simtest.Text("echo: "), simtest.Text(last.Text())}, nil
 	})
+}
+
+// waitUntilStopped is a server tool that runs until its run is stopped;
+// started gets a value as each call begins.
+func waitUntilStopped(t *testing.T) (*agentloop.Tool, <-chan struct{}) {
+	started := make(chan struct{}, 64)
+	tool, err := agentloop.NewRawTool("wait_until_stopped", "Waits.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool, started
 }
 
 // postTally counts what concurrent posts to one chat got.
@@ -87,25 +109,40 @@ type postTally struct {
 	unanswered int // chats whose stored history ends with a user message
 }
 
-// concurrentPosts posts n new user messages at once to one chat that has
-// one exchange already, as n tabs of it do, for rounds chats, and tallies
-// the answers and the chats left unanswered.
-func concurrentPosts(t *testing.T, st aisdk.ChatStore, n, rounds int) postTally {
+// concurrentPosts posts n new user messages at once to one chat, as n
+// tabs of it do, for rounds chats, and tallies the answers and the chats
+// left unanswered. The chat has one exchange already or, when busy, a run
+// in progress that waits until it is stopped.
+func concurrentPosts(t *testing.T, st aisdk.ChatStore, n, rounds int, busy bool) postTally {
 	t.Helper()
-	r := newReplica(t, st, tabModel())
+	wait, started := waitUntilStopped(t)
+	r := newReplica(t, st, tabModel(), wait)
 	var tally postTally
 	var mu sync.Mutex
 	for round := range rounds {
-		chatID := fmt.Sprintf("conc-%d-%d", n, round)
+		chatID := fmt.Sprintf("conc-%d-%d-%v", n, round, busy)
 		first := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: chatID}
-		if _, err := first.Send(context.Background(), "hello"); err != nil {
+		firstDone := make(chan error, 1)
+		if busy {
+			go func() {
+				_, err := first.Send(context.Background(), "wait")
+				firstDone <- err
+			}()
+			<-started
+		} else if _, err := first.Send(context.Background(), "hello"); err != nil {
 			t.Fatal(err)
+		}
+		firstMsgs := first.Messages()
+		if busy {
+			// The tabs have the user message; the run in progress is theirs
+			// to stop.
+			firstMsgs = []aisdk.UIMessage{{ID: "user-1", Role: "user", Parts: []aisdk.UIPart{{Type: "text", Text: "wait"}}}}
 		}
 		var wg sync.WaitGroup
 		for i := range n {
 			tab := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: chatID}
 			// Every tab names its message uniquely.
-			tab.SetMessages(append(append([]aisdk.UIMessage(nil), first.Messages()...), aisdk.UIMessage{
+			tab.SetMessages(append(append([]aisdk.UIMessage(nil), firstMsgs...), aisdk.UIMessage{
 				ID: fmt.Sprintf("tab-%d", i), Role: "user", Parts: []aisdk.UIPart{{Type: "text", Text: fmt.Sprintf("tab %d", i)}},
 			}))
 			wg.Go(func() {
@@ -130,6 +167,14 @@ func concurrentPosts(t *testing.T, st aisdk.ChatStore, n, rounds int) postTally 
 			})
 		}
 		wg.Wait()
+		if busy {
+			if err := <-firstDone; err != nil {
+				t.Errorf("the run the tabs stopped: %v", err)
+			}
+			if !isAborted(first.Transcript()[0]) {
+				t.Errorf("the run in progress was not stopped visibly")
+			}
+		}
 		if h := history(t, st, chatID); len(h) == 0 || h[len(h)-1].Role == agentloop.RoleUser {
 			tally.unanswered++
 		}
@@ -158,10 +203,18 @@ func TestStored_ConcurrentPostsToOneChatAreAllAnswered(t *testing.T) {
 	const rounds = 3
 	for name, st := range backends(t) {
 		t.Run(name, func(t *testing.T) {
-			for _, n := range []int{8, 20} {
-				got := concurrentPosts(t, st, n, rounds)
-				t.Logf("%s, %d posts × %d rounds: %d answered, %d stopped by a newer post, %d refused, %d failed; %d of %d chats unanswered",
-					name, n, rounds, got.answered, got.stopped, got.refused, got.failed, got.unanswered, rounds)
+			for _, c := range []struct {
+				n    int
+				busy bool
+			}{{8, false}, {20, false}, {8, true}, {20, true}} {
+				n := c.n
+				got := concurrentPosts(t, st, n, rounds, c.busy)
+				state := "at rest"
+				if c.busy {
+					state = "with a run in progress"
+				}
+				t.Logf("%s, %d posts × %d rounds to a chat %s: %d answered, %d stopped by a newer post, %d refused, %d failed; %d of %d chats unanswered",
+					name, n, rounds, state, got.answered, got.stopped, got.refused, got.failed, got.unanswered, rounds)
 				if got.answered+got.stopped != n*rounds || got.unanswered != 0 {
 					t.Errorf("%d posts × %d rounds: %+v, want every post answered and no chat unanswered", n, rounds, got)
 				}
