@@ -158,8 +158,12 @@ func reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 		last := posted[n-1]
 		// It repeats the stored last message (a retry after a run that
 		// produced nothing) when the stored history ends with a user
-		// message and has as many user messages as the request.
-		if k := len(stored); k == 0 || stored[k-1].Role != agentloop.RoleUser || countRole(stored, agentloop.RoleUser) != countRole(posted, agentloop.RoleUser) {
+		// message and has as many user messages as the request, unless
+		// both messages have ids and they differ (another client's
+		// message, saved in between, whose run has not answered yet).
+		k := len(stored)
+		if k == 0 || stored[k-1].Role != agentloop.RoleUser || countRole(stored, agentloop.RoleUser) != countRole(posted, agentloop.RoleUser) ||
+			(last.ID != "" && stored[k-1].ID != "" && last.ID != stored[k-1].ID) {
 			newUser = &last
 			posted = posted[:n-1]
 		}

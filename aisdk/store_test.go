@@ -392,3 +392,29 @@ func TestReconcile_ATurnTheServerNeverSavedIsDropped(t *testing.T) {
 		}
 	}
 }
+
+// A new message from another tab, posted while the stored chat ends with
+// the first tab's message (its run has not answered yet, or was stopped
+// before it wrote anything), is a new message, not a changed repeat of
+// the stored one.
+func TestReconcile_AnotherTabsMessageAfterAnUnansweredOneIsNew(t *testing.T) {
+	user := func(id, text string) agentloop.Message {
+		return agentloop.Message{ID: id, Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart(text)}}
+	}
+	stored := agentloop.History{
+		user("u1", "wait"),
+		{ID: "m1", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("Waiting.")}},
+		user("tab-1", "from tab 1"),
+	}
+	got, err := reconcilePosted(stored, agentloop.History{user("u1", "wait"), user("tab-2", "from tab 2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || got[3].ID != "tab-2" {
+		t.Errorf("got %+v, want the stored chat and tab 2's message", got)
+	}
+	// The same message again is still a repeat.
+	if got, err := reconcilePosted(stored, agentloop.History{user("u1", "wait"), user("tab-1", "from tab 1")}); err != nil || len(got) != 3 {
+		t.Errorf("the repeat: %+v, %v", got, err)
+	}
+}
