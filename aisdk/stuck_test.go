@@ -117,6 +117,11 @@ func BenchmarkStuckClients(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		b.Skip("needs /proc (Linux) to count descriptors and RSS")
 	}
+	if limit := openFilesLimit(); limit > 0 && 2*n+100 > limit {
+		// Each client is two descriptors here: its own and the server's.
+		b.Logf("%d clients need more descriptors than the limit of %d: measuring %d", n, limit, (limit-100)/2)
+		n = (limit - 100) / 2
+	}
 	answer := bigAnswer()
 	h := &aisdk.Handler{
 		Agent:        &agentloop.Agent{Model: simtest.NewFuncModel(func(*agentloop.Request) ([]simtest.Step, error) { return answer, nil })},
@@ -151,6 +156,24 @@ func BenchmarkStuckClients(b *testing.B) {
 		b.Logf("%d clients that do not read: before %v; stuck %v; after the write deadline %v (the clients' %d connections still open); after they closed %v",
 			n, before, stuck, dropped, n, closed)
 	}
+}
+
+// openFilesLimit returns the process's soft limit of open descriptors
+// (/proc/self/limits), or 0 when unknown.
+func openFilesLimit() int {
+	b, err := os.ReadFile("/proc/self/limits")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Max open files"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				n, _ := strconv.Atoi(f[0])
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 type usage struct {
