@@ -156,7 +156,9 @@
 // A response streams as long as its run, so leave the http.Server's
 // ReadTimeout and WriteTimeout at zero (ReadTimeout's deadline would also
 // cancel the run; WriteTimeout cuts the stream). Set ReadHeaderTimeout and
-// IdleTimeout instead, and let Handler.BodyTimeout bound each body:
+// IdleTimeout instead, let Handler.BodyTimeout bound each body and
+// Handler.WriteTimeout each write of a stream (a client that stops reading
+// is dropped):
 //
 //	srv := &http.Server{
 //		Addr:              ":8080",
