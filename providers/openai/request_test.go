@@ -183,3 +183,18 @@ func TestOpenAI_LengthAfterACallWithoutArgumentTextIsLength(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []agentloop.FinishReason{agentloop.FinishLength}, summarize(chunks).Finish)
 }
+
+// The usage chunk below has the shape of the API's (the prompt caching
+// guide's example figures); no recording with cached tokens was at hand.
+func TestOpenAI_UsageReportsCachedAndReasoningTokensAsPartsOfInputAndOutput(t *testing.T) {
+	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":2006,\"completion_tokens\":300,\"total_tokens\":2306," +
+		"\"prompt_tokens_details\":{\"cached_tokens\":1920,\"audio_tokens\":0}," +
+		"\"completion_tokens_details\":{\"reasoning_tokens\":256,\"audio_tokens\":0}}}\n\n" +
+		"data: [DONE]\n\n"
+	srv := newServer(t, []byte(body))
+	chunks, err := collect(newModel(t, srv.URL), &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
+	require.NoError(t, err)
+	assert.Equal(t, []agentloop.Usage{{Input: 2006, Output: 300, CacheRead: 1920, Reasoning: 256}}, summarize(chunks).Usage)
+}

@@ -182,3 +182,15 @@ func TestResponses_SummaryPartsAreSeparatedByABlankLine(t *testing.T) {
 func TestResponses_ModelInfoNamesTheProviderAndTheModel(t *testing.T) {
 	assert.Equal(t, agentloop.ModelInfo{Provider: "openai", Model: "gpt-test"}, newModel(t, "http://127.0.0.1:1").ModelInfo())
 }
+
+// The response.completed event below has the shape of the API's; no
+// recording with cached tokens was at hand.
+func TestResponses_UsageReportsCachedAndReasoningTokensAsPartsOfInputAndOutput(t *testing.T) {
+	body := "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"output\":[]," +
+		"\"usage\":{\"input_tokens\":2006,\"input_tokens_details\":{\"cached_tokens\":1920}," +
+		"\"output_tokens\":300,\"output_tokens_details\":{\"reasoning_tokens\":256},\"total_tokens\":2306}}}\n\n"
+	srv := newServer(t, []byte(body))
+	chunks, err := collect(newModel(t, srv.URL), &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
+	require.NoError(t, err)
+	assert.Equal(t, []agentloop.Usage{{Input: 2006, Output: 300, CacheRead: 1920, Reasoning: 256}}, summarize(chunks).Usage)
+}

@@ -13,7 +13,8 @@
 // continue from it. Function calls stream as [agentloop.ToolCallDelta] and
 // end as one [agentloop.ToolCall] each (call_id as the id; a call without
 // one is yielded with an empty id, which the loop fills). Usage
-// (input_tokens, output_tokens) and the finish reason come from the
+// (input_tokens, output_tokens, input_tokens_details.cached_tokens as
+// CacheRead, output_tokens_details.reasoning_tokens as Reasoning) and the finish reason come from the
 // terminal event: response.completed is [agentloop.FinishToolCalls] when
 // the reply made calls, [agentloop.FinishContentFilter] after a refusal,
 // [agentloop.FinishStop] otherwise; response.incomplete is
