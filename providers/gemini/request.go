@@ -172,11 +172,19 @@ func userParts(msg agentloop.Message) ([]*genai.Part, error) {
 			if f == nil {
 				return nil, errors.New("file part without a file")
 			}
-			if f.URL != "" {
+			data := f.Data
+			if rest, ok := strings.CutPrefix(f.URL, "data:"); ok {
+				meta, payload, _ := strings.Cut(rest, ",")
+				b, err := base64.StdEncoding.DecodeString(payload)
+				if !strings.HasSuffix(meta, ";base64") || err != nil {
+					return nil, fmt.Errorf("file %q: only base64 data: URLs can be sent inline", f.Filename)
+				}
+				data = b
+			} else if f.URL != "" {
 				parts = append(parts, &genai.Part{FileData: &genai.FileData{FileURI: f.URL, MIMEType: f.MediaType}})
-			} else {
-				parts = append(parts, &genai.Part{InlineData: &genai.Blob{Data: f.Data, MIMEType: f.MediaType}})
+				continue
 			}
+			parts = append(parts, &genai.Part{InlineData: &genai.Blob{Data: data, MIMEType: f.MediaType}})
 		}
 	}
 	return parts, nil
