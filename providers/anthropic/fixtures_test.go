@@ -62,6 +62,9 @@ func TestAnthropic_RecordedStreamsYieldWhatTheSidecarsSay(t *testing.T) {
 			}
 			assert.Equal(t, ends, s.Ends)
 			require.Len(t, s.Calls, len(c.calls))
+			for i := range s.ArgFragments {
+				assert.Less(t, i, len(c.calls), "argument fragments only for the client's tool calls (not server_tool_use)")
+			}
 			for i, w := range c.calls {
 				assert.Equal(t, w.ID, s.Calls[i].ID)
 				assert.Equal(t, w.Name, s.Calls[i].Name)
