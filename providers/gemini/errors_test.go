@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -129,4 +130,31 @@ func TestGemini_NewNamesWhatIsMissing(t *testing.T) {
 func TestGemini_NilRequestIsAnErrorNotAPanic(t *testing.T) {
 	_, err := collect(newModel(t, "http://127.0.0.1:1"), nil)
 	require.EqualError(t, err, "gemini: nil request")
+}
+
+func TestGemini_CancelMidStreamClosesTheConnection(t *testing.T) {
+	closed := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Hello\"}]}}]}\r\n\r\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the client went away
+		close(closed)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got []agentloop.Chunk
+	var err error
+	for c, e := range newModel(t, srv.URL).Stream(ctx, hi()) {
+		if e != nil {
+			err = e
+			break
+		}
+		got = append(got, c)
+		cancel()
+	}
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, []agentloop.Chunk{agentloop.TextDelta{Text: "Hello"}}, got)
+	<-closed
 }

@@ -6,6 +6,7 @@ require (
 	github.com/agentloop/agentloop v0.0.0-00010101000000-000000000000
 	github.com/google/go-cmp v0.7.0
 	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
 	google.golang.org/genai v1.77.0
 )
 
