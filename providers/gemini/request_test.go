@@ -116,3 +116,27 @@ func TestGemini_FilesGoAsInlineDataOrFileData(t *testing.T) {
 	  {"inlineData": {"mimeType": "image/gif", "data": "Z2lmIQ=="}}
 	]}]`, string(body.Contents))
 }
+
+func TestGemini_TheKeyComesFromTheEnvironmentAsTheSDKReadsIt(t *testing.T) {
+	t.Setenv("GOOGLE_GENAI_USE_VERTEXAI", "")
+	t.Setenv("GOOGLE_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "from-env")
+	srv := newServer(t, reply{body: okBody})
+	_, err := collect(newModel(t, srv.URL, func(c *gemini.Config) { c.APIKey = "" }), hi())
+	require.NoError(t, err)
+	assert.Equal(t, "from-env", srv.keys[0])
+}
+
+func TestGemini_VertexIsChosenByConfigOrByTheEnvironment(t *testing.T) {
+	t.Setenv("GOOGLE_GENAI_USE_VERTEXAI", "")
+	srv := newServer(t, reply{body: okBody})
+	// With an API key (Vertex AI express mode), no Google credentials are needed.
+	m := newModel(t, srv.URL, func(c *gemini.Config) { c.Vertex = true })
+	assert.Equal(t, agentloop.ModelInfo{Provider: "gcp.vertex_ai", Model: "gemini-test"}, m.ModelInfo())
+	_, err := collect(m, hi())
+	require.NoError(t, err)
+	assert.Contains(t, srv.urls[0], "/publishers/google/models/gemini-test:streamGenerateContent?alt=sse")
+
+	t.Setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
+	assert.Equal(t, "gcp.vertex_ai", newModel(t, srv.URL).ModelInfo().Provider)
+}
