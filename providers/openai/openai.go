@@ -80,6 +80,12 @@ type Config struct {
 	// ReasoningEffort, when set, is sent as reasoning_effort ("low",
 	// "medium", "high") for models that reason.
 	ReasoningEffort string
+	// PromptCacheKey, when set, is sent as prompt_cache_key: OpenAI caches
+	// prompt prefixes by itself (no breakpoints), and routes requests with
+	// the same key to the same cache, which raises the hit rate of
+	// conversations that share a long prefix (a system prompt and tools).
+	// Other servers may reject the field; "" sends none.
+	PromptCacheKey string
 }
 
 // ConfigFromEnv returns a Config for model with APIKey from OPENAI_API_KEY

@@ -198,3 +198,31 @@ func TestOpenAI_UsageReportsCachedAndReasoningTokensAsPartsOfInputAndOutput(t *t
 	require.NoError(t, err)
 	assert.Equal(t, []agentloop.Usage{{Input: 2006, Output: 300, CacheRead: 1920, Reasoning: 256}}, summarize(chunks).Usage)
 }
+
+func TestOpenAI_PromptCacheKeyIsSentAndEachTurnRepeatsThePreviousRequestAsItsPrefix(t *testing.T) {
+	srv := newServer(t, []byte(textBody))
+	m, err := openai.New(openai.Config{Model: "gpt-4.1", BaseURL: srv.URL, PromptCacheKey: "support-bot"})
+	require.NoError(t, err)
+	turn1 := agentloop.History{agentloop.UserMessage("Weather?")}
+	turn2 := append(turn1[:1:1],
+		agentloop.Message{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c1", Name: "w", Args: json.RawMessage(`{}`)}}}},
+		agentloop.Message{Role: agentloop.RoleTool, Parts: []agentloop.Part{{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "c1", Name: "w", Content: "sunny"}}}})
+	tools := []agentloop.ToolDef{{Name: "w", Schema: json.RawMessage(`{"type":"object","properties":{}}`)}}
+	for _, h := range []agentloop.History{turn1, turn2} {
+		_, err = collect(m, &agentloop.Request{System: "Be brief.", Messages: h, Tools: tools})
+		require.NoError(t, err)
+	}
+	var bodies [2]struct {
+		Messages       []json.RawMessage `json:"messages"`
+		Tools          json.RawMessage   `json:"tools"`
+		PromptCacheKey string            `json:"prompt_cache_key"`
+	}
+	for i := range bodies {
+		require.NoError(t, json.Unmarshal(srv.request(i), &bodies[i]))
+		assert.Equal(t, "support-bot", bodies[i].PromptCacheKey)
+	}
+	// OpenAI caches the longest prefix it saw: the system prompt, the tools
+	// and the messages of the previous turn come back byte for byte.
+	assert.Equal(t, bodies[0].Tools, bodies[1].Tools)
+	assert.Equal(t, bodies[0].Messages, bodies[1].Messages[:len(bodies[0].Messages)])
+}

@@ -194,3 +194,18 @@ func TestResponses_UsageReportsCachedAndReasoningTokensAsPartsOfInputAndOutput(t
 	require.NoError(t, err)
 	assert.Equal(t, []agentloop.Usage{{Input: 2006, Output: 300, CacheRead: 1920, Reasoning: 256}}, summarize(chunks).Usage)
 }
+
+func TestResponses_PromptCacheKeyIsSentWhenSet(t *testing.T) {
+	srv := newServer(t, []byte(textBody), []byte(textBody))
+	for i, key := range []string{"support-bot", ""} {
+		m, err := openairesponses.New(openairesponses.Config{Model: "gpt-5", BaseURL: srv.URL, PromptCacheKey: key})
+		require.NoError(t, err)
+		_, err = collect(m, &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
+		require.NoError(t, err)
+		got, ok := srv.request(t, i)["prompt_cache_key"]
+		assert.Equal(t, key != "", ok)
+		if ok {
+			assert.Equal(t, key, got)
+		}
+	}
+}

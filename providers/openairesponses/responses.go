@@ -101,6 +101,12 @@ type Config struct {
 	// (reasoning.summary: "auto", "concise" or "detailed"); without it
 	// OpenAI sends none.
 	ReasoningSummary string
+	// PromptCacheKey, when set, is sent as prompt_cache_key: OpenAI caches
+	// prompt prefixes by itself (no breakpoints), and routes requests with
+	// the same key to the same cache, which raises the hit rate of
+	// conversations that share a long prefix (a system prompt and tools).
+	// Other servers may reject the field; "" sends none.
+	PromptCacheKey string
 	// Store lets the server store responses ("store": true). The zero value
 	// sends "store": false and asks for the encrypted reasoning instead, so
 	// the history alone carries everything.
