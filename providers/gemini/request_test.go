@@ -140,3 +140,13 @@ func TestGemini_VertexIsChosenByConfigOrByTheEnvironment(t *testing.T) {
 	t.Setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
 	assert.Equal(t, "gcp.vertex_ai", newModel(t, srv.URL).ModelInfo().Provider)
 }
+
+func TestGemini_MaxTokensAfterWholeCallsRunsThem(t *testing.T) {
+	srv := newServer(t, reply{body: sse(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"ping"}}]},"finishReason":"MAX_TOKENS"}]}`)})
+	chunks, err := collect(newModel(t, srv.URL), hi())
+	require.NoError(t, err)
+	assert.Equal(t, []agentloop.Chunk{
+		agentloop.ToolCall{Name: "ping", Args: json.RawMessage(`{}`)},
+		agentloop.Finish{Reason: agentloop.FinishToolCalls},
+	}, chunks)
+}
