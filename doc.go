@@ -31,8 +31,9 @@
 // (OnRunStart/OnRunEnd, BeforeModelCall/OnTurnEnd,
 // BeforeToolCall/AfterToolCall), and the errors behind error results stay
 // checkable ([ToolResult.Err]). A failed run ends with one error: a
-// [*CancelledError], [*TurnLimitError] or [*TurnError], each carrying a
-// history in which every tool call has a result ([HistoryOf]).
+// [*CancelledError], [*TurnLimitError], [*BudgetError] ([Agent.Budget]) or
+// [*TurnError], each carrying a history in which every tool call has a
+// result ([HistoryOf]).
 //
 // A run's effects, its model calls and tool calls, go through [Effects]
 // when a run is given one ([WithEffects]); without one they run in process

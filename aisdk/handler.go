@@ -23,6 +23,9 @@ const (
 	DefaultMaxRunTime  = 10 * time.Minute
 	DefaultKeepAlive   = 15 * time.Second
 	DefaultBodyTimeout = time.Minute
+	// DefaultWriteTimeout bounds each write of a streamed response (see
+	// Handler.WriteTimeout).
+	DefaultWriteTimeout = 30 * time.Second
 	// DefaultStreamLease is how long a run holds its chat's stream lease
 	// between renewals (see Handler.StreamLease).
 	DefaultStreamLease = 20 * time.Second
@@ -59,8 +62,9 @@ const MinSecretSize = 32
 // the problem: 405 (not a POST), 403 (AllowedOrigins, Authorize, or a part
 // that fails the signature check), 415 (not application/json), 408 (body
 // not read within BodyTimeout), 413 (over Limits.MaxBodyBytes), 400 (a body
-// that cannot be used), 409 (a mismatch with the stored chat, or a run of
-// the chat that would not stop), 503 (Shutdown began), an [*HTTPError]'s
+// that cannot be used), 409 (a mismatch with the stored chat, or a
+// repeat of results or decisions it already has: see the package
+// documentation), 503 (Shutdown began), an [*HTTPError]'s
 // status from Prepare, Authorize or Owner, and 500 with a generic message,
 // whose detail goes to Logger. Once streaming, a failure is an error chunk with ErrorText's
 // text.
@@ -101,8 +105,9 @@ type Handler struct {
 	// [OwnerAuthorizer] makes one that gives each user their own chats.
 	//
 	// When nil, a Handler with a Store serves only requests that reach it
-	// over a loopback connection (or in-process), and refuses others with
-	// 403: stored chats are not open to the network by default. Behind a
+	// over a loopback connection for a loopback host (or in-process), and
+	// refuses others with 403 ([LoopbackOnly]): stored chats are not open
+	// to the network, nor to pages of DNS-rebound names, by default. Behind a
 	// reverse proxy on the same host every request arrives over loopback,
 	// so set Authorize there. To serve anyone, say so with a func that
 	// returns nil. Without a Store, nil allows every request.
@@ -154,6 +159,14 @@ type Handler struct {
 	// negative means never.
 	KeepAlive time.Duration
 
+	// WriteTimeout bounds each write of a streamed response to its client
+	// (a per-write deadline through [http.ResponseController]): a client
+	// that stops reading is dropped once a write waited that long, and its
+	// memory with it; a stored run goes on without it and is saved. 0 means
+	// DefaultWriteTimeout, negative means no limit. Unlike
+	// http.Server.WriteTimeout it never cuts a stream that is read.
+	WriteTimeout time.Duration
+
 	// AllowClientSystem lets the client set the system prompt: the body's
 	// "system" replaces the agent's for the run, and system messages in
 	// "messages" are kept (without a Store; with one they are always
@@ -183,6 +196,7 @@ type Handler struct {
 	runs     runSet // the requests that Shutdown ends
 	initOnce sync.Once
 	initErr  error
+	initLog  sync.Once // logs initErr once
 	signer   *signer
 	origins  *http.CrossOriginProtection // AllowedOrigins; nil: no check
 }
@@ -203,6 +217,10 @@ func (e *HTTPError) Error() string { return e.Message }
 // Unwrap returns Err.
 func (e *HTTPError) Unwrap() error { return e.Err }
 
+// StatusCode returns Status, for handlers that take the status of an
+// error without importing aisdk (toolstate.WithAuthorize).
+func (e *HTTPError) StatusCode() int { return e.Status }
+
 // genericErrorText is what clients see of a run's error, and of a 500,
 // unless ErrorText says otherwise.
 const genericErrorText = "The server could not complete the answer."
@@ -211,11 +229,11 @@ const genericErrorText = "The server could not complete the answer."
 func (h *Handler) init() error {
 	h.initOnce.Do(func() {
 		if h.Agent == nil {
-			h.initErr = errors.New("aisdk: Handler.Agent is nil")
+			h.initErr = errors.New("aisdk: Handler.Agent is nil: set it to the agent that answers the chats")
 			return
 		}
 		if h.StreamLease < 0 {
-			h.initErr = fmt.Errorf("aisdk: Handler.StreamLease is %v; it must not be negative", h.StreamLease)
+			h.initErr = fmt.Errorf("aisdk: Handler.StreamLease is %v; it must not be negative (0 means DefaultStreamLease, %v)", h.StreamLease, DefaultStreamLease)
 			return
 		}
 		if h.Store == nil {
@@ -224,7 +242,9 @@ func (h *Handler) init() error {
 				secret = make([]byte, MinSecretSize)
 				_, _ = rand.Read(secret)
 			} else if len(secret) < MinSecretSize {
-				h.initErr = fmt.Errorf("aisdk: Handler.Secret has %d bytes; it needs at least %d random bytes", len(secret), MinSecretSize)
+				h.initErr = fmt.Errorf("aisdk: Handler.Secret has %d bytes; it needs at least %d random bytes: "+
+					"make them once (crypto/rand.Read, or openssl rand -base64 %d decoded) and give every replica the same, "+
+					"or leave Secret nil for a random key of this process", len(secret), MinSecretSize, MinSecretSize)
 				return
 			}
 			h.signer = newSigner(secret)
@@ -242,11 +262,40 @@ func (h *Handler) init() error {
 	return h.initErr
 }
 
+// Validate reports what keeps the Handler from serving: no Agent, a
+// negative StreamLease, a Secret shorter than [MinSecretSize], an
+// AllowedOrigins entry that is not an origin. Its error names the field
+// and says what to do. Call it when the server starts, so that such a
+// mistake stops the server rather than its requests; it is safe to call
+// more than once and concurrently with requests.
+//
+// A Handler that is served without that check answers every request with
+// a 500 that says the server is misconfigured, and logs the error (Logger,
+// level Error) on the first request.
+func (h *Handler) Validate() error { return h.init() }
+
+// ready answers a request with a 500 when the Handler's configuration is
+// wrong (see Validate), and returns false.
+func (h *Handler) ready(w http.ResponseWriter, r *http.Request) bool {
+	err := h.init()
+	if err == nil {
+		return true
+	}
+	h.initLog.Do(func() {
+		h.logger().LogAttrs(r.Context(), slog.LevelError, "aisdk: the handler is misconfigured and answers every request with 500",
+			slog.Any("error", err))
+	})
+	writeJSONError(w, http.StatusInternalServerError, misconfiguredText)
+	return false
+}
+
+// misconfiguredText is what clients see of a Handler that cannot serve.
+const misconfiguredText = "The chat server is misconfigured; its log says why."
+
 // ServeHTTP serves one chat request, or a resume or stop request; see
 // [Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := h.init(); err != nil {
-		h.internalError(w, r, err)
+	if !h.ready(w, r) {
 		return
 	}
 	if r.Method == http.MethodGet {

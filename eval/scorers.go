@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agentloop/agentloop"
 )
@@ -134,27 +134,22 @@ func (t textScorer) Score(ctx context.Context, run *Run) Score {
 // library, draft 2020-12 by default); [agentloop.SchemaFor] makes the
 // schema of a Go type. A schema that does not compile is an error.
 func Schema(schema json.RawMessage) (Scorer, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return nil, fmt.Errorf("eval: schema is not valid JSON: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("eval-schema.json", doc); err != nil {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
 		return nil, fmt.Errorf("eval: invalid schema: %w", err)
 	}
-	compiled, err := c.Compile("eval-schema.json")
+	resolved, err := s.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("eval: invalid schema: %w", err)
 	}
-	return schemaScorer{compiled}, nil
+	return schemaScorer{resolved}, nil
 }
 
-type schemaScorer struct{ schema *jsonschema.Schema }
+type schemaScorer struct{ schema *jsonschema.Resolved }
 
 func (s schemaScorer) Score(ctx context.Context, run *Run) Score {
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(finalJSON(run.Text)))
-	if err != nil {
+	var inst any
+	if err := json.Unmarshal([]byte(finalJSON(run.Text)), &inst); err != nil {
 		return Score{Scorer: "schema", Reason: fmt.Sprintf("the answer is not JSON: %v", err)}
 	}
 	if err := s.schema.Validate(inst); err != nil {

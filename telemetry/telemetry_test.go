@@ -8,9 +8,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentloop/agentloop"
@@ -526,52 +529,47 @@ func TestToolPanicFailsItsSpanWithTheStackAndTheRunGoesOn(t *testing.T) {
 }
 
 func TestToolErrorsAreClassified(t *testing.T) {
-	h := newHarness(t, telemetry.Options{})
-	failing, err := agentloop.NewRawTool("failing", "", nil, func(context.Context, json.RawMessage) (string, error) {
-		return "", errors.New("disk full")
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slow, err := agentloop.NewRawTool("slow", "", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-		<-ctx.Done()
-		return "", ctx.Err()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slow.Timeout = time.Millisecond // the call times out; no test waits on a clock
-	typed, err := agentloop.NewTool("typed", "", func(context.Context, struct {
-		N int `json:"n"`
-	}) (int, error) {
-		return 1, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := simtest.NewModel(
-		simtest.Turn{Reply: []simtest.Step{
-			simtest.Call("c1", "failing", map[string]any{}),
-			simtest.Call("c2", "slow", map[string]any{}),
-			simtest.Call("c3", "nope", map[string]any{}),
-			simtest.Call("c4", "typed", map[string]any{"n": "not a number"}),
-		}},
-		simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
-	)
-	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{failing, slow, typed}, Hooks: h.hooks}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
-		t.Fatal(err)
-	}
-	for name, want := range map[string]string{
-		"execute_tool failing": "_OTHER", "execute_tool slow": "timeout",
-		"execute_tool nope": "unknown_tool", "execute_tool typed": "invalid_arguments",
-	} {
-		s := h.one(name)
-		if s.Status().Code != codes.Error {
-			t.Errorf("%s: status %v, want error", name, s.Status())
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, telemetry.Options{})
+		failing, err := agentloop.NewRawTool("failing", "", nil, func(context.Context, json.RawMessage) (string, error) {
+			return "", errors.New("disk full")
+		})
+		require.NoError(t, err)
+		slow, err := agentloop.NewRawTool("slow", "", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		})
+		require.NoError(t, err)
+		slow.Timeout = time.Minute // the call times out on the bubble's fake clock
+		typed, err := agentloop.NewTool("typed", "", func(context.Context, struct {
+			N int `json:"n"`
+		}) (int, error) {
+			return 1, nil
+		})
+		require.NoError(t, err)
+		model := simtest.NewModel(
+			simtest.Turn{Reply: []simtest.Step{
+				simtest.Call("c1", "failing", map[string]any{}),
+				simtest.Call("c2", "slow", map[string]any{}),
+				simtest.Call("c3", "nope", map[string]any{}),
+				simtest.Call("c4", "typed", map[string]any{"n": "not a number"}),
+			}},
+			simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
+		)
+		agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{failing, slow, typed}, Hooks: h.hooks}
+		_, err = drain(t, agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage("x")}))
+		require.NoError(t, err)
+		for name, want := range map[string]string{
+			"execute_tool failing": "_OTHER", "execute_tool slow": "timeout",
+			"execute_tool nope": "unknown_tool", "execute_tool typed": "invalid_arguments",
+		} {
+			s := h.one(name)
+			if s.Status().Code != codes.Error {
+				t.Errorf("%s: status %v, want error", name, s.Status())
+			}
+			wantAttrs(t, s, map[string]any{"error.type": want})
 		}
-		wantAttrs(t, s, map[string]any{"error.type": want})
-	}
+	})
 }
 
 func TestAToolWhoseBeforeToolCallAnEarlierHookSkippedStillGetsASpan(t *testing.T) {
@@ -681,5 +679,40 @@ func TestToolFuncGetsItsExecuteToolSpan(t *testing.T) {
 		if !span.IsValid() || seen[args] != span {
 			t.Errorf("call %s: the tool saw span %s, want its execute_tool span %s", id, seen[args], span)
 		}
+	}
+}
+
+func TestCacheAndReasoningTokensAreOnTheChatAndRunSpansOnlyWhenReported(t *testing.T) {
+	h := newHarness(t, telemetry.Options{})
+	usages := []agentloop.Usage{
+		{Input: 2000, Output: 50, CacheRead: 1500, CacheWrite: 400, Reasoning: 20},
+		{Input: 10, Output: 5},
+	}
+	calls := 0 // the runs are one after the other
+	model := describedModel{agentloop.ModelFunc(func(context.Context, *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		u := usages[calls]
+		calls++
+		return func(yield func(agentloop.Chunk, error) bool) {
+			_ = yield(agentloop.TextDelta{Text: "ok"}, nil) && yield(u, nil)
+		}
+	}), agentloop.ModelInfo{Provider: "anthropic", Model: "claude-test"}}
+	agent := &agentloop.Agent{Model: model, Name: "cached", Hooks: h.hooks}
+	for range usages {
+		if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chats := h.ended("chat claude-test")
+	if len(chats) != 2 {
+		t.Fatalf("%d chat spans, want 2: %v", len(chats), h.names())
+	}
+	want := map[string]any{"gen_ai.usage.input_tokens": 2000, "gen_ai.usage.output_tokens": 50,
+		"gen_ai.usage.cache_read.input_tokens": 1500, "gen_ai.usage.cache_creation.input_tokens": 400,
+		"gen_ai.usage.reasoning.output_tokens": 20}
+	wantAttrs(t, chats[0], want)
+	wantAttrs(t, h.ended("invoke_agent cached")[0], want)
+	for _, s := range []sdktrace.ReadOnlySpan{chats[1], h.ended("invoke_agent cached")[1]} {
+		wantAttrs(t, s, map[string]any{"gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 5})
+		wantNoAttrs(t, s, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.reasoning.output_tokens")
 	}
 }

@@ -28,9 +28,13 @@
 //
 // With no LLM configured and no Ollama server reachable it runs a built-in
 // simulator (the simtest scripted model) that calls a tool and answers, and
-// says so. With no -prompt and no terminal on stdin it reads the prompts from
-// stdin, one per line, as one conversation, and stops at the first failed
-// run; empty stdin runs one demo prompt.
+// says so; a malformed OLLAMA_HOST (a port that is not a number, a scheme
+// other than http or https) is an error rather than a reason to use the
+// simulator. At a terminal it chats: Ctrl-C stops the answer being written
+// and returns to the prompt, Ctrl-C at the prompt or Ctrl-D quits. With no
+// -prompt and no terminal on stdin it reads the prompts from stdin, one per
+// line, as one conversation, and stops at the first failed run; empty
+// stdin runs one demo prompt.
 package main
 
 import (
@@ -48,6 +52,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/examples/internal/mcpflags"
+	"github.com/agentloop/agentloop/pricing"
 )
 
 const demoPrompt = "What is the weather in Paris, and what is 2 + 3?"
@@ -60,14 +65,24 @@ func main() {
 }
 
 // exitCode reports err and returns the process's exit status: 0 for none
-// and for -help (whose usage was printed), 1 otherwise.
+// and for -help (whose usage was printed), 2 for a bad flag (whose error
+// the flag package printed, with the usage), 1 otherwise.
 func exitCode(err error, stderr io.Writer) int {
-	if err == nil || errors.Is(err, flag.ErrHelp) {
+	var bad flagError
+	switch {
+	case err == nil || errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &bad):
+		return 2
 	}
 	fmt.Fprintln(stderr, "quickstart:", err)
 	return 1
 }
+
+// flagError is an error of the flag package, which printed it already.
+type flagError struct{ error }
+
+func (e flagError) Unwrap() error { return e.error }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
@@ -81,7 +96,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.StringVar(&cfg.baseURL, "base-url", "", "server URL for -provider (default: the provider's own, or OLLAMA_HOST / OPENAI_BASE_URL / ANTHROPIC_BASE_URL)")
 	mcpServers := mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return flagError{err}
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q (did you mean -prompt %q?)", fs.Args(), strings.Join(fs.Args(), " "))
@@ -119,36 +137,92 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer flush()
 
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-	defer stop()
-
-	if *prompt != "" {
-		_, err := converse(ctx, agent, nil, *prompt, stdout)
-		return err
-	}
-	if !isTerminal(stdin) {
+	if *prompt != "" || !isTerminal(stdin) {
+		// Ctrl-C cancels the run, which fails.
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+		defer stop()
+		if *prompt != "" {
+			_, err := converse(ctx, agent, nil, *prompt, stdout)
+			return err
+		}
 		return piped(ctx, agent, stdin, stdout)
 	}
-	// Interactive: keep the history across prompts.
-	fmt.Fprintf(stdout, "Type a message (try: %s). Ctrl-D to quit.\n", demoPrompt)
+	interrupts := make(chan os.Signal, 1)
+	signal.Notify(interrupts, os.Interrupt)
+	defer signal.Stop(interrupts)
+	lines, readErr := readLines(stdin)
+	if err := interactive(ctx, agent, lines, interrupts, stdout, stderr); err != nil {
+		return err
+	}
+	return *readErr
+}
+
+// readLines sends the lines of r on the channel, which it closes at the
+// end of r; the error that ended r, if any, is then in *err.
+func readLines(r io.Reader) (<-chan string, *error) {
+	lines := make(chan string)
+	var err error
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		err = sc.Err()
+	}()
+	return lines, &err
+}
+
+// interactive runs the lines typed at a terminal as one conversation,
+// keeping the history across prompts. An interrupt (Ctrl-C) during an
+// answer cancels that answer and returns to the prompt; at the prompt it
+// ends the program, as the end of the input (Ctrl-D) does. A failed run
+// is reported on stderr, and the next prompt goes on from the history the
+// failure left.
+func interactive(ctx context.Context, agent *agentloop.Agent, lines <-chan string, interrupts <-chan os.Signal, stdout, stderr io.Writer) error {
+	fmt.Fprintf(stdout, "Type a message (try: %s).\nCtrl-C stops an answer; Ctrl-C at the prompt, or Ctrl-D, quits.\n", demoPrompt)
 	var history agentloop.History
-	sc := bufio.NewScanner(stdin)
-	for fmt.Fprint(stdout, "> "); sc.Scan(); fmt.Fprint(stdout, "> ") {
-		line := strings.TrimSpace(sc.Text())
+	for {
+		fmt.Fprint(stdout, "> ")
+		var line string
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				fmt.Fprintln(stdout)
+				return nil
+			}
+			line = strings.TrimSpace(l)
+		case <-interrupts:
+			fmt.Fprintln(stdout)
+			return nil
+		case <-ctx.Done():
+			fmt.Fprintln(stdout)
+			return ctx.Err()
+		}
 		if line == "" {
 			continue
 		}
-		h, err := converse(ctx, agent, history, line, stdout)
-		if err != nil {
-			fmt.Fprintln(stderr, "error:", err)
-			if errors.Is(err, context.Canceled) {
-				return nil
+		runCtx, cancel := context.WithCancel(ctx)
+		done, interrupted := make(chan struct{}), make(chan bool, 1)
+		go func() {
+			select {
+			case <-interrupts:
+				cancel()
+				interrupted <- true
+			case <-done:
+				interrupted <- false
 			}
+		}()
+		h, err := converse(runCtx, agent, history, line, stdout)
+		close(done)
+		cancel()
+		if stopped := <-interrupted; stopped {
+			fmt.Fprintln(stderr, "(answer stopped: Ctrl-C)")
+		} else if err != nil {
+			fmt.Fprintln(stderr, "error:", err)
 		}
 		history = h
 	}
-	fmt.Fprintln(stdout)
-	return sc.Err()
 }
 
 // piped runs the prompts read from stdin, one per line, as one
@@ -186,7 +260,10 @@ func piped(ctx context.Context, agent *agentloop.Agent, stdin io.Reader, stdout 
 // continue from (on failure, the history the error carries).
 func converse(ctx context.Context, agent *agentloop.Agent, history agentloop.History, prompt string, out io.Writer) (agentloop.History, error) {
 	history = append(history[:len(history):len(history)], agentloop.UserMessage(prompt))
-	p := printer{out: out}
+	p := printer{out: out, prices: pricing.Default()}
+	if d, ok := agent.Model.(agentloop.ModelDescriber); ok {
+		p.model = d.ModelInfo()
+	}
 	for item, err := range agent.Stream(ctx, history) {
 		if err != nil {
 			fmt.Fprintln(out)
@@ -209,7 +286,9 @@ func converse(ctx context.Context, agent *agentloop.Agent, history agentloop.His
 // printer writes a run's items as a terminal transcript.
 type printer struct {
 	out         io.Writer
-	midLine     bool // the last write did not end a line
+	prices      pricing.Table       // prices the run when it knows model
+	model       agentloop.ModelInfo // the agent's model
+	midLine     bool                // the last write did not end a line
 	inReasoning bool
 }
 
@@ -250,7 +329,11 @@ func (p *printer) print(item agentloop.Item) {
 		fmt.Fprintf(p.out, "%s %s\n", mark, it.Result.Content)
 	case agentloop.Final:
 		p.line()
-		fmt.Fprintf(p.out, "[%s, %d input + %d output tokens]\n", count(it.Turns, "turn", "turns"), it.Usage.Input, it.Usage.Output)
+		var cost string
+		if c, ok := p.prices.Cost(p.model, it.Usage); ok {
+			cost = fmt.Sprintf(", $%.4f at %s list prices", c, pricing.DefaultDate)
+		}
+		fmt.Fprintf(p.out, "[%s, %d input + %d output tokens%s]\n", count(it.Turns, "turn", "turns"), it.Usage.Input, it.Usage.Output, cost)
 	}
 }
 

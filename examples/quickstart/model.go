@@ -50,7 +50,11 @@ func chooseModel(ctx context.Context, cfg modelConfig, stderr io.Writer) (agentl
 	if cfg.provider != "" {
 		return providerModel(ctx, cfg, stderr)
 	}
-	if m, desc, ok := detectOllama(ctx, cfg, stderr); ok {
+	m, desc, ok, err := detectOllama(ctx, cfg, stderr)
+	if err != nil {
+		return nil, "", err
+	}
+	if ok {
 		return m, desc, nil
 	}
 	return simulator(), "model: the built-in simulator (no LLM configured and no Ollama server reachable; see -provider)", nil
