@@ -60,6 +60,7 @@ func Run(t *testing.T, newStore NewStore, opts Options) {
 	}{
 		{"Chats", chatTests},
 		{"Docs", docTests},
+		{"DocsOfNoChat", chatlessDocTests},
 		{"Concurrency", concurrencyTests},
 		{"Data", dataTests},
 		{"Schema", schemaTests},
