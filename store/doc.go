@@ -30,6 +30,18 @@
 // [StreamWriter.WaitStop]. A holder that dies lets its lease expire: the
 // stream then counts as interrupted and the next run may start.
 //
+// # Conversations' documents
+//
+// Features keep state per conversation id beside the history: tool states
+// (package toolstate), summaries (ctxwindow), records of paused runs
+// (telemetry). Each is a document: of the chat with the conversation's id
+// when the store has that chat, so that it goes with the chat, and a
+// document of no chat named [ChatlessName] otherwise (a conversation
+// served without chats in the store: a stateless chat handler, a terminal
+// app), which lives until it is deleted. [GetConversationDoc] and
+// [UpdateConversationDoc] find and write a conversation's document by that
+// rule.
+//
 // # Design
 //
 // The decisions behind the interfaces, and why.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -120,4 +121,56 @@ func wantConflict(t *testing.T, err error, want store.ConflictError) {
 	if !strings.Contains(err.Error(), "of no chat") {
 		t.Errorf("error %q does not say the document is of no chat", err)
 	}
+}
+
+// conversationDocTests pin store.UpdateConversationDoc on every backend:
+// a conversation's document is its chat's while the chat exists, of no
+// chat otherwise, and concurrent writers lose nothing either way.
+var conversationDocTests = []test{
+	{"FollowTheirChat", func(t *testing.T, su *suite) {
+		e := su.env(t)
+		e.create(e.s, "chat-1", "", nil)
+		d, err := store.UpdateConversationDoc(e.ctx, e.s, "chat-1", "n", func(d *store.Doc) error { d.Data = []byte("a"); return nil })
+		mustDo(t, err, "writing the chat's")
+		if d.ChatID != "chat-1" {
+			t.Errorf("written as a document of chat %q, want chat-1", d.ChatID)
+		}
+		d, err = store.UpdateConversationDoc(e.ctx, e.s, "no-chat", "n", func(d *store.Doc) error { d.Data = []byte("b"); return nil })
+		mustDo(t, err, "writing one of a conversation that is no chat")
+		if d.ChatID != "" || d.Name != store.ChatlessName("no-chat", "n") {
+			t.Errorf("written as %q of chat %q, want %q of no chat", d.Name, d.ChatID, store.ChatlessName("no-chat", "n"))
+		}
+	}},
+	{"ConcurrentWritersLoseNothing", func(t *testing.T, su *suite) {
+		e := su.env(t)
+		e.create(e.s, "chat-1", "", nil)
+		for _, id := range []string{"chat-1", "no-chat"} {
+			const writers, each = 4, 10
+			var wg sync.WaitGroup
+			errs := make(chan error, writers*each)
+			for range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range each {
+						_, err := store.UpdateConversationDoc(e.ctx, e.s, id, "n", func(d *store.Doc) error {
+							d.Data = append(d.Data, 'x')
+							return nil
+						})
+						errs <- err
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				mustDo(t, err, "updating "+id)
+			}
+			d, err := store.GetConversationDoc(e.ctx, e.s, id, "n")
+			mustDo(t, err, "reading "+id)
+			if len(d.Data) != writers*each {
+				t.Errorf("conversation %q: %d updates kept, want %d", id, len(d.Data), writers*each)
+			}
+		}
+	}},
 }
