@@ -267,7 +267,7 @@ func TestOwnerAuthorizer_EachUserSeesOnlyTheirChats(t *testing.T) {
 		t.Errorf("anonymous list: %d", code)
 	}
 	// The same hook guards the tool states.
-	states := toolstate.NewHandler(toolstate.NewDocStore(st), toolstate.WithAuthorize(authorize))
+	states := toolstate.NewHandler(st, toolstate.WithAuthorize(authorize))
 	if code, _ := do(states, http.MethodGet, "/agents/alice-1/tool-states", "", as("bob")); code == http.StatusOK {
 		t.Error("bob read alice's tool states")
 	}

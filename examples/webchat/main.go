@@ -244,14 +244,6 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 	if err != nil {
 		return nil, err
 	}
-	agent := &agentloop.Agent{
-		Model: model,
-		System: "You are the agentloop web chat demo. Use the tools when they help. " +
-			"create_record shows the user a form in the browser; delete_record needs the user's approval.",
-		Tools:    tools,
-		MaxTurns: 8,
-		Hooks:    cfg.hooks,
-	}
 	// One authorization for every route that names a chat: the chat
 	// routes and the tool states.
 	authorize := aisdk.LoopbackOnly
@@ -259,10 +251,17 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		authorize = func(*http.Request, string) error { return nil }
 	}
 	states := newToolStates(st, tools, authorize, logw)
+	agent := &agentloop.Agent{
+		Model: model,
+		System: "You are the agentloop web chat demo. Use the tools when they help. " +
+			"create_record shows the user a form in the browser; delete_record needs the user's approval.",
+		Tools:    tools,
+		MaxTurns: 8,
+		Hooks:    agentloop.ComposeHooks(cfg.hooks, states.hooks()),
+	}
 	logger := slog.New(slog.NewTextHandler(logw, nil))
 	chat := &aisdk.Handler{
 		Agent:          agent,
-		Prepare:        states.prepare,
 		Store:          st,
 		Authorize:      authorize,
 		StreamLease:    cfg.lease,
