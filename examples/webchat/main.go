@@ -107,7 +107,7 @@ type config struct {
 	lease  time.Duration // aisdk.Handler.StreamLease; 0 means its default
 	pace   time.Duration // the built-in demo's pause after each word; 0 streams at once
 	mcp    *mcpflags.Flags
-	hooks  *agentloop.Hooks // the agent's hooks (tracing); nil for none
+	traces *tracing // traces the runs; nil for none
 }
 
 // memoryDB is the -db value that keeps the chats in memory.
@@ -166,7 +166,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		return err
 	}
 	defer tracing.stop(ctx, stderr)
-	cfg.hooks = tracing.agentHooks()
+	cfg.traces = tracing
 	s, err := newServer(ctx, cfg, stderr)
 	if err != nil {
 		return err
@@ -251,13 +251,18 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		authorize = func(*http.Request, string) error { return nil }
 	}
 	states := newToolStates(st, tools, authorize, logw)
+	traced, err := cfg.traces.agentHooks(st)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	agent := &agentloop.Agent{
 		Model: model,
 		System: "You are the agentloop web chat demo. Use the tools when they help. " +
 			"create_record shows the user a form in the browser; delete_record needs the user's approval.",
 		Tools:    tools,
 		MaxTurns: 8,
-		Hooks:    agentloop.ComposeHooks(cfg.hooks, states.hooks()),
+		Hooks:    agentloop.ComposeHooks(traced, states.hooks()),
 	}
 	logger := slog.New(slog.NewTextHandler(logw, nil))
 	chat := &aisdk.Handler{
