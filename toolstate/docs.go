@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/agentloop/agentloop/store"
 )
@@ -94,13 +95,15 @@ func apply(id string, doc *store.Doc, fn func(*State) error) error {
 	return nil
 }
 
-// Discard deletes the conversation's stored tool states if they cannot be
-// decoded (Load fails with [ErrCorrupt] or [ErrVersion]), so that the next
-// Load is fresh; a state that decodes, or none, is left as it is. Repair a
-// corrupt conversation with Discard rather than by deleting the document:
-// when several runs meet the same corrupt state at once, the first one's
-// Discard sets it aside and the others' do nothing, so no update made
-// after the repair is lost.
+// Discard sets aside the conversation's stored tool states if they cannot
+// be decoded (Load fails with [ErrCorrupt] or [ErrVersion]), so that the
+// next Load is fresh; a state that decodes, or none, is left as it is. The
+// bytes set aside are kept, for a person to look at, as the document
+// [CorruptName] of the same chat (or of no chat), which goes with the chat.
+// Repair a corrupt conversation with Discard rather than by deleting the
+// document: when several runs meet the same corrupt state at once, the
+// first one's Discard sets it aside and the others' do nothing, so no
+// update made after the repair is lost.
 func Discard(ctx context.Context, docs store.Docs, id string) error {
 	for {
 		doc, err := get(ctx, docs, id)
@@ -109,6 +112,11 @@ func Discard(ctx context.Context, docs store.Docs, id string) error {
 		}
 		if _, err := decodeDoc(id, doc); err == nil {
 			return nil
+		}
+		aside := &store.Doc{ChatID: doc.ChatID, Name: CorruptName(doc.Name, doc.Version), Data: doc.Data}
+		if err := docs.PutDoc(ctx, aside); err != nil && !errors.Is(err, store.ErrConflict) {
+			// ErrConflict: another run set this version aside already.
+			return fmt.Errorf("toolstate: conversation %q: keeping the corrupt state aside: %w", id, err)
 		}
 		err = docs.DeleteDoc(ctx, doc.ChatID, doc.Name, doc.Version)
 		switch {
@@ -121,6 +129,13 @@ func Discard(ctx context.Context, docs store.Docs, id string) error {
 		}
 		return nil
 	}
+}
+
+// CorruptName is the name under which [Discard] keeps the bytes of the
+// document name, at the given version, that did not decode:
+// "corrupt/{name}/{version}".
+func CorruptName(name string, version int64) string {
+	return "corrupt/" + name + "/" + strconv.FormatInt(version, 10)
 }
 
 var errNoDocs = errors.New("toolstate: no store (the store.Docs is nil)")

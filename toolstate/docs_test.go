@@ -240,7 +240,7 @@ func TestDiscard_ASecondRepairOfACorruptStateLosesNothing(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			for _, bad := range []string{"garbage", `{"version":7,"states":{}}`} {
-				_, err := store.UpdateDoc(ctx, st, "c", toolstate.DocName, func(d *store.Doc) error {
+				written, err := store.UpdateDoc(ctx, st, "c", toolstate.DocName, func(d *store.Doc) error {
 					d.Data = []byte(bad)
 					return nil
 				})
@@ -255,6 +255,9 @@ func TestDiscard_ASecondRepairOfACorruptStateLosesNothing(t *testing.T) {
 				s, err := toolstate.Load(ctx, st, "c")
 				require.NoError(t, err)
 				assert.Equal(t, 1, s.Tools["a"].Successes, "A's record survives B's repair")
+				kept, err := st.GetDoc(ctx, "c", toolstate.CorruptName(toolstate.DocName, written.Version))
+				require.NoError(t, err, "the bad state is kept aside")
+				assert.Equal(t, bad, string(kept.Data))
 				d, err := st.GetDoc(ctx, "c", toolstate.DocName)
 				require.NoError(t, err)
 				require.NoError(t, st.DeleteDoc(ctx, "c", toolstate.DocName, d.Version))

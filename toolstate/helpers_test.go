@@ -73,12 +73,13 @@ func newDocs(t testing.TB) *memstore.Store {
 }
 
 // corrupt writes data as the chat's tool-state document, as a bad manual
-// edit or an older build's bug would.
-func corrupt(t testing.TB, docs store.Docs, chatID, data string) {
+// edit or an older build's bug would, and returns its version.
+func corrupt(t testing.TB, docs store.Docs, chatID, data string) int64 {
 	t.Helper()
-	_, err := store.UpdateDoc(context.Background(), docs, chatID, toolstate.DocName, func(d *store.Doc) error {
+	d, err := store.UpdateDoc(context.Background(), docs, chatID, toolstate.DocName, func(d *store.Doc) error {
 		d.Data = []byte(data)
 		return nil
 	})
 	require.NoError(t, err)
+	return d.Version
 }

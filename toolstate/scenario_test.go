@@ -137,7 +137,7 @@ func TestScenario_CorruptStateReportedAndConversationStartsFresh(t *testing.T) {
 	ctx := context.Background()
 	st := newDocs(t)
 	const bad = `{"version":1,"states":{"x":{"status":"sideways"`
-	corrupt(t, st, "chat-1", bad)
+	version := corrupt(t, st, "chat-1", bad)
 
 	_, err := toolstate.Load(ctx, st, "chat-1")
 	require.ErrorIs(t, err, toolstate.ErrCorrupt)
@@ -168,6 +168,11 @@ func TestScenario_CorruptStateReportedAndConversationStartsFresh(t *testing.T) {
 	s, err := toolstate.Load(ctx, st, "chat-1")
 	require.NoError(t, err)
 	assert.Equal(t, 1, s.Tools["base_tool"].Successes)
+
+	// The corrupt state is kept aside, not lost.
+	kept, err := st.GetDoc(ctx, "chat-1", toolstate.CorruptName(toolstate.DocName, version))
+	require.NoError(t, err)
+	assert.Equal(t, bad, string(kept.Data))
 }
 
 func TestTracker_CorruptStateCancelsRunWithoutOnError(t *testing.T) {
