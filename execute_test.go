@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -36,76 +37,82 @@ func calls(tool string, n int) simtest.Turn {
 // design.md §5.3: with ToolConcurrency 1 the calls run one after another, in call
 // order, each starting only once the one before has returned.
 func TestTools_ConcurrencyOneRunsInCallOrder(t *testing.T) {
-	const n = 12
-	var (
-		mu      sync.Mutex
-		order   []int
-		running atomic.Int32
-		overlap atomic.Bool
-	)
-	work, err := agentloop.NewTool("work", "Work.", func(ctx context.Context, a idx) (string, error) {
-		if running.Add(1) > 1 {
-			overlap.Store(true)
+	synctest.Test(t, func(t *testing.T) {
+		const n = 12
+		var (
+			mu      sync.Mutex
+			order   []int
+			running atomic.Int32
+			overlap atomic.Bool
+		)
+		work, err := agentloop.NewTool("work", "Work.", func(ctx context.Context, a idx) (string, error) {
+			if running.Add(1) > 1 {
+				overlap.Store(true)
+			}
+			defer running.Add(-1)
+			mu.Lock()
+			order = append(order, a.I)
+			mu.Unlock()
+			// Fake time in the bubble: the clock moves only once every other
+			// goroutine is blocked, so a wrongly started call would overlap.
+			time.Sleep(time.Second)
+			return "ok", nil
+		})
+		require.NoError(t, err)
+		a := &agentloop.Agent{Model: simtest.NewModel(calls("work", n), turn(simtest.Text("done"))), Tools: []*agentloop.Tool{work}, ToolConcurrency: 1}
+		_, err = collect(a.Stream(t.Context(), user("go")))
+		require.NoError(t, err)
+		assert.False(t, overlap.Load(), "two calls ran at once")
+		want := make([]int, n)
+		for i := range want {
+			want[i] = i
 		}
-		defer running.Add(-1)
-		mu.Lock()
-		order = append(order, a.I)
-		mu.Unlock()
-		runtime.Gosched() // give a wrongly started call the chance to overlap
-		return "ok", nil
+		assert.Equal(t, want, order, "calls start in call order")
 	})
-	require.NoError(t, err)
-	a := &agentloop.Agent{Model: simtest.NewModel(calls("work", n), turn(simtest.Text("done"))), Tools: []*agentloop.Tool{work}, ToolConcurrency: 1}
-	_, err = collect(a.Stream(t.Context(), user("go")))
-	require.NoError(t, err)
-	assert.False(t, overlap.Load(), "two calls ran at once")
-	want := make([]int, n)
-	for i := range want {
-		want[i] = i
-	}
-	assert.Equal(t, want, order, "calls start in call order")
 }
 
 // design.md §5.3: a call that timed out keeps its slot until its func returns, so
 // no more than ToolConcurrency funcs ever run at once; its error result
 // comes at once.
 func TestTools_TimedOutCallHoldsItsSlotUntilItsFuncReturns(t *testing.T) {
-	releaseA := make(chan struct{})
-	var aReturned, bStartedEarly atomic.Bool
-	stuck := rawTool(t, "stuck", func(ctx context.Context, _ json.RawMessage) (string, error) {
-		<-releaseA // ignores its context, as a badly written tool does
-		aReturned.Store(true)
-		return "late", nil
-	})
-	stuck.Timeout = time.Millisecond
-	next := rawTool(t, "next", func(ctx context.Context, _ json.RawMessage) (string, error) {
-		if !aReturned.Load() {
-			bStartedEarly.Store(true)
-		}
-		return "ran", nil
-	})
-	m := simtest.NewModel(turn(simtest.Call("a", "stuck", nil), simtest.Call("b", "next", nil)), turn(simtest.Text("done")))
-	var logs bytes.Buffer
-	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{stuck, next}, ToolConcurrency: 1,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	var got []agentloop.ToolResult
-	for it, err := range a.Stream(t.Context(), user("go")) {
-		require.NoError(t, err)
-		if r, ok := it.(agentloop.ToolResultReady); ok {
-			got = append(got, r.Result)
-			if r.Result.CallID == "a" {
-				assert.False(t, aReturned.Load(), "the timeout result comes before the func returns")
-				close(releaseA)
+	synctest.Test(t, func(t *testing.T) {
+		releaseA := make(chan struct{})
+		var aReturned, bStartedEarly atomic.Bool
+		stuck := rawTool(t, "stuck", func(ctx context.Context, _ json.RawMessage) (string, error) {
+			<-releaseA // ignores its context, as a badly written tool does
+			aReturned.Store(true)
+			return "late", nil
+		})
+		stuck.Timeout = time.Minute
+		next := rawTool(t, "next", func(ctx context.Context, _ json.RawMessage) (string, error) {
+			if !aReturned.Load() {
+				bStartedEarly.Store(true)
+			}
+			return "ran", nil
+		})
+		m := simtest.NewModel(turn(simtest.Call("a", "stuck", nil), simtest.Call("b", "next", nil)), turn(simtest.Text("done")))
+		var logs bytes.Buffer
+		a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{stuck, next}, ToolConcurrency: 1,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+		var got []agentloop.ToolResult
+		for it, err := range a.Stream(t.Context(), user("go")) {
+			require.NoError(t, err)
+			if r, ok := it.(agentloop.ToolResultReady); ok {
+				got = append(got, r.Result)
+				if r.Result.CallID == "a" {
+					assert.False(t, aReturned.Load(), "the timeout result comes before the func returns")
+					close(releaseA)
+				}
 			}
 		}
-	}
-	require.Len(t, got, 2)
-	assert.ErrorIs(t, got[0].Err, agentloop.ErrToolTimeout)
-	assert.ErrorIs(t, got[0].Err, context.DeadlineExceeded)
-	assert.Contains(t, got[0].Content, "did not finish within 1ms")
-	assert.Equal(t, "ran", got[1].Content)
-	assert.False(t, bStartedEarly.Load(), "b started while the timed-out a still ran: the bound was broken")
-	assert.Contains(t, logs.String(), "result was dropped", "the late result is logged, not silently lost")
+		require.Len(t, got, 2)
+		assert.ErrorIs(t, got[0].Err, agentloop.ErrToolTimeout)
+		assert.ErrorIs(t, got[0].Err, context.DeadlineExceeded)
+		assert.Contains(t, got[0].Content, "did not finish within 1m0s")
+		assert.Equal(t, "ran", got[1].Content)
+		assert.False(t, bStartedEarly.Load(), "b started while the timed-out a still ran: the bound was broken")
+		assert.Contains(t, logs.String(), "result was dropped", "the late result is logged, not silently lost")
+	})
 }
 
 // design.md §5.3: with ToolConcurrency N > 1, a freed slot goes to the earliest
@@ -329,25 +336,27 @@ func TestToolProgress_OfConcurrentCallsInterleavesAsItHappens(t *testing.T) {
 // design.md §5.4: ReportProgress outside a tool run by the loop does nothing; after the
 // call timed out it returns the context's error instead of blocking.
 func TestReportProgress_OutsideTheLoopAndAfterTimeout(t *testing.T) {
-	require.NoError(t, agentloop.ReportProgress(t.Context(), "nobody listens"))
-	var afterTimeout error
-	gotErr := make(chan struct{})
-	slow := rawTool(t, "slow", func(ctx context.Context, _ json.RawMessage) (string, error) {
-		<-ctx.Done()
-		afterTimeout = agentloop.ReportProgress(ctx, "too late")
-		close(gotErr)
-		return "", ctx.Err()
+	synctest.Test(t, func(t *testing.T) {
+		require.NoError(t, agentloop.ReportProgress(t.Context(), "nobody listens"))
+		var afterTimeout error
+		gotErr := make(chan struct{})
+		slow := rawTool(t, "slow", func(ctx context.Context, _ json.RawMessage) (string, error) {
+			<-ctx.Done()
+			afterTimeout = agentloop.ReportProgress(ctx, "too late")
+			close(gotErr)
+			return "", ctx.Err()
+		})
+		slow.Timeout = time.Minute
+		a := &agentloop.Agent{Model: simtest.NewModel(turn(simtest.Call("c1", "slow", nil)), turn(simtest.Text("ok"))), Tools: []*agentloop.Tool{slow}}
+		items, err := collect(a.Stream(t.Context(), user("go")))
+		require.NoError(t, err)
+		<-gotErr
+		assert.ErrorIs(t, afterTimeout, context.DeadlineExceeded)
+		for _, it := range items {
+			_, isProgress := it.(agentloop.ToolProgress)
+			assert.False(t, isProgress, "no progress after the call timed out")
+		}
 	})
-	slow.Timeout = time.Millisecond
-	a := &agentloop.Agent{Model: simtest.NewModel(turn(simtest.Call("c1", "slow", nil)), turn(simtest.Text("ok"))), Tools: []*agentloop.Tool{slow}}
-	items, err := collect(a.Stream(t.Context(), user("go")))
-	require.NoError(t, err)
-	<-gotErr
-	assert.ErrorIs(t, afterTimeout, context.DeadlineExceeded)
-	for _, it := range items {
-		_, isProgress := it.(agentloop.ToolProgress)
-		assert.False(t, isProgress, "no progress after the call timed out")
-	}
 }
 
 // design.md §8.3: a history whose tool call has arguments that are not JSON can be stored

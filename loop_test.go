@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -211,51 +212,52 @@ func TestNextTurnOrFinish_ModelAnswersFromToolResults(t *testing.T) {
 // barrier: each waits until all four have started) and their results come
 // back in call order although they finish in reverse order.
 func TestTools_RunConcurrentlyResultsInCallOrder(t *testing.T) {
-	const n = 4
-	var arrived sync.WaitGroup
-	arrived.Add(n)
-	allArrived := make(chan struct{})
-	go func() { arrived.Wait(); close(allArrived) }()
-	finished := make([]chan struct{}, n+1)
-	for i := range finished {
-		finished[i] = make(chan struct{})
-	}
-	close(finished[n])
-	type idx struct {
-		I int `json:"i"`
-	}
-	work, err := agentloop.NewTool("work", "Work.", func(ctx context.Context, a idx) (string, error) {
-		arrived.Done()
-		select {
-		case <-allArrived:
-		case <-ctx.Done():
-			return "", ctx.Err()
+	synctest.Test(t, func(t *testing.T) {
+		const n = 4
+		var arrived sync.WaitGroup
+		arrived.Add(n)
+		allArrived := make(chan struct{})
+		go func() { arrived.Wait(); close(allArrived) }()
+		finished := make([]chan struct{}, n+1)
+		for i := range finished {
+			finished[i] = make(chan struct{})
 		}
-		<-finished[a.I+1] // finish after the next call: reverse order
-		defer close(finished[a.I])
-		return fmt.Sprintf("result %d", a.I), nil
+		close(finished[n])
+		type idx struct {
+			I int `json:"i"`
+		}
+		work, err := agentloop.NewTool("work", "Work.", func(ctx context.Context, a idx) (string, error) {
+			arrived.Done()
+			select {
+			case <-allArrived:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+			<-finished[a.I+1] // finish after the next call: reverse order
+			defer close(finished[a.I])
+			return fmt.Sprintf("result %d", a.I), nil
+		})
+		require.NoError(t, err)
+		var steps []simtest.Step
+		for i := range n {
+			steps = append(steps, simtest.Call(fmt.Sprintf("c%d", i), "work", idx{I: i}))
+		}
+		m := simtest.NewModel(turn(steps...), turn(simtest.Text("ok")))
+		a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{work}}
+		// In the bubble, tools run one by one would deadlock it: the test fails at once.
+		items, err := collect(a.Stream(t.Context(), user("go")))
+		require.NoError(t, err)
+		var got []string
+		for _, r := range results(items) {
+			got = append(got, r.CallID+"="+r.Content)
+		}
+		assert.Equal(t, []string{"c0=result 0", "c1=result 1", "c2=result 2", "c3=result 3"}, got)
+		tm := final(t, items).History[2]
+		require.Equal(t, agentloop.RoleTool, tm.Role)
+		for i, p := range tm.Parts {
+			assert.Equal(t, fmt.Sprintf("c%d", i), p.ToolResult.CallID, "history keeps call order")
+		}
 	})
-	require.NoError(t, err)
-	var steps []simtest.Step
-	for i := range n {
-		steps = append(steps, simtest.Call(fmt.Sprintf("c%d", i), "work", idx{I: i}))
-	}
-	m := simtest.NewModel(turn(steps...), turn(simtest.Text("ok")))
-	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{work}}
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // fails, not hangs, if the tools ran one by one
-	defer cancel()
-	items, err := collect(a.Stream(ctx, user("go")))
-	require.NoError(t, err)
-	var got []string
-	for _, r := range results(items) {
-		got = append(got, r.CallID+"="+r.Content)
-	}
-	assert.Equal(t, []string{"c0=result 0", "c1=result 1", "c2=result 2", "c3=result 3"}, got)
-	tm := final(t, items).History[2]
-	require.Equal(t, agentloop.RoleTool, tm.Role)
-	for i, p := range tm.Parts {
-		assert.Equal(t, fmt.Sprintf("c%d", i), p.ToolResult.CallID, "history keeps call order")
-	}
 }
 
 // design.md §5.6: a turn cut off by length does not run its tool calls; the run
@@ -295,7 +297,7 @@ func TestErrorsAreResults(t *testing.T) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	})
-	slow.Timeout = 20 * time.Millisecond
+	slow.Timeout = time.Minute // fake time: the subtests run in a synctest bubble
 	cases := []struct {
 		name string
 		call simtest.Step
@@ -303,23 +305,25 @@ func TestErrorsAreResults(t *testing.T) {
 	}{
 		{"unknown tool", simtest.Call("c1", "nosuch", nil), `unknown tool "nosuch"; the available tools are: add, failing, panicky, slow`},
 		{"invalid JSON", simtest.Call("c1", "add", `{"a": 1,`), "not valid JSON"},
-		{"schema failure", simtest.Call("c1", "add", map[string]any{"a": "one", "b": 2}), "at '/a': got string, want number"},
+		{"schema failure", simtest.Call("c1", "add", map[string]any{"a": "one", "b": 2}), `/properties/a: type: one has type "string", want "number"`},
 		{"tool error", simtest.Call("c1", "failing", nil), "error: database is down"},
 		{"tool panic", simtest.Call("c1", "panicky", nil), "the tool crashed (panic: boom)"},
-		{"tool timeout", simtest.Call("c1", "slow", nil), "did not finish within 20ms"},
+		{"tool timeout", simtest.Call("c1", "slow", nil), "did not finish within 1m0s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m := simtest.NewModel(turn(tc.call),
-				simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": tc.want}}, Reply: []simtest.Step{simtest.Text("Sorry about that.")}})
-			a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{add, failing, panicky, slow}}
-			items, err := collect(a.Stream(t.Context(), user("go")))
-			require.NoError(t, err)
-			rs := results(items)
-			require.Len(t, rs, 1)
-			assert.True(t, rs[0].IsError)
-			assert.Contains(t, rs[0].Content, tc.want)
-			assert.Equal(t, "Sorry about that.", final(t, items).Text)
+			synctest.Test(t, func(t *testing.T) {
+				m := simtest.NewModel(turn(tc.call),
+					simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": tc.want}}, Reply: []simtest.Step{simtest.Text("Sorry about that.")}})
+				a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{add, failing, panicky, slow}}
+				items, err := collect(a.Stream(t.Context(), user("go")))
+				require.NoError(t, err)
+				rs := results(items)
+				require.Len(t, rs, 1)
+				assert.True(t, rs[0].IsError)
+				assert.Contains(t, rs[0].Content, tc.want)
+				assert.Equal(t, "Sorry about that.", final(t, items).Text)
+			})
 		})
 	}
 }
@@ -571,15 +575,17 @@ func TestCancel_ContextCancelDuringToolsGivesCancelledResults(t *testing.T) {
 	assert.Equal(t, 1, m.Calls())
 }
 
-// design.md §7.3: a context deadline cancels the run like a cancel: the
-// error matches ErrCancelled and context.DeadlineExceeded.
 func TestCancel_ContextDeadlineIsACancel(t *testing.T) {
-	m := simtest.NewModel(turn(simtest.Hang()))
-	ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
-	defer cancel()
-	_, err := collect((&agentloop.Agent{Model: m}).Stream(ctx, user("x")))
-	require.ErrorIs(t, err, agentloop.ErrCancelled)
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+	synctest.Test(t, func(t *testing.T) {
+		m := simtest.NewModel(turn(simtest.Hang()))
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		start := time.Now()
+		_, err := collect((&agentloop.Agent{Model: m}).Stream(ctx, user("x")))
+		require.ErrorIs(t, err, agentloop.ErrCancelled)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, time.Minute, time.Since(start), "the run ends at the deadline, not before")
+	})
 }
 
 // design.md §3.7 (issue 2's scenario 8): breaking out of the range stops the model stream
@@ -752,7 +758,7 @@ func TestText_ReturnsFinalTextOrErrPending(t *testing.T) {
 // result instead of pausing the run.
 func TestStream_ClientToolWithInvalidArgsGetsErrorResultNotPending(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("c1", "getLocation", map[string]int{"precision": 3})),
-		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": "want string"}}, Reply: []simtest.Step{simtest.Text("retrying")}})
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": `/properties/precision: type: 3 has type "integer", want "string"`}}, Reply: []simtest.Step{simtest.Text("retrying")}})
 	items, err := collect((&agentloop.Agent{Model: m, Tools: []*agentloop.Tool{clientTool(t, "getLocation")}}).Stream(t.Context(), user("x")))
 	require.NoError(t, err)
 	assert.Equal(t, "retrying", final(t, items).Text)

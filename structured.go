@@ -1,7 +1,6 @@
 package agentloop
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,8 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"unicode"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // ResponseFormat asks the model for a final answer that is a JSON value
@@ -124,7 +121,7 @@ func Structured[T any](ctx context.Context, agent *Agent, history History, opts 
 	if err != nil {
 		return zero, Final{}, err
 	}
-	validator, err := compileFormat(format.Schema)
+	validator, err := compileSchema(format.Schema)
 	if err != nil {
 		return zero, Final{}, fmt.Errorf("agentloop: response format of %v: %w", reflect.TypeFor[T](), err)
 	}
@@ -164,18 +161,10 @@ func Structured[T any](ctx context.Context, agent *Agent, history History, opts 
 	}
 }
 
-func compileFormat(schema json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
-	}
-	return compileDoc("response-format.json", doc)
-}
-
 // decodeAnswer validates text against the schema and decodes it into a T.
 // A Markdown code fence around the JSON is allowed (models add them); the
 // errors are written for the model to act on.
-func decodeAnswer[T any](text string, validator *jsonschema.Schema) (T, error) {
+func decodeAnswer[T any](text string, validator *validator) (T, error) {
 	var v T
 	raw := strings.TrimSpace(text)
 	if body, ok := strings.CutPrefix(raw, "```"); ok {
@@ -189,12 +178,11 @@ func decodeAnswer[T any](text string, validator *jsonschema.Schema) (T, error) {
 	if raw == "" {
 		return v, errors.New("the answer is empty; it must be a JSON value")
 	}
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
-	if err != nil {
+	var notJSON *notJSONError
+	if err := validator.validate([]byte(raw)); errors.As(err, &notJSON) {
 		return v, fmt.Errorf("the answer is not valid JSON (%v)", err)
-	}
-	if err := validator.Validate(inst); err != nil {
-		return v, fmt.Errorf("the answer breaks the schema: %s", validationMessage(err))
+	} else if err != nil {
+		return v, fmt.Errorf("the answer breaks the schema: %v", err)
 	}
 	if err := json.Unmarshal([]byte(raw), &v); err != nil {
 		return v, fmt.Errorf("the answer does not fit the expected type: %v", err)

@@ -80,7 +80,7 @@ func TestStructured_TellsTheModelWhatFailedAndItsSecondAnswerCounts(t *testing.T
 	assert.Equal(t, `{"city":"Berlin","temp":4}`, retry[1].Text())
 	assert.Equal(t, agentloop.RoleUser, retry[2].Role)
 	assert.Contains(t, retry[2].Text(), "Your answer cannot be used: the answer breaks the schema")
-	assert.Contains(t, retry[2].Text(), "'/city': value must be one of 'Paris', 'Rome'", "the model is told what failed")
+	assert.Contains(t, retry[2].Text(), "/properties/city: enum: Berlin does not equal any of: [Paris Rome]", "the model is told what failed")
 	require.Len(t, final.History, 4)
 }
 

@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"time"
 
 	invopop "github.com/invopop/jsonschema"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // ToolFunc runs a tool: it gets the call's arguments (a JSON object that
@@ -44,8 +42,7 @@ type Tool struct {
 	// out of time gets an error result.
 	Timeout time.Duration
 
-	validator *jsonschema.Schema
-	fast      *shape // nil when the schema is beyond the plain subset
+	validator *validator
 }
 
 // Def returns what the model is told about the tool.
@@ -93,8 +90,10 @@ func NewTool[Args, Out any](name, description string, fn func(context.Context, A
 }
 
 // NewRawTool returns a tool with a hand-written JSON Schema (an object
-// schema; nil means one that accepts any object). The schema must compile;
-// arguments are validated against it before fn runs.
+// schema; nil means one that accepts any object). The schema must compile:
+// draft 2020-12, or draft-07 when its "$schema" says so; other drafts and
+// unknown type names are refused. Arguments are validated against it (by
+// github.com/google/jsonschema-go) before fn runs.
 func NewRawTool(name, description string, schema json.RawMessage, fn ToolFunc) (*Tool, error) {
 	if fn == nil {
 		return nil, fmt.Errorf("agentloop: tool %q: nil func (use NewClientTool for a client tool)", name)
@@ -127,18 +126,19 @@ func (t *Tool) prepare() error {
 	if len(bytes.TrimSpace(t.Schema)) == 0 {
 		t.Schema = emptyObjectSchema
 	}
-	v, err := compileSchema(t.Schema)
+	v, err := compileArgsSchema(t.Schema)
 	if err != nil {
 		return fmt.Errorf("agentloop: tool %q: %w", t.Name, err)
 	}
 	t.validator = v
-	t.fast, _ = compileShape(t.Schema)
 	return nil
 }
 
-func compileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
+// compileArgsSchema compiles the schema of a tool's arguments, which must
+// describe an object.
+func compileArgsSchema(schema json.RawMessage) (*validator, error) {
+	var doc any
+	if err := json.Unmarshal(schema, &doc); err != nil {
 		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
 	}
 	if m, ok := doc.(map[string]any); !ok {
@@ -146,22 +146,7 @@ func compileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
 	} else if typ, ok := m["type"]; ok && typ != "object" {
 		return nil, fmt.Errorf("schema type is %v; tool arguments must be an object", typ)
 	}
-	return compileDoc("tool-args.json", doc)
-}
-
-// compileDoc compiles a decoded JSON Schema (draft 2020-12 unless it says
-// otherwise); name is the resource name errors mention.
-func compileDoc(name string, doc any) (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource(name, doc); err != nil {
-		return nil, fmt.Errorf("invalid schema: %w", err)
-	}
-	s, err := c.Compile(name)
-	if err != nil {
-		return nil, fmt.Errorf("invalid schema: %w", err)
-	}
-	return s, nil
+	return compileSchema(schema)
 }
 
 // SchemaFor returns the JSON Schema that [NewTool] generates for Args, which
@@ -216,31 +201,20 @@ func (t *Tool) checkArgs(args json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	if t.fast != nil && t.fast.accepts(args) {
-		return args, nil // the common case: one pass, no decoding
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
-		return nil, &toolError{kind: ErrInvalidArgs, msg: fmt.Sprintf("the arguments are not valid JSON (%v); call %s again with a JSON object", err, t.Name)}
-	}
 	if t.validator == nil {
+		if !json.Valid(args) {
+			return nil, &toolError{kind: ErrInvalidArgs, msg: fmt.Sprintf("the arguments are not valid JSON; call %s again with a JSON object", t.Name)}
+		}
 		return args, nil
 	}
-	if err := t.validator.Validate(inst); err != nil {
-		return nil, &toolError{kind: ErrInvalidArgs, msg: fmt.Sprintf("the arguments do not match the tool's schema: %s; call %s again with corrected arguments", validationMessage(err), t.Name)}
+	err := t.validator.validate(args)
+	var notJSON *notJSONError
+	switch {
+	case err == nil:
+		return args, nil
+	case errors.As(err, &notJSON):
+		return nil, &toolError{kind: ErrInvalidArgs, msg: fmt.Sprintf("the arguments are not valid JSON (%v); call %s again with a JSON object", err, t.Name)}
+	default:
+		return nil, &toolError{kind: ErrInvalidArgs, msg: fmt.Sprintf("the arguments do not match the tool's schema: %v; call %s again with corrected arguments", err, t.Name)}
 	}
-	return args, nil
-}
-
-// validationMessage is a schema validation error's text without its first
-// line, which names our internal schema URL.
-func validationMessage(err error) string {
-	msg := err.Error()
-	var ve *jsonschema.ValidationError
-	if errors.As(err, &ve) {
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = strings.TrimSpace(msg[i+1:])
-		}
-	}
-	return msg
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/agentloop/agentloop/store"
 )
@@ -25,6 +26,11 @@ type ChatStore interface {
 // authorize runs the Handler's authorization for a request on chat chatID
 // ("" for the chat list). It returns nil, or the refusal as an *HTTPError.
 func (h *Handler) authorize(r *http.Request, chatID string) error {
+	if chatID != "" {
+		if err := checkChatID(chatID); err != nil {
+			return err
+		}
+	}
 	var err error
 	switch {
 	case h.Authorize != nil:
@@ -40,6 +46,19 @@ func (h *Handler) authorize(r *http.Request, chatID string) error {
 		return he
 	}
 	return &HTTPError{Status: http.StatusForbidden, Message: err.Error()}
+}
+
+// checkChatID refuses, with a 400 that names the problem, a chat id that
+// no store may hold ([store.CheckID]: 1 to store.MaxIDLen bytes of UTF-8
+// without NUL). Every route checks the id with it before anything reads
+// the id, so that a bad id is the client's error on all of them.
+func checkChatID(id string) error {
+	if err := store.CheckID("chat id", id); err != nil {
+		detail := strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": ")
+		return &HTTPError{Status: http.StatusBadRequest, Message: fmt.Sprintf(
+			"the chat id is not valid (%s): a chat id is 1 to %d bytes of UTF-8 without NUL", detail, store.MaxIDLen)}
+	}
+	return nil
 }
 
 // owner returns the owner of the chats the request creates and lists.
@@ -61,20 +80,83 @@ func (h *Handler) owner(r *http.Request) (string, error) {
 // LoopbackOnly is the authorization of a [Handler] with a Store and no
 // Authorize hook, for use where the same rule must guard other routes
 // (toolstate.WithAuthorize): it allows a request that reached the server
-// over a TCP connection to a loopback address (127.0.0.1, ::1), or that is
-// served in-process (no connection, as with httptest.NewRecorder), and
-// refuses any other with a 403 that says why. Behind a reverse proxy on
-// the same host every request arrives over loopback: do not rely on it
-// there.
+// over a TCP connection to a loopback address (127.0.0.1, ::1) and names
+// a loopback host ([LoopbackHost]: localhost, 127.0.0.1, [::1]…), or that
+// is served in-process (no connection, as with httptest.NewRecorder), and
+// refuses any other with a 403 that says why.
+//
+// The Host check stops DNS rebinding: a page of another site whose name
+// the attacker points at 127.0.0.1 reaches a loopback server from the
+// user's browser, as its own origin, so neither the connection's address
+// nor a cross-origin check ([Handler.AllowedOrigins], which compares
+// Origin with Host) can tell it apart; its Host is the attacker's name.
+// Behind a reverse proxy on the same host every request arrives over
+// loopback: do not rely on it there.
 func LoopbackOnly(r *http.Request, chatID string) error {
 	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok || addr == nil {
 		return nil
 	}
-	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
-		return nil
+	if tcp, ok := addr.(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
+		return &HTTPError{Status: http.StatusForbidden, Message: "this server serves its stored chats to loopback connections only: it has no authorization (aisdk.Handler.Authorize)"}
 	}
-	return &HTTPError{Status: http.StatusForbidden, Message: "this server serves its stored chats to loopback connections only: it has no authorization (aisdk.Handler.Authorize)"}
+	if !LoopbackHost(r.Host) {
+		return &HTTPError{Status: http.StatusForbidden, Message: fmt.Sprintf(
+			"host %q is not a loopback name or address: this server answers requests for localhost, 127.0.0.1 or [::1] only", r.Host)}
+	}
+	return nil
+}
+
+// LoopbackHost reports whether host (a request's Host, with or without a
+// port) names the local machine wherever it is resolved: "localhost" or a
+// name under ".localhost" (RFC 6761; browsers resolve them to loopback
+// themselves), or a loopback IP address (127.0.0.0/8, ::1). Any other
+// name may resolve to anything, loopback included.
+func LoopbackHost(host string) bool {
+	name := hostName(host)
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(name)
+	return ip != nil && ip.IsLoopback()
+}
+
+// hostName returns the name of a Host header value: without the port and
+// the brackets of an IPv6 address, in lower case, without a final dot.
+func hostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	return strings.TrimSuffix(strings.ToLower(host), ".")
+}
+
+// AllowHosts returns an authorization hook, for [Handler.Authorize] and
+// toolstate.WithAuthorize, that allows a request whose Host (its port
+// aside, in any case) is one of hosts, and refuses any other with a 403:
+// the allowed-hosts list of a server that others reach by name, which
+// stops DNS rebinding as [LoopbackOnly] does for a loopback server. A host
+// that starts with "." allows the names under it ("." + "example.com"
+// allows "chat.example.com", not "example.com"). It checks nothing else:
+// combine it with the server's own authorization.
+func AllowHosts(hosts ...string) func(r *http.Request, chatID string) error {
+	allowed := make([]string, 0, len(hosts))
+	for _, h := range hosts {
+		if strings.HasPrefix(h, ".") {
+			allowed = append(allowed, "."+hostName(h[1:]))
+		} else {
+			allowed = append(allowed, hostName(h))
+		}
+	}
+	return func(r *http.Request, _ string) error {
+		name := hostName(r.Host)
+		for _, a := range allowed {
+			if name == a || (strings.HasPrefix(a, ".") && strings.HasSuffix(name, a)) {
+				return nil
+			}
+		}
+		return &HTTPError{Status: http.StatusForbidden, Message: fmt.Sprintf("host %q is not one this server answers for", r.Host)}
+	}
 }
 
 // OwnerAuthorizer returns an authorization hook, for [Handler.Authorize]
@@ -102,6 +184,8 @@ func OwnerAuthorizer(chats store.Chats, owner func(r *http.Request) (string, err
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return nil
+		case errors.Is(err, store.ErrInvalid) && checkChatID(chatID) != nil:
+			return checkChatID(chatID)
 		case c == nil && err != nil:
 			return &HTTPError{Status: http.StatusInternalServerError, Message: genericErrorText,
 				Err: fmt.Errorf("aisdk: reading the owner of chat %q: %w", chatID, err)}

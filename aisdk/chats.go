@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentloop/agentloop"
@@ -33,8 +34,9 @@ import (
 // The chats routes need a Store (404 without one). Every route with a chat
 // id asks Handler.Authorize first (the list asks with ""); stop and delete
 // also pass AllowedOrigins. Errors are JSON {"error": "…"}: 400 for a bad
-// limit or cursor, 403 or the hook's status when refused, 404 for a chat
-// that does not exist, 405 for another method.
+// limit, cursor or chat id ([store.CheckID]), 403 or the hook's status
+// when refused, 404 for a chat that does not exist, 405 for another
+// method.
 func (h *Handler) Routes(prefix string) http.Handler {
 	prefix = strings.TrimSuffix(prefix, "/")
 	mux := http.NewServeMux()
@@ -182,8 +184,7 @@ func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 // authorization to use chat id ("" for the list). A request that fails is
 // answered, and false returned.
 func (h *Handler) chatsReady(w http.ResponseWriter, r *http.Request, id string) bool {
-	if err := h.init(); err != nil {
-		h.internalError(w, r, err)
+	if !h.ready(w, r) {
 		return false
 	}
 	if h.Store == nil {
@@ -207,15 +208,22 @@ func writeJSON(w http.ResponseWriter, v any) {
 const maxTitleRunes = 60
 
 // chatTitle derives a chat's title from its first user message: the
-// message's text with runs of white space made one space, cut at a word
-// boundary to at most maxTitleRunes runes (and "…"). A chat whose first
-// user message has no text has no title.
+// message's text with control characters (NUL included, which no store
+// takes in a title) and runs of white space made one space, invalid UTF-8
+// replaced, cut at a word boundary to at most maxTitleRunes runes (and
+// "…"). A chat whose first user message has no text has no title.
 func chatTitle(h agentloop.History) string {
 	for _, m := range h {
 		if m.Role != agentloop.RoleUser {
 			continue
 		}
-		title := strings.Join(strings.Fields(m.Text()), " ")
+		text := strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) {
+				return ' '
+			}
+			return r
+		}, strings.ToValidUTF8(m.Text(), "\uFFFD"))
+		title := strings.Join(strings.Fields(text), " ")
 		if utf8.RuneCountInString(title) <= maxTitleRunes {
 			return title
 		}

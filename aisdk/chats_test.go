@@ -268,8 +268,8 @@ func TestOwnerAuthorizer_EachUserSeesOnlyTheirChats(t *testing.T) {
 	}
 	// The same hook guards the tool states.
 	states := toolstate.NewHandler(st, toolstate.WithAuthorize(authorize))
-	if code, _ := do(states, http.MethodGet, "/agents/alice-1/tool-states", "", as("bob")); code == http.StatusOK {
-		t.Error("bob read alice's tool states")
+	if code, body := do(states, http.MethodGet, "/agents/alice-1/tool-states", "", as("bob")); code != http.StatusNotFound {
+		t.Errorf("bob read alice's tool states: %d %s, want 404 as on the chat routes (HTTPError.StatusCode)", code, body)
 	}
 	if code, body := do(states, http.MethodGet, "/agents/alice-1/tool-states", "", as("alice")); code != http.StatusOK {
 		t.Errorf("alice's tool states: %d %s", code, body)

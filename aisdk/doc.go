@@ -85,16 +85,27 @@
 // [Handler.Routes] mounts the chat route with the resume, stop and chats
 // routes (the chat list, one chat as [ChatView], delete). A chat's title is
 // the start of its first user message (its first 60 characters or fewer,
-// cut at a word, then "…"). One hook, Handler.Authorize, guards every
-// route; without one the stored chats are served to loopback connections
+// cut at a word, then "…"; control characters such as NUL become spaces).
+// One hook, Handler.Authorize, guards every route; without one the stored
+// chats are served to loopback connections that name a loopback host
 // only ([LoopbackOnly]).
+//
+// Every route checks a chat id as every store does ([store.CheckID]): 1
+// to 512 bytes of UTF-8 without NUL; any other id is a 400 that says why,
+// before the id reaches Authorize or the store. An invented ?cursor= of
+// the chat list is a 400 too. Call [Handler.Validate] when the server
+// starts: it finds a configuration the Handler cannot serve with (a Secret
+// shorter than MinSecretSize…) and says what to do.
 //
 // # Serving on the internet
 //
 // The Handler refuses bodies that are not application/json (415): a page
 // can make a browser post text/plain or a form cross-origin without asking
 // the server first, but not JSON. Handler.AllowedOrigins refuses other
-// origins too. Clients get a generic text for a failed run and for a 500;
+// origins too. A server that others reach by name lists its names with
+// [AllowHosts] in its Authorize hook: the cross-origin check compares
+// Origin with the request's Host, which a page of a name rebound to the
+// server's address (DNS rebinding) controls. Clients get a generic text for a failed run and for a 500;
 // the detail goes to Handler.Logger. Handler.Limits bounds the body,
 // MaxRunTime a run; KeepAlive comments keep proxies from closing a quiet
 // stream.

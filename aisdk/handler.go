@@ -101,8 +101,9 @@ type Handler struct {
 	// [OwnerAuthorizer] makes one that gives each user their own chats.
 	//
 	// When nil, a Handler with a Store serves only requests that reach it
-	// over a loopback connection (or in-process), and refuses others with
-	// 403: stored chats are not open to the network by default. Behind a
+	// over a loopback connection for a loopback host (or in-process), and
+	// refuses others with 403 ([LoopbackOnly]): stored chats are not open
+	// to the network, nor to pages of DNS-rebound names, by default. Behind a
 	// reverse proxy on the same host every request arrives over loopback,
 	// so set Authorize there. To serve anyone, say so with a func that
 	// returns nil. Without a Store, nil allows every request.
@@ -183,6 +184,7 @@ type Handler struct {
 	runs     runSet // the requests that Shutdown ends
 	initOnce sync.Once
 	initErr  error
+	initLog  sync.Once // logs initErr once
 	signer   *signer
 	origins  *http.CrossOriginProtection // AllowedOrigins; nil: no check
 }
@@ -203,6 +205,10 @@ func (e *HTTPError) Error() string { return e.Message }
 // Unwrap returns Err.
 func (e *HTTPError) Unwrap() error { return e.Err }
 
+// StatusCode returns Status, for handlers that take the status of an
+// error without importing aisdk (toolstate.WithAuthorize).
+func (e *HTTPError) StatusCode() int { return e.Status }
+
 // genericErrorText is what clients see of a run's error, and of a 500,
 // unless ErrorText says otherwise.
 const genericErrorText = "The server could not complete the answer."
@@ -211,11 +217,11 @@ const genericErrorText = "The server could not complete the answer."
 func (h *Handler) init() error {
 	h.initOnce.Do(func() {
 		if h.Agent == nil {
-			h.initErr = errors.New("aisdk: Handler.Agent is nil")
+			h.initErr = errors.New("aisdk: Handler.Agent is nil: set it to the agent that answers the chats")
 			return
 		}
 		if h.StreamLease < 0 {
-			h.initErr = fmt.Errorf("aisdk: Handler.StreamLease is %v; it must not be negative", h.StreamLease)
+			h.initErr = fmt.Errorf("aisdk: Handler.StreamLease is %v; it must not be negative (0 means DefaultStreamLease, %v)", h.StreamLease, DefaultStreamLease)
 			return
 		}
 		if h.Store == nil {
@@ -224,7 +230,9 @@ func (h *Handler) init() error {
 				secret = make([]byte, MinSecretSize)
 				_, _ = rand.Read(secret)
 			} else if len(secret) < MinSecretSize {
-				h.initErr = fmt.Errorf("aisdk: Handler.Secret has %d bytes; it needs at least %d random bytes", len(secret), MinSecretSize)
+				h.initErr = fmt.Errorf("aisdk: Handler.Secret has %d bytes; it needs at least %d random bytes: "+
+					"make them once (crypto/rand.Read, or openssl rand -base64 %d decoded) and give every replica the same, "+
+					"or leave Secret nil for a random key of this process", len(secret), MinSecretSize, MinSecretSize)
 				return
 			}
 			h.signer = newSigner(secret)
@@ -242,11 +250,40 @@ func (h *Handler) init() error {
 	return h.initErr
 }
 
+// Validate reports what keeps the Handler from serving: no Agent, a
+// negative StreamLease, a Secret shorter than [MinSecretSize], an
+// AllowedOrigins entry that is not an origin. Its error names the field
+// and says what to do. Call it when the server starts, so that such a
+// mistake stops the server rather than its requests; it is safe to call
+// more than once and concurrently with requests.
+//
+// A Handler that is served without that check answers every request with
+// a 500 that says the server is misconfigured, and logs the error (Logger,
+// level Error) on the first request.
+func (h *Handler) Validate() error { return h.init() }
+
+// ready answers a request with a 500 when the Handler's configuration is
+// wrong (see Validate), and returns false.
+func (h *Handler) ready(w http.ResponseWriter, r *http.Request) bool {
+	err := h.init()
+	if err == nil {
+		return true
+	}
+	h.initLog.Do(func() {
+		h.logger().LogAttrs(r.Context(), slog.LevelError, "aisdk: the handler is misconfigured and answers every request with 500",
+			slog.Any("error", err))
+	})
+	writeJSONError(w, http.StatusInternalServerError, misconfiguredText)
+	return false
+}
+
+// misconfiguredText is what clients see of a Handler that cannot serve.
+const misconfiguredText = "The chat server is misconfigured; its log says why."
+
 // ServeHTTP serves one chat request, or a resume or stop request; see
 // [Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := h.init(); err != nil {
-		h.internalError(w, r, err)
+	if !h.ready(w, r) {
 		return
 	}
 	if r.Method == http.MethodGet {

@@ -9,7 +9,11 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/ctxwindow"
@@ -147,31 +151,27 @@ func TestSummarize_AFailureFallsBackToTheWindowAndIsReported(t *testing.T) {
 		})},
 		"timeout": {Model: simtest.NewFuncModel(func(*agentloop.Request) ([]simtest.Step, error) {
 			return []simtest.Step{simtest.Hang()}, nil
-		}), Timeout: time.Millisecond},
+		}), Timeout: time.Minute}, // fake time: the subtests run in a synctest bubble
 	} {
 		t.Run(name, func(t *testing.T) {
-			var logs bytes.Buffer
-			var reps []ctxwindow.Report
-			m, err := ctxwindow.New(ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Strategies: []ctxwindow.Strategy{s},
-				OnReport: func(_ context.Context, r ctxwindow.Report) { reps = append(reps, r) }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			model := answering()
-			agent := &agentloop.Agent{Model: model, Hooks: m.Hooks(), Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-			if _, err := agentloop.Text(agent.Stream(t.Context(), chat(8))); err != nil {
-				t.Fatal(err)
-			}
-			r := reps[0]
-			if !errors.Is(r.Err, ctxwindow.ErrSummarize) || r.Summary != nil || r.After > r.Budget {
-				t.Fatalf("report %+v; want ErrSummarize, no summary, and the request within budget", r)
-			}
-			if !strings.Contains(texts(model.Requests()[0].Messages)[1], "earlier messages of this conversation are left out") {
-				t.Fatalf("the window's note is missing: %q", texts(model.Requests()[0].Messages))
-			}
-			if !strings.Contains(logs.String(), "summarizing failed") {
-				t.Fatalf("the failure was not logged: %s", logs.String())
-			}
+			synctest.Test(t, func(t *testing.T) {
+				var logs bytes.Buffer
+				var reps []ctxwindow.Report
+				m, err := ctxwindow.New(ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Strategies: []ctxwindow.Strategy{s},
+					OnReport: func(_ context.Context, r ctxwindow.Report) { reps = append(reps, r) }})
+				require.NoError(t, err)
+				model := answering()
+				agent := &agentloop.Agent{Model: model, Hooks: m.Hooks(), Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+				_, err = agentloop.Text(agent.Stream(t.Context(), chat(8)))
+				require.NoError(t, err)
+				require.NotEmpty(t, reps)
+				r := reps[0]
+				assert.ErrorIs(t, r.Err, ctxwindow.ErrSummarize)
+				assert.Nil(t, r.Summary)
+				assert.LessOrEqual(t, r.After, r.Budget, "the request is within budget")
+				assert.Contains(t, texts(model.Requests()[0].Messages)[1], "earlier messages of this conversation are left out", "the window's note")
+				assert.Contains(t, logs.String(), "summarizing failed", "the failure is logged")
+			})
 		})
 	}
 }

@@ -69,5 +69,8 @@
 //     elicitation): it only calls tools. [Server.Session] gives access to
 //     the rest of the protocol.
 //   - Schemas are passed on as the server wrote them; they must be JSON
-//     Schema objects that compile (draft 2020-12 by default).
+//     Schema objects that compile (draft 2020-12 by default, or draft-07
+//     when their "$schema" says so; see [agentloop.NewRawTool]). A tool
+//     whose schema does not compile makes [Server.Tools] fail with an
+//     error naming it; leave it out with [ServerOptions.Filter].
 package mcptools

@@ -106,14 +106,30 @@ func (p *procs) last() *exec.Cmd {
 // wireLog is an io.Writer for mcp.LoggingTransport that tests can read
 // while the session writes.
 type wireLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	grew chan struct{} // closed and replaced by every write
 }
 
 func (w *wireLog) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.grew != nil {
+		close(w.grew)
+	}
+	w.grew = make(chan struct{})
 	return w.buf.Write(p)
+}
+
+// holds reports whether the log holds s, and returns a channel that the
+// next write closes.
+func (w *wireLog) holds(s string) (bool, <-chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.grew == nil {
+		w.grew = make(chan struct{})
+	}
+	return strings.Contains(w.buf.String(), s), w.grew
 }
 
 func (w *wireLog) String() string {
@@ -271,17 +287,19 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// waitForWire waits until the wire log holds s. The SDK sends
+// waitForWire waits until the wire log holds s, woken by each write. The SDK sends
 // notifications/cancelled on its own goroutine right after the call
 // returns, so it may lag the run's end a little.
 func waitForWire(t *testing.T, w *wireLog, s string) {
 	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(waitFor)
-	for !strings.Contains(w.String(), s) {
+	deadline := time.After(waitFor) // a guard: a passing test never waits for it
+	for {
+		ok, grew := w.holds(s)
+		if ok {
+			return
+		}
 		select {
-		case <-tick.C:
+		case <-grew:
 		case <-deadline:
 			t.Fatalf("%s never went over the wire; the log:\n%s", s, w.String())
 		}

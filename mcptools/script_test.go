@@ -15,7 +15,7 @@ import (
 // what the model got back.
 func TestScriptDrivesTheLoopThroughMCPCalls(t *testing.T) {
 	bin := goServerBin(t)
-	turns, err := simtest.LoadScript("testdata/everything-call.json")
+	script, err := simtest.LoadScript("testdata/everything-call.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestScriptDrivesTheLoopThroughMCPCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := simtest.NewModel(turns...)
+	model := script.Model()
 	agent := &agentloop.Agent{Model: model}
 	var progress []agentloop.ToolProgress
 	var final agentloop.Final

@@ -7,12 +7,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/mcptools"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestNewServerDoesNotConnect(t *testing.T) {
@@ -196,39 +199,33 @@ func TestFormatProgressOptionShapesTheItems(t *testing.T) {
 }
 
 func TestProgressRestartsTheTimeout(t *testing.T) {
-	f := newFake(t, nil)
-	// Six steps of 250ms each: 1.5s in all, more than the timeout, but
-	// never more than a quarter of it without progress (room for a loaded
-	// machine).
-	s := newServer(t, f, &mcptools.ServerOptions{Timeout: time.Second})
-	tools, err := s.Tools(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	items := runHeld(t, f, tools, stepArgs{Steps: 6, DelayMS: 250})
-	if res := resultOf(t, items); res.IsError {
-		t.Fatalf("result = %+v; progress should have kept the call alive", res)
-	}
-	if n := len(progressOf(items)); n != 6 {
-		t.Errorf("%d progress items; want 6", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(t, nil)
+		// Six steps of 30s each on the bubble's fake clock: 3 minutes in all,
+		// more than the timeout, but never more than half of it without
+		// progress.
+		s := newServer(t, f, &mcptools.ServerOptions{Timeout: time.Minute})
+		tools, err := s.Tools(context.Background())
+		require.NoError(t, err)
+		items := runHeld(t, f, tools, stepArgs{Steps: 6, DelayMS: 30_000})
+		res := resultOf(t, items)
+		require.False(t, res.IsError, "progress should have kept the call alive: %+v", res)
+		assert.Len(t, progressOf(items), 6)
+	})
 }
 
 func TestSilentCallTimesOutAndIsCancelledOnTheServer(t *testing.T) {
-	f := newFake(t, nil)
-	s := newServer(t, f, &mcptools.ServerOptions{Timeout: 50 * time.Millisecond})
-	tools, err := s.Tools(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := resultOf(t, run(t, context.Background(), tools, "hang", map[string]any{}))
-	if !res.IsError || !errors.Is(res.Err, agentloop.ErrToolTimeout) {
-		t.Fatalf("result = %+v (Err %v); want a timeout error result", res, res.Err)
-	}
-	if !strings.Contains(res.Content, "neither the result") {
-		t.Errorf("content %q does not say what happened", res.Content)
-	}
-	recv(t, f.cancelled, "the server to see the call cancelled")
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(t, nil)
+		s := newServer(t, f, &mcptools.ServerOptions{Timeout: time.Minute})
+		tools, err := s.Tools(context.Background())
+		require.NoError(t, err)
+		res := resultOf(t, run(t, context.Background(), tools, "hang", map[string]any{}))
+		require.True(t, res.IsError)
+		require.ErrorIs(t, res.Err, agentloop.ErrToolTimeout)
+		assert.Contains(t, res.Content, "neither the result", "the content says what happened")
+		recv(t, f.cancelled, "the server to see the call cancelled")
+	})
 }
 
 func TestCancellingTheRunCancelsTheMCPRequest(t *testing.T) {
@@ -492,4 +489,24 @@ func TestConcurrentCallsGetTheirOwnProgress(t *testing.T) {
 	if counts["a"] != 2 || counts["b"] != 4 {
 		t.Fatalf("progress per call = %v; want a:2 b:4", counts)
 	}
+}
+
+// A tool whose schema the validator cannot check (here draft-04) makes Tools
+// fail with an error that names the tool and the way out; the filter leaves
+// it out and the other tools are offered.
+func TestAToolWithASchemaThatDoesNotCompileIsNamedAndCanBeFilteredOut(t *testing.T) {
+	f := newFake(t, nil)
+	f.srv.AddTool(&mcp.Tool{Name: "old", Description: "A draft-04 schema.", InputSchema: map[string]any{
+		"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+	}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	_, err := newServer(t, f, nil).Tools(t.Context())
+	require.ErrorContains(t, err, `tool "old" cannot be offered (leave it out with ServerOptions.Filter)`)
+	require.ErrorContains(t, err, "draft-04")
+
+	tools, err := newServer(t, f, &mcptools.ServerOptions{Filter: func(tool *mcp.Tool) bool { return tool.Name != "old" }}).Tools(t.Context())
+	require.NoError(t, err)
+	assert.NotContains(t, toolNames(tools), "old")
+	assert.NotEmpty(t, tools)
 }

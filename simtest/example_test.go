@@ -39,14 +39,14 @@ func Example() {
 // A script can live in a JSON file (version 1 of the format); LoadScript
 // reads one from disk.
 func ExampleParseScript() {
-	turns, err := simtest.ParseScript([]byte(`{"turns": [
+	script, err := simtest.ParseScript([]byte(`{"turns": [
 	  {"expect": {"user": "hello"}, "reply": [{"text": "Hi there!"}, {"usage": {"input": 5, "output": 3}}]}
 	]}`))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	agent := &agentloop.Agent{Model: simtest.NewModel(turns...)}
+	agent := &agentloop.Agent{Model: script.Model()}
 	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hello")}))
 	if err != nil {
 		fmt.Println(err)
@@ -60,4 +60,30 @@ func ExampleParseScript() {
 	// Output:
 	// Hi there! 5 3
 	// agentloop: turn 1: simtest: the script has no turn left: model call 2, but the script has 1 turns
+}
+
+// A Recorder turns a session with any model into a script; the script
+// replays it with no model server, and fails a changed agent naming the
+// first difference.
+func ExampleRecorder() {
+	ctx := context.Background()
+	real := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hello, Ada!"), simtest.Usage(9, 4)}}) // a provider's model in real use
+	rec := &simtest.Recorder{Model: real}
+	agent := &agentloop.Agent{Model: rec, System: "Greet the user."}
+	text, err := agentloop.Text(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("I am Ada.")}))
+	fmt.Println(text, err)
+
+	script := rec.Script() // script.WriteFile("testdata/greet.json") keeps it
+	agent.Model = script.Model()
+	text, err = agentloop.Text(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("I am Ada.")}))
+	fmt.Println(text, err)
+
+	agent.Model = script.Model()
+	agent.System = "Greet the user warmly."
+	_, err = agentloop.Text(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("I am Ada.")}))
+	fmt.Println(err)
+	// Output:
+	// Hello, Ada! <nil>
+	// Hello, Ada! <nil>
+	// agentloop: turn 1: simtest: turn 1: system prompt: want "Greet the user.", got "Greet the user warmly."
 }

@@ -7,6 +7,12 @@
 // turn's expectations on the request. Every request is recorded. Scripts can
 // be written in Go ([Text], [Call], …) or loaded from JSON files
 // ([ParseScript], [LoadScript]).
+//
+// A [Recorder] wraps any model and records a session as a script, with
+// what the agent sent as each turn's expectation; played back, the script
+// needs no server and fails an agent that changed, naming the first
+// difference. [Replay] does both for a test: it replays a script file, or
+// records it again when SIMTEST_RECORD=1.
 package simtest
 
 import (
@@ -105,15 +111,64 @@ func Delay(d time.Duration) Step { return Step{kind: stepDelay, delay: d} }
 // the context's error.
 func Hang() Step { return Step{kind: stepHang} }
 
-// Expect states what a turn's request must hold. The zero value checks nothing.
+// Expect states what a turn's request must hold. The zero value checks
+// nothing. Its JSON form is a script's "expect" object.
 type Expect struct {
 	// Tools, when non-nil, is the exact set of tool names offered (order
 	// does not matter; an empty non-nil slice means no tools).
-	Tools []string
+	Tools []string `json:"tools,omitzero"`
 	// User, when non-empty, must be a substring of the latest user message's text.
-	User string
+	User string `json:"user,omitempty"`
 	// ToolResults maps a call id to a substring its result's content must hold.
-	ToolResults map[string]string
+	ToolResults map[string]string `json:"tool_results,omitempty"`
+	// System, when non-empty, must match the request's system prompt
+	// (matching as in [Message]).
+	System string `json:"system,omitempty"`
+	// Messages, when non-nil, must match the request's messages one for
+	// one, in order; see [Message]. A [Recorder] writes them.
+	Messages []Message `json:"messages,omitzero"`
+}
+
+// Any, within an expected text (a [Message]'s text, a result's content,
+// [Expect.System]) matches any run of characters, and as an expected
+// argument value (a JSON string) matches any value. Recorded ids,
+// timestamps and redacted secrets can be replaced by it so that a replay
+// does not depend on them.
+const Any = "{{any}}"
+
+// Message is a message as an [Expect] wants it. Texts match exactly, except
+// where they hold [Any]. Calls match by name and by arguments compared as
+// JSON values (so spacing and key order do not matter); results by tool
+// name, content and error flag. Call ids are not compared: providers and
+// the loop make them up, so a replay cannot reproduce them. Reasoning,
+// files and approvals are not compared.
+type Message struct {
+	// Role is the message's role.
+	Role agentloop.Role `json:"role"`
+	// Text is the message's text (its text parts joined).
+	Text string `json:"text,omitempty"`
+	// Calls are the message's tool calls, in order.
+	Calls []MessageCall `json:"calls,omitempty"`
+	// Results are the message's tool results, in order.
+	Results []MessageResult `json:"results,omitempty"`
+}
+
+// MessageCall is a tool call as a [Message] wants it.
+type MessageCall struct {
+	// Name is the tool's name.
+	Name string `json:"name"`
+	// Args is the call's arguments; nil matches any.
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// MessageResult is a tool result as a [Message] wants it.
+type MessageResult struct {
+	// Name is the tool's name.
+	Name string `json:"name"`
+	// Content is the result's content.
+	Content string `json:"content"`
+	// IsError marks an error result.
+	IsError bool `json:"error,omitempty"`
 }
 
 // Turn is one scripted model call: an optional expectation and a reply.
@@ -145,8 +200,9 @@ var ErrScriptExhausted = errors.New("simtest: the script has no turn left")
 type ExpectationError struct {
 	// Turn is the 1-based index of the turn in the script.
 	Turn int
-	// What names the expectation: "tools offered", "latest user text" or
-	// "tool result for <id>".
+	// What names the expectation: "tools offered", "latest user text",
+	// "tool result for <id>", "system prompt", "message count" or
+	// "message N (<role>) <what>", N 1-based.
 	What string
 	// Want describes what the expectation asked for.
 	Want string
@@ -173,11 +229,14 @@ func (e *ScriptError) Error() string {
 }
 
 // Model is an [agentloop.Model] that plays a script. Each call of Stream
-// takes the next turn, in order, whichever run makes it. It is safe for
-// concurrent use.
+// takes the next turn, in order, whichever run makes it, unless the model
+// comes from a [Script] whose TurnsBy is [TurnsByConversation]. It is safe
+// for concurrent use.
 type Model struct {
 	mu       sync.Mutex
 	turns    []Turn
+	turnsBy  TurnsBy
+	played   []bool
 	reply    func(*agentloop.Request) ([]Step, error) // after the turns, if set
 	next     int
 	requests []*agentloop.Request
@@ -187,7 +246,7 @@ type Model struct {
 // NewModel returns a model that plays turns in order. Replies are prepared
 // once, so serving them allocates little.
 func NewModel(turns ...Turn) *Model {
-	m := &Model{turns: slices.Clone(turns)}
+	m := &Model{turns: slices.Clone(turns), played: make([]bool, len(turns))}
 	for i := range m.turns {
 		if m.turns[i].ReplyFunc == nil {
 			m.turns[i].prepared = prepare(m.turns[i].Reply)
@@ -203,17 +262,22 @@ func NewFuncModel(reply func(req *agentloop.Request) ([]Step, error)) *Model {
 	return &Model{reply: reply}
 }
 
-// Stream plays the next turn. See [agentloop.Model].
+// Stream plays the call's turn: the next one, or with [TurnsByConversation]
+// the one the request's messages pick. See [agentloop.Model].
 func (m *Model) Stream(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 	return func(yield func(agentloop.Chunk, error) bool) {
 		m.mu.Lock()
 		n := m.next
+		if m.turnsBy == TurnsByConversation {
+			n = repliesSinceUser(req.Messages)
+		}
 		m.next++
 		m.requests = append(m.requests, copyRequest(req))
 		m.open++
 		var turn *Turn
 		if n < len(m.turns) {
 			turn = &m.turns[n]
+			m.played[n] = true
 		} else if m.reply != nil {
 			turn = &Turn{ReplyFunc: m.reply}
 		}
@@ -226,6 +290,10 @@ func (m *Model) Stream(ctx context.Context, req *agentloop.Request) iter.Seq2[ag
 		}()
 
 		if turn == nil {
+			if m.turnsBy == TurnsByConversation {
+				yield(nil, fmt.Errorf("%w: turn %d (%d model replies since the last user message), but the script has %d turns", ErrScriptExhausted, n+1, n, total))
+				return
+			}
 			yield(nil, fmt.Errorf("%w: model call %d, but the script has %d turns", ErrScriptExhausted, n+1, total))
 			return
 		}
@@ -285,12 +353,29 @@ func (m *Model) Calls() int {
 	return m.next
 }
 
-// Remaining returns how many turns of the script were not played (0 for a
-// model made by NewFuncModel).
+// Remaining returns how many turns of the script were not played by any
+// call (0 for a model made by NewFuncModel).
 func (m *Model) Remaining() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return max(len(m.turns)-m.next, 0)
+	n := 0
+	for _, p := range m.played {
+		if !p {
+			n++
+		}
+	}
+	return n
+}
+
+// repliesSinceUser counts the assistant messages after the last user message.
+func repliesSinceUser(h agentloop.History) int {
+	n := 0
+	for i := len(h) - 1; i >= 0 && h[i].Role != agentloop.RoleUser; i-- {
+		if h[i].Role == agentloop.RoleAssistant {
+			n++
+		}
+	}
+	return n
 }
 
 // Open returns how many streams have started and not yet returned. After a
@@ -394,6 +479,14 @@ func (e *Expect) check(turn int, req *agentloop.Request) error {
 		got := latestUserText(req.Messages)
 		if !strings.Contains(got, e.User) {
 			return &ExpectationError{Turn: turn, What: "latest user text", Want: fmt.Sprintf("text containing %q", e.User), Got: fmt.Sprintf("%q", got)}
+		}
+	}
+	if e.System != "" && !matchText(e.System, req.System) {
+		return &ExpectationError{Turn: turn, What: "system prompt", Want: fmt.Sprintf("%q", e.System), Got: fmt.Sprintf("%q", req.System)}
+	}
+	if e.Messages != nil {
+		if err := checkMessages(turn, e.Messages, req.Messages); err != nil {
+			return err
 		}
 	}
 	if len(e.ToolResults) > 0 {

@@ -145,7 +145,7 @@ func TestModel_ReplyFuncSeesTheRequest(t *testing.T) {
 // design.md §18.1: the script format's example in the design document
 // (testdata/design-example.json, the same JSON) parses and plays.
 func TestParseScript_ReadsTheDesignExample(t *testing.T) {
-	turns, err := simtest.LoadScript("testdata/design-example.json")
+	script, err := simtest.LoadScript("testdata/design-example.json")
 	require.NoError(t, err)
 	add, err := agentloop.NewTool("add", "Add.", func(ctx context.Context, a struct {
 		A float64 `json:"a"`
@@ -156,7 +156,7 @@ func TestParseScript_ReadsTheDesignExample(t *testing.T) {
 	require.NoError(t, err)
 	loc, err := agentloop.NewClientTool("getLocation", "Where the user is.", nil)
 	require.NoError(t, err)
-	a := &agentloop.Agent{Model: simtest.NewModel(turns...), Tools: []*agentloop.Tool{add, loc}}
+	a := &agentloop.Agent{Model: script.Model(), Tools: []*agentloop.Tool{add, loc}}
 	last, err := agentloop.Drain(a.Stream(t.Context(), agentloop.History{agentloop.UserMessage("I am in Berlin: 2+3?")}))
 	require.NoError(t, err, "every expectation of the script is met")
 	f := last.(agentloop.Final)
@@ -196,11 +196,14 @@ func FuzzParseScript(f *testing.F) {
 	f.Add([]byte(`{"turns":[{"expect":{"tools":["a"]},"reply":[{"text":"x"},{"tool_call":{"name":"a","args":{"b":1}}},{"hang":true}]}]}`))
 	f.Add([]byte(`{"turns":[{"reply":[{"usage":{"input":1,"output":2}},{"delay_ms":0},{"error":"x"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		turns, err := simtest.ParseScript(data)
+		script, err := simtest.ParseScript(data)
 		if err != nil {
 			return
 		}
-		_ = simtest.NewModel(turns...)
+		_ = script.Model()
+		if _, err := json.Marshal(script); err != nil {
+			t.Fatalf("a parsed script does not marshal: %v", err)
+		}
 	})
 }
 

@@ -15,32 +15,62 @@ import (
 // ErrBadScript is wrapped by every error [ParseScript] returns.
 var ErrBadScript = errors.New("simtest: bad script")
 
+// TurnsBy says how a [Model] picks the turn a model call plays.
+type TurnsBy string
+
+const (
+	// TurnsByCall plays the turns in the order of the calls, whichever run
+	// or conversation makes them: the n-th call plays the n-th turn. It is
+	// the default.
+	TurnsByCall TurnsBy = ""
+	// TurnsByConversation plays, to a request whose messages hold n
+	// assistant messages after the last user message, turn n+1: the turn is
+	// chosen by the conversation, not by the model's history of calls, so
+	// every chat, in every process, plays the same script the same way (a
+	// run continued by another process goes on where it was). Every user
+	// message starts the script over at its first turn.
+	TurnsByConversation TurnsBy = "conversation"
+)
+
+// Script is a parsed script: its turns and how model calls pick them.
+type Script struct {
+	// TurnsBy says how a call picks its turn; the zero value is [TurnsByCall].
+	TurnsBy TurnsBy
+	// Turns are the scripted model calls.
+	Turns []Turn
+}
+
+// Model returns a model that plays the script; see [NewModel].
+func (s *Script) Model() *Model {
+	m := NewModel(s.Turns...)
+	m.turnsBy = s.TurnsBy
+	return m
+}
+
 // ParseScript reads a script in the JSON format of version 1:
 //
-//	{"turns": [
-//	  {"expect": {"tools": ["add"], "user": "Berlin", "tool_results": {"call_1": "5"}},
+//	{"turns_by": "conversation",
+//	 "turns": [
+//	  {"expect": {"tools": ["add"], "user": "Berlin", "tool_results": {"call_1": "5"},
+//	              "system": "You are…", "messages": [{"role": "user", "text": "…"}]},
 //	   "reply": [{"reasoning": "…"}, {"text": "…"},
 //	             {"tool_call": {"id": "call_1", "name": "add", "args": {"a": 2}}},
 //	             {"usage": {"input": 12, "output": 7}}, {"finish": "stop"},
 //	             {"error": "message"}, {"delay_ms": 50}]}]}
 //
-// "expect" is optional. Every reply element is an object with exactly one
-// key. Beyond version 1 it accepts {"signature": "…"} (close the reasoning
-// block with a signature) and {"hang": true} (block until cancelled). An
-// unknown key, a malformed element, an unknown field or data after the
-// script object is an error that names the turn and element where there is
-// one, wrapping [ErrBadScript].
-func ParseScript(data []byte) ([]Turn, error) {
-	var doc struct {
-		Turns []struct {
-			Expect *struct {
-				Tools       []string          `json:"tools"`
-				User        string            `json:"user"`
-				ToolResults map[string]string `json:"tool_results"`
-			} `json:"expect"`
-			Reply []map[string]json.RawMessage `json:"reply"`
-		} `json:"turns"`
-	}
+// "expect" is optional; its fields are those of [Expect] ("messages" holds
+// [Message] objects: role, text, calls of name and args, results of name
+// and content). Every reply element is an object with exactly one key.
+// Beyond version 1 it accepts {"signature": "…"} (close the reasoning block
+// with a signature), {"hang": true} (block until cancelled), the
+// expectations "system" and "messages" (written by a [Recorder]), and the
+// optional top-level "turns_by": "call" (the default, [TurnsByCall]) or
+// "conversation" ([TurnsByConversation]). An unknown key, a malformed
+// element, an unknown field or data after the script object is an error
+// that names the turn and element where there is one, wrapping
+// [ErrBadScript].
+func ParseScript(data []byte) (*Script, error) {
+	var doc scriptDoc
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {
@@ -52,11 +82,18 @@ func ParseScript(data []byte) ([]Turn, error) {
 	if doc.Turns == nil {
 		return nil, fmt.Errorf(`%w: no "turns" array`, ErrBadScript)
 	}
-	turns := make([]Turn, 0, len(doc.Turns))
+	s := &Script{Turns: make([]Turn, 0, len(doc.Turns))}
+	switch doc.TurnsBy {
+	case "", "call":
+	case string(TurnsByConversation):
+		s.TurnsBy = TurnsByConversation
+	default:
+		return nil, fmt.Errorf(`%w: "turns_by": %q (want "call" or "conversation")`, ErrBadScript, doc.TurnsBy)
+	}
 	for i, t := range doc.Turns {
 		var turn Turn
 		if t.Expect != nil {
-			turn.Expect = Expect{Tools: t.Expect.Tools, User: t.Expect.User, ToolResults: t.Expect.ToolResults}
+			turn.Expect = *t.Expect
 		}
 		for j, el := range t.Reply {
 			step, err := parseStep(el)
@@ -65,22 +102,31 @@ func ParseScript(data []byte) ([]Turn, error) {
 			}
 			turn.Reply = append(turn.Reply, step)
 		}
-		turns = append(turns, turn)
+		s.Turns = append(s.Turns, turn)
 	}
-	return turns, nil
+	return s, nil
+}
+
+// scriptDoc is a script's JSON document.
+type scriptDoc struct {
+	TurnsBy string `json:"turns_by,omitempty"`
+	Turns   []struct {
+		Expect *Expect                      `json:"expect,omitempty"`
+		Reply  []map[string]json.RawMessage `json:"reply"`
+	} `json:"turns"`
 }
 
 // LoadScript reads a script file; see [ParseScript].
-func LoadScript(path string) ([]Turn, error) {
+func LoadScript(path string) (*Script, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("simtest: %w", err)
 	}
-	turns, err := ParseScript(data)
+	s, err := ParseScript(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return turns, nil
+	return s, nil
 }
 
 func parseStep(el map[string]json.RawMessage) (Step, error) {

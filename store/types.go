@@ -58,8 +58,9 @@ type ListQuery struct {
 	// [MaxListLimit] means MaxListLimit, and a negative limit is an error.
 	Limit int
 	// Cursor continues a listing where [ChatPage.Next] left it; "" starts
-	// from the newest chat. A cursor the store did not make is an error
-	// wrapping [ErrInvalid].
+	// from the newest chat. A cursor the store did not make (typed, cut or
+	// altered: cursors carry a checksum) is an error wrapping [ErrInvalid],
+	// on every backend. Cursors are opaque and are not secret.
 	Cursor string
 }
 

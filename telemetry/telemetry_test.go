@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
@@ -505,52 +507,47 @@ func TestToolPanicFailsItsSpanWithTheStackAndTheRunGoesOn(t *testing.T) {
 }
 
 func TestToolErrorsAreClassified(t *testing.T) {
-	h := newHarness(t, telemetry.Options{})
-	failing, err := agentloop.NewRawTool("failing", "", nil, func(context.Context, json.RawMessage) (string, error) {
-		return "", errors.New("disk full")
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slow, err := agentloop.NewRawTool("slow", "", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-		<-ctx.Done()
-		return "", ctx.Err()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slow.Timeout = time.Millisecond // the call times out; no test waits on a clock
-	typed, err := agentloop.NewTool("typed", "", func(context.Context, struct {
-		N int `json:"n"`
-	}) (int, error) {
-		return 1, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := simtest.NewModel(
-		simtest.Turn{Reply: []simtest.Step{
-			simtest.Call("c1", "failing", map[string]any{}),
-			simtest.Call("c2", "slow", map[string]any{}),
-			simtest.Call("c3", "nope", map[string]any{}),
-			simtest.Call("c4", "typed", map[string]any{"n": "not a number"}),
-		}},
-		simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
-	)
-	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{failing, slow, typed}, Hooks: h.hooks}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
-		t.Fatal(err)
-	}
-	for name, want := range map[string]string{
-		"execute_tool failing": "_OTHER", "execute_tool slow": "timeout",
-		"execute_tool nope": "unknown_tool", "execute_tool typed": "invalid_arguments",
-	} {
-		s := h.one(name)
-		if s.Status().Code != codes.Error {
-			t.Errorf("%s: status %v, want error", name, s.Status())
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, telemetry.Options{})
+		failing, err := agentloop.NewRawTool("failing", "", nil, func(context.Context, json.RawMessage) (string, error) {
+			return "", errors.New("disk full")
+		})
+		require.NoError(t, err)
+		slow, err := agentloop.NewRawTool("slow", "", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		})
+		require.NoError(t, err)
+		slow.Timeout = time.Minute // the call times out on the bubble's fake clock
+		typed, err := agentloop.NewTool("typed", "", func(context.Context, struct {
+			N int `json:"n"`
+		}) (int, error) {
+			return 1, nil
+		})
+		require.NoError(t, err)
+		model := simtest.NewModel(
+			simtest.Turn{Reply: []simtest.Step{
+				simtest.Call("c1", "failing", map[string]any{}),
+				simtest.Call("c2", "slow", map[string]any{}),
+				simtest.Call("c3", "nope", map[string]any{}),
+				simtest.Call("c4", "typed", map[string]any{"n": "not a number"}),
+			}},
+			simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
+		)
+		agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{failing, slow, typed}, Hooks: h.hooks}
+		_, err = drain(t, agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage("x")}))
+		require.NoError(t, err)
+		for name, want := range map[string]string{
+			"execute_tool failing": "_OTHER", "execute_tool slow": "timeout",
+			"execute_tool nope": "unknown_tool", "execute_tool typed": "invalid_arguments",
+		} {
+			s := h.one(name)
+			if s.Status().Code != codes.Error {
+				t.Errorf("%s: status %v, want error", name, s.Status())
+			}
+			wantAttrs(t, s, map[string]any{"error.type": want})
 		}
-		wantAttrs(t, s, map[string]any{"error.type": want})
-	}
+	})
 }
 
 func TestAToolWhoseBeforeToolCallAnEarlierHookSkippedStillGetsASpan(t *testing.T) {

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
+	"mime"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	chatstore "github.com/agentloop/agentloop/store"
@@ -19,10 +22,27 @@ type HandlerOption func(*handler)
 
 // WithAuthorize sets a check run before every request, with the {id} of
 // the path: a non-nil error refuses the request with 403 and the error's
-// text as message. Use it to refuse other users' conversations. Without
-// it every request is allowed.
+// text as message, or with the status of an error that has a
+// StatusCode() int method (aisdk.HTTPError has; a status of 500 or more
+// sends a generic message and logs the error). Use it to refuse other
+// users' conversations. Without it every request is allowed.
 func WithAuthorize(authorize func(r *http.Request, agentID string) error) HandlerOption {
 	return func(h *handler) { h.authorize = authorize }
+}
+
+// WithLogger sets where the handler logs what clients are not told: the
+// detail of every 500 (a store failure). The default is slog.Default().
+func WithLogger(l *slog.Logger) HandlerOption {
+	return func(h *handler) { h.logger = l }
+}
+
+// WithCrossOriginProtection sets the check that refuses (403) a browser's
+// cross-origin reset: by default an [http.CrossOriginProtection] without
+// trusted origins, which lets through same-origin requests and requests
+// not made by a browser. Pass the one that guards the application's other
+// routes, with the origins it trusts; nil checks nothing.
+func WithCrossOriginProtection(p *http.CrossOriginProtection) HandlerOption {
+	return func(h *handler) { h.origins = p }
 }
 
 // WithTools names tools that every conversation shows even before they
@@ -48,6 +68,8 @@ type handler struct {
 	tools     []string
 	now       func() time.Time
 	config    *Config
+	logger    *slog.Logger
+	origins   *http.CrossOriginProtection
 	mux       *http.ServeMux
 }
 
@@ -63,16 +85,19 @@ type handler struct {
 //
 // (a reset's data also has "reset": the names reset), or
 // {"success": false, "error": message} with 400 for a bad body (one
-// with a field other than "toolName" included; 413 past 64 KiB), 403 when
-// the authorize check refuses, 404 for an unknown tool, 500 for a store
-// failure. A corrupt stored state is shown as a
-// fresh one; a reset sets it aside ([Discard]) and starts the conversation
-// fresh.
-// The handler is safe for concurrent use.
-// The states are the conversations' documents in docs, as [Load] and
-// [Update] read and write them.
+// with a field other than "toolName" included; 413 past 64 KiB) or a bad
+// id (the rule of chat ids, store.CheckID: 1 to 512 bytes of UTF-8
+// without NUL), 403 when the authorize check refuses or a browser posts a
+// reset from another origin (see [WithCrossOriginProtection]), 404 for an
+// unknown tool, 415 for a reset whose Content-Type is neither
+// application/json nor absent (an HTML form's), and 500 for a store
+// failure, with a generic message (the detail goes to [WithLogger]'s
+// logger). A corrupt stored state is shown as a fresh one; a reset sets it
+// aside ([Discard]) and starts the conversation fresh. The states are the
+// conversations' documents in docs, as [Load] and [Update] read and write
+// them. The handler is safe for concurrent use.
 func NewHandler(docs chatstore.Docs, opts ...HandlerOption) http.Handler {
-	h := &handler{docs: docs, now: time.Now}
+	h := &handler{docs: docs, now: time.Now, origins: http.NewCrossOriginProtection(), logger: slog.Default()}
 	for _, o := range opts {
 		if o != nil {
 			o(h)
@@ -102,17 +127,36 @@ type data struct {
 
 func (h *handler) allowed(w http.ResponseWriter, r *http.Request) (string, bool) {
 	id := r.PathValue("id")
-	if id == "" {
-		writeError(w, http.StatusBadRequest, "the conversation id is empty")
+	if err := chatstore.CheckID("conversation id", id); err != nil {
+		writeError(w, http.StatusBadRequest, strings.TrimPrefix(err.Error(), chatstore.ErrInvalid.Error()+": ")+
+			fmt.Sprintf(": an id is 1 to %d bytes of UTF-8 without NUL", chatstore.MaxIDLen))
 		return "", false
 	}
 	if h.authorize != nil {
 		if err := h.authorize(r, id); err != nil {
-			writeError(w, http.StatusForbidden, err.Error())
+			status := http.StatusForbidden
+			var sc interface{ StatusCode() int }
+			if errors.As(err, &sc) && sc.StatusCode() >= 400 {
+				status = sc.StatusCode()
+			}
+			if status >= 500 {
+				h.internalError(w, r, id, fmt.Errorf("toolstate: authorizing: %w", err))
+			} else {
+				writeError(w, status, err.Error())
+			}
 			return "", false
 		}
 	}
 	return id, true
+}
+
+// internalError answers a 500 with a generic message and logs err.
+func (h *handler) internalError(w http.ResponseWriter, r *http.Request, id string, err error) {
+	if h.logger != nil {
+		h.logger.LogAttrs(r.Context(), slog.LevelError, "toolstate: request failed",
+			slog.String("conversation", id), slog.String("path", r.URL.Path), slog.Any("error", err))
+	}
+	writeError(w, http.StatusInternalServerError, "the tool states could not be read or written; the server log says why")
 }
 
 func (h *handler) get(w http.ResponseWriter, r *http.Request) {
@@ -125,13 +169,24 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 		s, err = NewState(Config{}), nil
 	}
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		h.internalError(w, r, id, err)
 		return
 	}
 	h.writeState(w, id, s, nil)
 }
 
 func (h *handler) reset(w http.ResponseWriter, r *http.Request) {
+	if h.origins != nil && h.origins.Check(r) != nil {
+		writeError(w, http.StatusForbidden, fmt.Sprintf("cross-origin request from %q refused: the origin is not allowed", r.Header.Get("Origin")))
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, _ := mime.ParseMediaType(ct); mt != "application/json" {
+			w.Header().Set("Accept-Post", "application/json")
+			writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("the body must be application/json (or absent), not %q", ct))
+			return
+		}
+	}
 	id, ok := h.allowed(w, r)
 	if !ok {
 		return
@@ -181,7 +236,7 @@ func (h *handler) reset(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "conversation "+id+" has no tool named "+*toolName)
 		return
 	case err != nil:
-		writeError(w, http.StatusInternalServerError, err.Error())
+		h.internalError(w, r, id, err)
 		return
 	}
 	h.writeState(w, id, result, names)

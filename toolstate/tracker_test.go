@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 	"unicode/utf8"
 
@@ -146,41 +147,43 @@ func TestTracker_NilStoreIsAnErrorNotAPanic(t *testing.T) {
 // tool's own error and a timeout are failures; arguments that did not fit
 // the schema (the model's mistake) and calls a cancel cut short are not.
 func TestTracker_CountsOnlyTheToolsOwnFailures(t *testing.T) {
-	store := newDocs(t)
-	tr := &toolstate.Tracker{Docs: store, Now: newClock().Now}
-	slow, err := agentloop.NewRawTool("slow", "Waits.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-		<-ctx.Done()
-		return "", ctx.Err()
-	})
-	require.NoError(t, err)
-	slow.Timeout = time.Millisecond
-	model := simtest.NewModel(
-		simtest.Turn{Reply: []simtest.Step{
-			simtest.Call("c1", "flaky", map[string]bool{"ok": false}), // the tool's own error
-			simtest.Call("c2", "flaky", `{"ok": "yes"}`),              // not the schema: not counted
-			simtest.Call("c3", "slow", nil),                           // timeout
-		}},
-		simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
-	)
-	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{failingTool(t, "flaky"), slow}}
-	assert.Equal(t, "ok", runOnce(t, agent, tr, "c", "go"))
-	s, err := toolstate.Load(context.Background(), store, "c")
-	require.NoError(t, err)
-	assert.Equal(t, 1, s.Tools["flaky"].Failures, "the schema mismatch is not the tool's failure")
-	assert.Equal(t, 1, s.Tools["slow"].Failures, "a timeout is a failure")
+	synctest.Test(t, func(t *testing.T) {
+		store := newDocs(t)
+		tr := &toolstate.Tracker{Docs: store, Now: newClock().Now}
+		slow, err := agentloop.NewRawTool("slow", "Waits.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		})
+		require.NoError(t, err)
+		slow.Timeout = time.Minute // fake time: the test runs in a synctest bubble
+		model := simtest.NewModel(
+			simtest.Turn{Reply: []simtest.Step{
+				simtest.Call("c1", "flaky", map[string]bool{"ok": false}), // the tool's own error
+				simtest.Call("c2", "flaky", `{"ok": "yes"}`),              // not the schema: not counted
+				simtest.Call("c3", "slow", nil),                           // timeout
+			}},
+			simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
+		)
+		agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{failingTool(t, "flaky"), slow}}
+		assert.Equal(t, "ok", runOnce(t, agent, tr, "c", "go"))
+		s, err := toolstate.Load(context.Background(), store, "c")
+		require.NoError(t, err)
+		assert.Equal(t, 1, s.Tools["flaky"].Failures, "the schema mismatch is not the tool's failure")
+		assert.Equal(t, 1, s.Tools["slow"].Failures, "a timeout is a failure")
 
-	// A call cut short by a cancel is not counted.
-	ctx, cancel := agentloop.WithCancel(context.Background())
-	block, err := agentloop.NewRawTool("block", "Blocks.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-		cancel("stop")
-		<-ctx.Done()
-		return "", ctx.Err()
+		// A call cut short by a cancel is not counted.
+		ctx, cancel := agentloop.WithCancel(context.Background())
+		block, err := agentloop.NewRawTool("block", "Blocks.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+			cancel("stop")
+			<-ctx.Done()
+			return "", ctx.Err()
+		})
+		require.NoError(t, err)
+		agent = &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Call("c4", "block", nil)}}), Tools: []*agentloop.Tool{block}}
+		_, err = agentloop.Drain(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID("c")))
+		require.ErrorIs(t, err, agentloop.ErrCancelled)
+		s, err = toolstate.Load(context.Background(), store, "c")
+		require.NoError(t, err)
+		assert.Zero(t, s.Tools["block"].Failures)
 	})
-	require.NoError(t, err)
-	agent = &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Call("c4", "block", nil)}}), Tools: []*agentloop.Tool{block}}
-	_, err = agentloop.Drain(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID("c")))
-	require.ErrorIs(t, err, agentloop.ErrCancelled)
-	s, err = toolstate.Load(context.Background(), store, "c")
-	require.NoError(t, err)
-	assert.Zero(t, s.Tools["block"].Failures)
 }

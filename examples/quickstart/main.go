@@ -3,9 +3,15 @@
 //	go run ./examples/quickstart                      # chat; uses Ollama when reachable, else the simulator
 //	go run ./examples/quickstart -prompt "2 + 3?"     # one run, then exit (non-zero if the run fails)
 //	go run ./examples/quickstart -script turns.json   # a scripted model (simtest JSON format)
+//	go run ./examples/quickstart -record s.json       # record the session as a script for -script
 //	go run ./examples/quickstart -provider openai -model gpt-4.1-mini
 //	go run ./examples/quickstart -mcp "npx -y @modelcontextprotocol/server-everything"
 //	go run ./examples/quickstart -mcp-url http://127.0.0.1:3001/mcp
+//
+// -record FILE writes every model call of the session, with what the agent
+// sent, to FILE as a simtest script when the program ends; -script FILE
+// replays it with no server, and fails a changed prompt naming the first
+// difference.
 //
 // -mcp "COMMAND ARGS" (repeatable) adds the tools of an MCP server started
 // over stdio, -mcp-url URL those of one reached over streamable HTTP.
@@ -22,9 +28,13 @@
 //
 // With no LLM configured and no Ollama server reachable it runs a built-in
 // simulator (the simtest scripted model) that calls a tool and answers, and
-// says so. With no -prompt and no terminal on stdin it reads the prompts from
-// stdin, one per line, as one conversation, and stops at the first failed
-// run; empty stdin runs one demo prompt.
+// says so; a malformed OLLAMA_HOST (a port that is not a number, a scheme
+// other than http or https) is an error rather than a reason to use the
+// simulator. At a terminal it chats: Ctrl-C stops the answer being written
+// and returns to the prompt, Ctrl-C at the prompt or Ctrl-D quits. With no
+// -prompt and no terminal on stdin it reads the prompts from stdin, one per
+// line, as one conversation, and stops at the first failed run; empty
+// stdin runs one demo prompt.
 package main
 
 import (
@@ -46,19 +56,32 @@ import (
 
 const demoPrompt = "What is the weather in Paris, and what is 2 + 3?"
 
+// systemPrompt is the agent's system prompt.
+const systemPrompt = "You are a helpful assistant. Use the tools when they help, then answer briefly."
+
 func main() {
 	os.Exit(exitCode(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr))
 }
 
 // exitCode reports err and returns the process's exit status: 0 for none
-// and for -help (whose usage was printed), 1 otherwise.
+// and for -help (whose usage was printed), 2 for a bad flag (whose error
+// the flag package printed, with the usage), 1 otherwise.
 func exitCode(err error, stderr io.Writer) int {
-	if err == nil || errors.Is(err, flag.ErrHelp) {
+	var bad flagError
+	switch {
+	case err == nil || errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &bad):
+		return 2
 	}
 	fmt.Fprintln(stderr, "quickstart:", err)
 	return 1
 }
+
+// flagError is an error of the flag package, which printed it already.
+type flagError struct{ error }
+
+func (e flagError) Unwrap() error { return e.error }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
@@ -66,12 +89,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var cfg modelConfig
 	prompt := fs.String("prompt", "", "run this one prompt, print each item, and exit")
 	fs.StringVar(&cfg.script, "script", "", "use a scripted model from this simtest JSON file")
+	record := fs.String("record", "", "record the session's model calls into this simtest JSON file (play it back with -script)")
 	fs.StringVar(&cfg.provider, "provider", "", "ollama, openai (Chat Completions), openai-responses or anthropic (default: Ollama when reachable, else the simulator)")
 	fs.StringVar(&cfg.model, "model", "", "model name for -provider")
 	fs.StringVar(&cfg.baseURL, "base-url", "", "server URL for -provider (default: the provider's own, or OLLAMA_HOST / OPENAI_BASE_URL / ANTHROPIC_BASE_URL)")
 	mcpServers := mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return flagError{err}
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q (did you mean -prompt %q?)", fs.Args(), strings.Join(fs.Args(), " "))
@@ -82,6 +109,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	fmt.Fprintln(stderr, describe)
+	if *record != "" {
+		rec, save, err := recordTo(*record, model, stderr)
+		if err != nil {
+			return err
+		}
+		defer save()
+		model = rec
+	}
 	tools, err := demoTools()
 	if err != nil {
 		return err
@@ -92,7 +127,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	agent := &agentloop.Agent{
 		Model:  model,
-		System: "You are a helpful assistant. Use the tools when they help, then answer briefly.",
+		System: systemPrompt,
 		Tools:  tools,
 	}
 	flush, err := traceAgent(ctx, agent, stderr)
@@ -101,36 +136,92 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer flush()
 
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-	defer stop()
-
-	if *prompt != "" {
-		_, err := converse(ctx, agent, nil, *prompt, stdout)
-		return err
-	}
-	if !isTerminal(stdin) {
+	if *prompt != "" || !isTerminal(stdin) {
+		// Ctrl-C cancels the run, which fails.
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+		defer stop()
+		if *prompt != "" {
+			_, err := converse(ctx, agent, nil, *prompt, stdout)
+			return err
+		}
 		return piped(ctx, agent, stdin, stdout)
 	}
-	// Interactive: keep the history across prompts.
-	fmt.Fprintf(stdout, "Type a message (try: %s). Ctrl-D to quit.\n", demoPrompt)
+	interrupts := make(chan os.Signal, 1)
+	signal.Notify(interrupts, os.Interrupt)
+	defer signal.Stop(interrupts)
+	lines, readErr := readLines(stdin)
+	if err := interactive(ctx, agent, lines, interrupts, stdout, stderr); err != nil {
+		return err
+	}
+	return *readErr
+}
+
+// readLines sends the lines of r on the channel, which it closes at the
+// end of r; the error that ended r, if any, is then in *err.
+func readLines(r io.Reader) (<-chan string, *error) {
+	lines := make(chan string)
+	var err error
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		err = sc.Err()
+	}()
+	return lines, &err
+}
+
+// interactive runs the lines typed at a terminal as one conversation,
+// keeping the history across prompts. An interrupt (Ctrl-C) during an
+// answer cancels that answer and returns to the prompt; at the prompt it
+// ends the program, as the end of the input (Ctrl-D) does. A failed run
+// is reported on stderr, and the next prompt goes on from the history the
+// failure left.
+func interactive(ctx context.Context, agent *agentloop.Agent, lines <-chan string, interrupts <-chan os.Signal, stdout, stderr io.Writer) error {
+	fmt.Fprintf(stdout, "Type a message (try: %s).\nCtrl-C stops an answer; Ctrl-C at the prompt, or Ctrl-D, quits.\n", demoPrompt)
 	var history agentloop.History
-	sc := bufio.NewScanner(stdin)
-	for fmt.Fprint(stdout, "> "); sc.Scan(); fmt.Fprint(stdout, "> ") {
-		line := strings.TrimSpace(sc.Text())
+	for {
+		fmt.Fprint(stdout, "> ")
+		var line string
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				fmt.Fprintln(stdout)
+				return nil
+			}
+			line = strings.TrimSpace(l)
+		case <-interrupts:
+			fmt.Fprintln(stdout)
+			return nil
+		case <-ctx.Done():
+			fmt.Fprintln(stdout)
+			return ctx.Err()
+		}
 		if line == "" {
 			continue
 		}
-		h, err := converse(ctx, agent, history, line, stdout)
-		if err != nil {
-			fmt.Fprintln(stderr, "error:", err)
-			if errors.Is(err, context.Canceled) {
-				return nil
+		runCtx, cancel := context.WithCancel(ctx)
+		done, interrupted := make(chan struct{}), make(chan bool, 1)
+		go func() {
+			select {
+			case <-interrupts:
+				cancel()
+				interrupted <- true
+			case <-done:
+				interrupted <- false
 			}
+		}()
+		h, err := converse(runCtx, agent, history, line, stdout)
+		close(done)
+		cancel()
+		if stopped := <-interrupted; stopped {
+			fmt.Fprintln(stderr, "(answer stopped: Ctrl-C)")
+		} else if err != nil {
+			fmt.Fprintln(stderr, "error:", err)
 		}
 		history = h
 	}
-	fmt.Fprintln(stdout)
-	return sc.Err()
 }
 
 // piped runs the prompts read from stdin, one per line, as one

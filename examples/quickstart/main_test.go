@@ -202,3 +202,33 @@ func TestQuickstart_ProviderOpenAIResponsesSpeaksTheResponsesAPI(t *testing.T) {
 	assert.Contains(t, out, "Hello from Responses.")
 	assert.Equal(t, "/v1/responses", <-paths)
 }
+
+// -record writes the session as a script; -script replays it with no
+// model server and the same tool call and answer, and a changed prompt
+// fails naming the difference.
+func TestQuickstart_RecordThenReplayTheSameSession(t *testing.T) {
+	t.Setenv("OLLAMA_HOST", "127.0.0.1:1") // the simulator stands in for the live model
+	path := t.TempDir() + "/s.json"
+	const prompt = "What is the weather in Paris?"
+	live, errOut, err := runQuickstart(t, "", "-record", path, "-prompt", prompt)
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "recorded 2 model calls to "+path)
+
+	t.Setenv("OLLAMA_HOST", "127.0.0.1:2") // a replay needs no server at all
+	replay, errOut, err := runQuickstart(t, "", "-script", path, "-prompt", prompt)
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "scripted ("+path+", 2 turns)")
+	assert.Equal(t, live, replay)
+	assert.Contains(t, replay, `→ get_weather({"city":"Paris"})`)
+
+	_, _, err = runQuickstart(t, "", "-script", path, "-prompt", "What is the weather in Rome?")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `turn 1: message 1 (user) text: want "What is the weather in Paris?", got "What is the weather in Rome?"`)
+}
+
+func TestQuickstart_RecordToAnUnwritablePathFailsBeforeTheSession(t *testing.T) {
+	out, _, err := runQuickstart(t, "", "-script", "testdata/answer.json", "-record", t.TempDir()+"/no/such/dir/s.json", "-prompt", "2 + 3?")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "-record:")
+	assert.Empty(t, out)
+}

@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -38,7 +42,13 @@ const probeTimeout = 2 * time.Second
 func providerModel(ctx context.Context, cfg modelConfig, stderr io.Writer) (agentloop.Model, string, error) {
 	switch cfg.provider {
 	case "ollama":
-		host := cmp.Or(cfg.baseURL, envconfig.Host().String())
+		host := cfg.baseURL
+		if host == "" {
+			var err error
+			if host, err = ollamaHost(); err != nil {
+				return nil, "", fmt.Errorf("-provider ollama: %w", err)
+			}
+		}
 		name := cfg.model
 		if name == "" {
 			models, err := ollamaModels(ctx, host)
@@ -91,26 +101,78 @@ func built[M agentloop.Model](m M, err error, desc string) (agentloop.Model, str
 // detectOllama returns an Ollama model when a server answers at OLLAMA_HOST
 // (or Ollama's default address) and has a model: cfg.model if given, else
 // the one ollamaModelName picks. It reports false otherwise, after saying
-// why on stderr when a server answered.
-func detectOllama(ctx context.Context, cfg modelConfig, stderr io.Writer) (agentloop.Model, string, bool) {
-	host := envconfig.Host().String()
+// why on stderr when a server answered. A malformed OLLAMA_HOST is an
+// error: the user asked for a server, and the simulator would hide that
+// the address is wrong.
+func detectOllama(ctx context.Context, cfg modelConfig, stderr io.Writer) (agentloop.Model, string, bool, error) {
+	host, err := ollamaHost()
+	if err != nil {
+		return nil, "", false, err
+	}
 	models, err := ollamaModels(ctx, host)
 	if err != nil {
-		return nil, "", false // no server: the caller falls back quietly
+		return nil, "", false, nil // no server: the caller falls back quietly
 	}
 	name := cfg.model
 	if name == "" {
 		if name, err = ollamaModelName(models, stderr); err != nil {
 			fmt.Fprintf(stderr, "Ollama at %s: %v\n", host, err)
-			return nil, "", false
+			return nil, "", false, nil
 		}
 	}
 	m, err := ollama.New(ollama.Config{Model: name, Host: host})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return nil, "", false
+		return nil, "", false, nil
 	}
-	return m, fmt.Sprintf("model: Ollama %s at %s (found a local server; -provider picks another)", name, host), true
+	return m, fmt.Sprintf("model: Ollama %s at %s (found a local server; -provider picks another)", name, host), true, nil
+}
+
+// ollamaHost returns the Ollama server's URL: OLLAMA_HOST read as Ollama
+// reads it (host, host:port, or a URL; "" is Ollama's default), or an
+// error naming what is wrong where Ollama would quietly use something else
+// (a port that is not a number, a scheme other than http and https).
+func ollamaHost() (string, error) {
+	s := strings.TrimSpace(os.Getenv("OLLAMA_HOST"))
+	if s != "" {
+		if err := checkOllamaHost(s); err != nil {
+			return "", fmt.Errorf("OLLAMA_HOST=%q is not an Ollama address: %w (want host, host:port or http://host:port; unset it for %s)",
+				s, err, "127.0.0.1:11434")
+		}
+	}
+	return envconfig.Host().String(), nil
+}
+
+func checkOllamaHost(s string) error {
+	hostport := s
+	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+		if scheme != "http" && scheme != "https" {
+			return fmt.Errorf("scheme %q is not http or https", scheme)
+		}
+		hostport = rest
+	}
+	hostport, _, _ = strings.Cut(hostport, "/")
+	if hostport == "" {
+		return errors.New("no host")
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		// No port: a name, an IP address, or an IPv6 address in brackets.
+		bare := strings.Trim(hostport, "[]")
+		if net.ParseIP(bare) == nil && strings.ContainsAny(bare, ":[]") {
+			return fmt.Errorf("%q is not a host or host:port", hostport)
+		}
+		host = bare
+	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	}
+	if host == "" {
+		return errors.New("no host")
+	}
+	if strings.ContainsAny(host, " \t@?#%") {
+		return fmt.Errorf("host %q holds characters no host name has", host)
+	}
+	return nil
 }
 
 // ollamaModels lists the models of the Ollama server at host, waiting at

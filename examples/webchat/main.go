@@ -4,6 +4,7 @@
 //
 //	go run ./examples/webchat                       # built-in demo script on 127.0.0.1:8080
 //	go run ./examples/webchat -addr :9000 -public   # another address (see Access below)
+//	go run ./examples/webchat -addr :9000 -public -allowed-hosts chat.example.com  # only for that name
 //	go run ./examples/webchat -script turns.json    # a scripted model (simtest JSON format)
 //	go run ./examples/webchat -model qwen3:4b       # a real model on Ollama (OLLAMA_HOST)
 //	go run ./examples/webchat -db ./chats.db        # the SQLite database (default: <-data>/webchat.db)
@@ -38,8 +39,14 @@
 // Access: the chats have no owners and the server no login, so by default
 // it serves loopback connections only: it refuses to start on an -addr
 // that is not a loopback address unless -public says to serve anyone who
-// can reach it (who can then read, continue and delete every chat). Only
-// the page's own origin may post chat requests. A failed run shows the
+// can reach it (who can then read, continue and delete every chat). A
+// loopback server answers for loopback names only (localhost, 127.0.0.1,
+// [::1]): a page of another name that resolves to 127.0.0.1 (DNS
+// rebinding) gets 403 on every route. A -public server answers for any
+// Host unless -allowed-hosts lists its names (-allowed-hosts
+// chat.example.com,.corp.example). Only the page's own origin may post,
+// delete or reset (the chat, stop and delete routes and the tool states
+// alike: a cross-origin request is a 403, a form's body a 415). A failed run shows the
 // page a generic message and logs the detail, except for the failures a
 // simulator script asks for, whose text the page shows.
 //
@@ -88,26 +95,44 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// -help prints the usage and exits 0.
-	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "webchat:", err)
-		os.Exit(1)
-	}
+	code := exitCode(run(ctx, os.Args[1:], os.Stderr, nil), os.Stderr)
+	stop()
+	os.Exit(code)
 }
+
+// exitCode reports err and returns the process's exit status: 0 for none
+// and for -help (whose usage was printed), 2 for a bad flag (whose error
+// the flag package printed, with the usage), 1 otherwise.
+func exitCode(err error, stderr io.Writer) int {
+	var bad flagError
+	switch {
+	case err == nil || errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &bad):
+		return 2
+	}
+	fmt.Fprintln(stderr, "webchat:", err)
+	return 1
+}
+
+// flagError is an error of the flag package, which printed it already.
+type flagError struct{ error }
+
+func (e flagError) Unwrap() error { return e.error }
 
 // config is what the flags set.
 type config struct {
-	addr   string
-	script string
-	model  string
-	data   string        // folder of the default SQLite database
-	db     string        // the database: a path, postgres://…, or ":memory:"; "" is <data>/webchat.db, or memory without data
-	public bool          // serve a non-loopback address without authorization
-	lease  time.Duration // aisdk.Handler.StreamLease; 0 means its default
-	pace   time.Duration // the built-in demo's pause after each word; 0 streams at once
-	mcp    *mcpflags.Flags
-	traces *tracing // traces the runs; nil for none
+	addr         string
+	script       string
+	model        string
+	data         string        // folder of the default SQLite database
+	db           string        // the database: a path, postgres://…, or ":memory:"; "" is <data>/webchat.db, or memory without data
+	public       bool          // serve a non-loopback address without authorization
+	allowedHosts hostList      // with public: the Host names served; none: any
+	lease        time.Duration // aisdk.Handler.StreamLease; 0 means its default
+	pace         time.Duration // the built-in demo's pause after each word; 0 streams at once
+	mcp          *mcpflags.Flags
+	traces       *tracing // traces the runs; nil for none
 }
 
 // memoryDB is the -db value that keeps the chats in memory.
@@ -123,11 +148,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.data, "data", filepath.Join(os.TempDir(), "agentloop-webchat"), "folder of the SQLite database (made if missing)")
 	fs.StringVar(&cfg.db, "db", "", "the chat database: an SQLite file (default <data>/webchat.db), postgres://… (PostgreSQL, which replicas can share), or "+memoryDB)
 	fs.BoolVar(&cfg.public, "public", false, "serve an address that is not loopback although the server has no authorization: anyone who reaches it can read, continue and delete every chat")
+	fs.Var(&cfg.allowedHosts, "allowed-hosts", "with -public: the host names the server answers for, separated by commas (a leading dot allows the names under it); a request for any other Host is refused, as a page of a name rebound to this server's address sends (default: any host; without -public, loopback names only)")
 	fs.DurationVar(&cfg.lease, "lease", 0, "how long a run holds its chat between renewals: a replica that dies leaves its chats to the others after this long (0: aisdk's default, 20s)")
 	fs.DurationVar(&cfg.pace, "pace", defaultPace, "the built-in demo's pause after each streamed word (its get_weather takes 70 times as long); 0 streams at once")
 	cfg.mcp = mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
-		return cfg, err
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		return cfg, flagError{err}
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -137,6 +166,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.lease < 0 {
 		return cfg, fmt.Errorf("-lease %v: must not be negative", cfg.lease)
+	}
+	if len(cfg.allowedHosts) > 0 && !cfg.public {
+		return cfg, errors.New("-allowed-hosts needs -public: without it the server answers for loopback names only (localhost, 127.0.0.1, [::1])")
 	}
 	if cfg.script != "" && cfg.model != "" {
 		return cfg, errors.New("-script and -model exclude each other")
@@ -160,6 +192,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !cfg.public {
 		return fmt.Errorf("-addr %s is not a loopback address, and this server has no authorization: "+
 			"anyone who reaches it could read, continue and delete every chat; pass -public to serve it anyway", cfg.addr)
+	}
+	if cfg.public && len(cfg.allowedHosts) == 0 {
+		fmt.Fprintln(stderr, "webchat: -public without -allowed-hosts answers for any host name; list this server's names to refuse pages of other names (DNS rebinding)")
 	}
 	tracing, err := startTracing(ctx, stderr)
 	if err != nil {
@@ -244,13 +279,11 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 	if err != nil {
 		return nil, err
 	}
-	// One authorization for every route that names a chat: the chat
-	// routes and the tool states.
-	authorize := aisdk.LoopbackOnly
-	if cfg.public {
-		authorize = func(*http.Request, string) error { return nil }
-	}
-	states := newToolStates(st, tools, authorize, logw)
+	// One rule for every route (access.go): the Host names served and the
+	// origins that may change anything; the chat routes and the tool
+	// states also ask it with their chat id.
+	acc := newAccess(cfg)
+	states := newToolStates(st, tools, acc, logw)
 	traced, err := cfg.traces.agentHooks(st)
 	if err != nil {
 		_ = st.Close()
@@ -268,11 +301,15 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 	chat := &aisdk.Handler{
 		Agent:          agent,
 		Store:          st,
-		Authorize:      authorize,
+		Authorize:      acc.authorize,
 		StreamLease:    cfg.lease,
 		AllowedOrigins: []string{}, // the page's own origin only
 		ErrorText:      scriptedErrorText,
 		Logger:         logger,
+	}
+	if err := chat.Validate(); err != nil {
+		_ = st.Close()
+		return nil, err
 	}
 	info, err := json.Marshal(map[string]any{"model": describe, "simulator": cfg.model == "", "store": true, "database": database})
 	if err != nil {
@@ -296,7 +333,7 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 			logger.Warn("webchat: deleting ended stream logs", "error", err)
 		})
 	}()
-	return &server{handler: mux, chat: chat, describe: describe, database: database, close: sync.OnceFunc(func() {
+	return &server{handler: acc.guard(mux), chat: chat, describe: describe, database: database, close: sync.OnceFunc(func() {
 		stop()
 		<-janitor
 		_ = st.Close()
@@ -333,15 +370,19 @@ func openStore(ctx context.Context, cfg config) (store.Store, string, error) {
 func chooseModel(cfg config) (agentloop.Model, string, error) {
 	switch {
 	case cfg.script != "":
-		turns, err := simtest.LoadScript(cfg.script)
+		script, err := simtest.LoadScript(cfg.script)
 		if err != nil {
 			return nil, "", err
 		}
 		noun := "turns"
-		if len(turns) == 1 {
+		if len(script.Turns) == 1 {
 			noun = "turn"
 		}
-		return simtest.NewModel(turns...), fmt.Sprintf("scripted model from %s (%d %s, for the whole server)", cfg.script, len(turns), noun), nil
+		scope := "for the whole server"
+		if script.TurnsBy == simtest.TurnsByConversation {
+			scope = "for each conversation"
+		}
+		return script.Model(), fmt.Sprintf("scripted model from %s (%d %s, %s)", cfg.script, len(script.Turns), noun, scope), nil
 	case cfg.model != "":
 		return realModel(cfg.model)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 
 	"github.com/agentloop/agentloop"
@@ -19,9 +20,10 @@ type toolStates struct {
 }
 
 // newToolStates keeps the states as a document of each chat in st, the
-// chats' own database. authorize guards the HTTP API, as it guards the
-// chat routes. Store problems are logged to logw and do not stop a chat.
-func newToolStates(st store.Docs, tools []*agentloop.Tool, authorize func(*http.Request, string) error, logw io.Writer) *toolStates {
+// chats' own database. acc guards the HTTP API, with the same
+// authorization and cross-origin check as the chat routes. Store problems
+// are logged to logw and do not stop a chat.
+func newToolStates(st store.Docs, tools []*agentloop.Tool, acc access, logw io.Writer) *toolStates {
 	return &toolStates{
 		tracker: &toolstate.Tracker{
 			Docs: st,
@@ -29,7 +31,8 @@ func newToolStates(st store.Docs, tools []*agentloop.Tool, authorize func(*http.
 				fmt.Fprintf(logw, "webchat: tool states of chat %q: %v\n", chatID, err)
 			},
 		},
-		api: toolstate.NewHandler(st, toolstate.WithTools(toolstate.Names(tools)...), toolstate.WithAuthorize(authorize)),
+		api: toolstate.NewHandler(st, toolstate.WithTools(toolstate.Names(tools)...), toolstate.WithAuthorize(acc.authorize),
+			toolstate.WithCrossOriginProtection(acc.origins), toolstate.WithLogger(slog.New(slog.NewTextHandler(logw, nil)))),
 	}
 }
 

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+
+	"github.com/ollama/ollama/api"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/providers/anthropic"
@@ -23,7 +26,15 @@ func Example() {
 	}))
 	defer hosted.Close()
 
-	local, err := ollama.New(ollama.Config{Model: "qwen3:4b", Host: "http://127.0.0.1:1"}) // nothing listens there
+	// Nothing listens on the local address. The client does not retry, so
+	// the fallback moves on at once instead of after the default client's
+	// backoff.
+	localURL, err := url.Parse("http://127.0.0.1:1")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	local, err := ollama.New(ollama.Config{Model: "qwen3:4b", Client: api.NewClient(localURL, http.DefaultClient)})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -2,8 +2,8 @@ package memstore
 
 import (
 	"context"
-	"runtime"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -35,54 +35,53 @@ func TestConformance(t *testing.T) {
 
 func BenchmarkStore(b *testing.B) { storetest.Benchmark(b, newStore) }
 
-// waiting returns once someone waits on the hub for a stream, so that what
-// the test does next must wake them.
+// waiting returns once every other goroutine of the test's synctest bubble
+// is blocked, and checks that someone waits on the hub for a stream, so that
+// what the test does next must wake them.
 func waiting(t *testing.T, h *backend.Hub) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for h.Len() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("nobody waits")
-		}
-		runtime.Gosched()
-	}
+	synctest.Wait()
+	require.NotZero(t, h.Len(), "nobody waits")
 }
 
 func TestStopWakesAWaitingHolder(t *testing.T) {
-	ctx := t.Context()
-	s := New(Options{})
-	defer s.Close()
-	require.NoError(t, s.PutChat(ctx, &store.Chat{ID: "c"}))
-	l, err := s.StartStream(ctx, "c", time.Hour)
-	require.NoError(t, err)
-	stopped := make(chan error, 1)
-	go func() { stopped <- s.WaitStop(ctx, l) }()
-	waiting(t, &s.hub)
-	require.NoError(t, s.StopStream(ctx, "c"))
-	select { // the lease runs an hour: only the stop can wake the holder
-	case err := <-stopped:
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		s := New(Options{})
+		defer s.Close()
+		require.NoError(t, s.PutChat(ctx, &store.Chat{ID: "c"}))
+		l, err := s.StartStream(ctx, "c", time.Hour)
 		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the stop did not reach the holder")
-	}
+		stopped := make(chan error, 1)
+		go func() { stopped <- s.WaitStop(ctx, l) }()
+		waiting(t, &s.hub)
+		require.NoError(t, s.StopStream(ctx, "c"))
+		start := time.Now()
+		require.NoError(t, <-stopped)
+		// The lease runs an hour of the bubble's fake time: only the stop can
+		// have woken the holder without the clock moving.
+		require.Equal(t, start, time.Now(), "the holder was woken by the lease's end, not by the stop")
+	})
 }
 
 func TestWaitersLeaveNothingBehind(t *testing.T) {
-	ctx := t.Context()
-	s := New(Options{})
-	defer s.Close()
-	require.NoError(t, s.PutChat(ctx, &store.Chat{ID: "c"}))
-	l, err := s.StartStream(ctx, "c", time.Hour)
-	require.NoError(t, err)
-	followCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for range s.ReadStream(followCtx, l.StreamID, 0) {
-		}
-	}()
-	waiting(t, &s.hub)
-	cancel()
-	<-done
-	require.Zero(t, s.hub.Len(), "a follower that left is forgotten")
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		s := New(Options{})
+		defer s.Close()
+		require.NoError(t, s.PutChat(ctx, &store.Chat{ID: "c"}))
+		l, err := s.StartStream(ctx, "c", time.Hour)
+		require.NoError(t, err)
+		followCtx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range s.ReadStream(followCtx, l.StreamID, 0) {
+			}
+		}()
+		waiting(t, &s.hub)
+		cancel()
+		<-done
+		require.Zero(t, s.hub.Len(), "a follower that left is forgotten")
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -118,70 +119,68 @@ func TestOpenFailsClearly(t *testing.T) {
 }
 
 func TestStopWakesAWaitingHolderAtOnce(t *testing.T) {
-	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "chats.db"), Options{PollInterval: -1})
-	require.NoError(t, err)
-	defer s.Close()
-	require.NoError(t, s.PutChat(ctx, &store.Chat{ID: "c"}))
-	l, err := s.StartStream(ctx, "c", time.Hour)
-	require.NoError(t, err)
-	stopped := make(chan error, 1)
-	go func() { stopped <- s.WaitStop(ctx, l) }()
-	waiting(t, &s.hub)
-	require.NoError(t, s.StopStream(ctx, "c"))
-	select { // no polling, an hour's lease: only the stop can wake the holder
-	case err := <-stopped:
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		s, err := Open(ctx, filepath.Join(t.TempDir(), "chats.db"), Options{PollInterval: -1})
 		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the stop did not reach the holder")
-	}
+		defer s.Close()
+		require.NoError(t, s.PutChat(ctx, &store.Chat{ID: "c"}))
+		l, err := s.StartStream(ctx, "c", time.Hour)
+		require.NoError(t, err)
+		stopped := make(chan error, 1)
+		go func() { stopped <- s.WaitStop(ctx, l) }()
+		waiting(t, &s.hub)
+		require.NoError(t, s.StopStream(ctx, "c"))
+		start := time.Now()
+		require.NoError(t, <-stopped)
+		// No polling, an hour's lease on the bubble's fake clock: only the stop
+		// can have woken the holder without the clock moving.
+		require.Equal(t, start, time.Now(), "the holder was woken by the lease's end, not by the stop")
+	})
 }
 
 func TestFollowersOfTheSameStoreAreWokenAtOnce(t *testing.T) {
-	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "chats.db"), Options{PollInterval: -1})
-	require.NoError(t, err)
-	defer s.Close()
-	require.NoError(t, s.PutChat(ctx, &store.Chat{ID: "c"}))
-	l, err := s.StartStream(ctx, "c", time.Hour)
-	require.NoError(t, err)
-	got := make(chan string)
-	go func() {
-		defer close(got)
-		for c, err := range s.ReadStream(ctx, l.StreamID, 0) {
-			if err != nil {
-				return
-			}
-			got <- string(c.Data)
-		}
-	}()
-	for i := range 3 {
-		waiting(t, &s.hub)
-		_, err := s.AppendChunks(ctx, l, []byte(strconv.Itoa(i)))
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		s, err := Open(ctx, filepath.Join(t.TempDir(), "chats.db"), Options{PollInterval: -1})
 		require.NoError(t, err)
-		select { // no polling, an hour's lease: only the append can wake the follower
-		case c := <-got:
-			require.Equal(t, strconv.Itoa(i), c)
-		case <-time.After(10 * time.Second):
-			t.Fatal("the follower was not woken")
+		defer s.Close()
+		require.NoError(t, s.PutChat(ctx, &store.Chat{ID: "c"}))
+		l, err := s.StartStream(ctx, "c", time.Hour)
+		require.NoError(t, err)
+		got := make(chan string)
+		go func() {
+			defer close(got)
+			for c, err := range s.ReadStream(ctx, l.StreamID, 0) {
+				if err != nil {
+					return
+				}
+				got <- string(c.Data)
+			}
+		}()
+		for i := range 3 {
+			waiting(t, &s.hub)
+			_, err := s.AppendChunks(ctx, l, []byte(strconv.Itoa(i)))
+			require.NoError(t, err)
+			start := time.Now()
+			require.Equal(t, strconv.Itoa(i), <-got)
+			// No polling, an hour's lease on the fake clock: only the append can
+			// have woken the follower without the clock moving.
+			require.Equal(t, start, time.Now(), "the follower was not woken by the append")
 		}
-	}
-	require.NoError(t, s.EndStream(ctx, l, store.StreamDone))
-	for range got {
-	}
+		require.NoError(t, s.EndStream(ctx, l, store.StreamDone))
+		for range got {
+		}
+	})
 }
 
-// waiting returns once someone waits on the hub for a stream, so that what
-// the test does next must wake them.
+// waiting returns once every other goroutine of the test's synctest bubble
+// is blocked, and checks that someone waits on the hub for a stream, so that
+// what the test does next must wake them.
 func waiting(t *testing.T, h *backend.Hub) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for h.Len() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("nobody waits")
-		}
-		runtime.Gosched()
-	}
+	synctest.Wait()
+	require.NotZero(t, h.Len(), "nobody waits")
 }
 
 // increment adds one to the counter document "n" of chat "c", retrying on

@@ -2,7 +2,11 @@ package storetest
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -126,6 +130,33 @@ var listTests = []test{
 			_, err = e.s.ListChats(e.ctx, store.ListQuery{Cursor: cursor})
 			require.ErrorIs(t, err, store.ErrInvalid, "cursor %q", cursor)
 		}
+	}},
+	{"InventedCursorsAreRefused", func(t *testing.T, su *suite) {
+		e := su.env(t)
+		for i := range 3 {
+			e.create(e.s, fmt.Sprintf("c%d", i), "o", nil)
+			e.clock.Advance(time.Second)
+		}
+		page, err := e.s.ListChats(e.ctx, store.ListQuery{Owner: "o", Limit: 1})
+		require.NoError(t, err)
+		require.NotEmpty(t, page.Next)
+		raw, err := base64.RawURLEncoding.DecodeString(page.Next)
+		require.NoError(t, err)
+		flipped := slices.Clone(raw)
+		flipped[len(flipped)/2] ^= 1
+		far := binary.BigEndian.AppendUint64(nil, uint64(math.MaxInt64)) // a time no database holds
+		for _, cursor := range []string{
+			"not-a-cursor", // decodes to 9 bytes
+			base64.RawURLEncoding.EncodeToString(flipped),
+			base64.RawURLEncoding.EncodeToString(append(far, "c1"...)),
+			base64.RawURLEncoding.EncodeToString(append(binary.BigEndian.AppendUint64(nil, 0), "c1"...)),
+			page.Next + "A",
+		} {
+			p, err := e.s.ListChats(e.ctx, store.ListQuery{Owner: "o", Cursor: cursor})
+			require.ErrorIs(t, err, store.ErrInvalid, "cursor %q listed %v", cursor, p)
+		}
+		_, err = e.s.ListChats(e.ctx, store.ListQuery{Owner: "o", Cursor: page.Next})
+		require.NoError(t, err, "the cursor the store made")
 	}},
 	{"ListIsEmptyNotNilError", func(t *testing.T, su *suite) {
 		e := su.env(t)

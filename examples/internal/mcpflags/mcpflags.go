@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -101,7 +102,11 @@ func (f *Flags) Tools(ctx context.Context, have []*agentloop.Tool, log io.Writer
 		}
 		dial := mcptools.HTTP(s.url, nil)
 		if s.url == "" {
-			dial = mcptools.Stdio(s.command[0], s.command[1:]...)
+			dial = mcptools.Command(func() *exec.Cmd {
+				cmd := exec.Command(s.command[0], s.command[1:]...)
+				ownProcessGroup(cmd)
+				return cmd
+			})
 		}
 		srv, err := mcptools.NewServer(dial, opts)
 		if err != nil {

@@ -26,6 +26,9 @@ func TestHelperMCPServer(t *testing.T) {
 		}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.ToUpper(in.Text)}}}, nil, nil
 		})
+	if os.Getenv("MCPFLAGS_HELPER_PGID") == "1" {
+		addPgidTool(s)
+	}
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		t.Fatal(err)
 	}

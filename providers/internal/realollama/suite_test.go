@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/providers"
@@ -253,9 +254,13 @@ func TestEarlyBreak_ClosesTheConnectionWhileTheServerStillStreams(t *testing.T) 
 func TestUnreachableServer_IsErrUnreachableNamingTheURLOnce(t *testing.T) {
 	for _, p := range allProviders {
 		t.Run(p.name, func(t *testing.T) {
-			r := stream(t, &agentloop.Agent{Model: p.model(t, "http://127.0.0.1:1", tinyollama.Tiny, false)})
-			assert.ErrorIs(t, r.Err, providers.ErrUnreachable)
-			assert.Equal(t, 1, strings.Count(r.Err.Error(), "127.0.0.1:1"+p.endpoint), "%v", r.Err)
+			// The providers retry a refused connection with backoff; in a
+			// synctest bubble the backoff runs on fake time.
+			synctest.Test(t, func(t *testing.T) {
+				r := stream(t, &agentloop.Agent{Model: p.model(t, "http://127.0.0.1:1", tinyollama.Tiny, false)})
+				assert.ErrorIs(t, r.Err, providers.ErrUnreachable)
+				assert.Equal(t, 1, strings.Count(r.Err.Error(), "127.0.0.1:1"+p.endpoint), "%v", r.Err)
+			})
 		})
 	}
 }

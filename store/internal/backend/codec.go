@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"time"
 
 	"github.com/agentloop/agentloop"
@@ -36,25 +37,42 @@ func DecodeHistory(chatID string, version int64, data []byte) (agentloop.History
 // backend keeps.
 func Micro(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
+// A list cursor is, in unpadded base64url: the format byte cursorFormat,
+// the updated time in Unix microseconds (8 bytes, big-endian), the chat id,
+// and the CRC-32C of all that (4 bytes). The checksum makes a cursor the
+// store did not make (typed, cut, altered) an error, rather than a page
+// that starts anywhere, on every backend alike.
+const cursorFormat = 1
+
+var cursorTable = crc32.MakeTable(crc32.Castagnoli)
+
 // EncodeCursor returns the cursor of a chat list page that ends with the
 // chat id, updated at the given time.
 func EncodeCursor(updated time.Time, id string) string {
-	b := binary.BigEndian.AppendUint64(nil, uint64(updated.UnixMicro()))
-	return base64.RawURLEncoding.EncodeToString(append(b, id...))
+	b := binary.BigEndian.AppendUint64([]byte{cursorFormat}, uint64(updated.UnixMicro()))
+	b = append(b, id...)
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, cursorTable))
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // DecodeCursor decodes a cursor made by EncodeCursor; anything else is an
 // error wrapping [store.ErrInvalid].
 func DecodeCursor(cursor string) (updated time.Time, id string, err error) {
+	invalid := fmt.Errorf("%w: list cursor %q was not made by this store", store.ErrInvalid, cursor)
 	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(b) < 9 {
-		return time.Time{}, "", fmt.Errorf("%w: list cursor %q was not made by this store", store.ErrInvalid, cursor)
+	if err != nil || len(b) < 1+8+1+4 || b[0] != cursorFormat {
+		return time.Time{}, "", invalid
 	}
-	id = string(b[8:])
-	if err := store.CheckID("chat id", id); err != nil {
-		return time.Time{}, "", fmt.Errorf("%w: list cursor %q was not made by this store", store.ErrInvalid, cursor)
+	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, cursorTable) != sum {
+		return time.Time{}, "", invalid
 	}
-	return time.UnixMicro(int64(binary.BigEndian.Uint64(b))).UTC(), id, nil
+	updated = time.UnixMicro(int64(binary.BigEndian.Uint64(body[1:9]))).UTC()
+	id = string(body[9:])
+	if y := updated.Year(); y < 1 || y > 9999 || store.CheckID("chat id", id) != nil {
+		return time.Time{}, "", invalid
+	}
+	return updated, id, nil
 }
 
 // RandomID returns 128 random bits in hex, for stream ids and lease tokens.
