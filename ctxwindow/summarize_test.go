@@ -344,58 +344,48 @@ func TestSummaryDoc_KeepsTheSummaryAsTheChatsDocument(t *testing.T) {
 	ctx := t.Context()
 	ms := memstore.New(memstore.Options{})
 	chat := &store.Chat{ID: "a"}
-	if err := ms.PutChat(ctx, chat); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, err := ctxwindow.LoadSummary(ctx, ms, "a"); ok || err != nil {
-		t.Fatalf("no summary yet: %v, %v", ok, err)
-	}
+	require.NoError(t, ms.PutChat(ctx, chat))
+	_, ok, err := ctxwindow.LoadSummary(ctx, ms, "a")
+	require.NoError(t, err)
+	require.False(t, ok, "no summary yet")
 	for _, text := range []string{"A", "A2"} {
-		if err := ctxwindow.SaveSummary(ctx, ms, "a", ctxwindow.Summary{Text: text, From: 1, Through: 3, Digest: "d"}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, ctxwindow.SaveSummary(ctx, ms, "a", ctxwindow.Summary{Text: text, From: 1, Through: 3, Digest: "d"}))
 	}
 	got, ok, err := ctxwindow.LoadSummary(ctx, ms, "a")
-	if err != nil || !ok || got != (ctxwindow.Summary{Text: "A2", From: 1, Through: 3, Digest: "d"}) {
-		t.Fatalf("load = %+v, %v, %v; want the last save", got, ok, err)
-	}
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, ctxwindow.Summary{Text: "A2", From: 1, Through: 3, Digest: "d"}, got, "the last save wins")
 	doc, err := ms.GetDoc(ctx, "a", ctxwindow.SummaryDoc)
-	if err != nil || string(doc.Data) != `{"text":"A2","from":1,"through":3,"digest":"d"}` {
-		t.Fatalf("document %v: %s", err, doc.Data)
-	}
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"text":"A2","from":1,"through":3,"digest":"d"}`, string(doc.Data))
 
 	// A conversation that is no chat keeps its summary as a document of no chat.
-	if _, ok, err := ctxwindow.LoadSummary(ctx, ms, "b"); ok || err != nil {
-		t.Fatalf("b: %v, %v", ok, err)
-	}
-	if err := ctxwindow.SaveSummary(ctx, ms, "b", ctxwindow.Summary{Text: "B"}); err != nil {
-		t.Fatalf("saving for a conversation without a chat: %v", err)
-	}
-	if got, ok, err := ctxwindow.LoadSummary(ctx, ms, "b"); !ok || err != nil || got.Text != "B" {
-		t.Fatalf("b after a save: %+v, %v, %v", got, ok, err)
-	}
-	if _, err := ms.GetDoc(ctx, "", store.ChatlessName("b", ctxwindow.SummaryDoc)); err != nil {
-		t.Fatalf("b's summary is not a document of no chat: %v", err)
-	}
+	_, ok, err = ctxwindow.LoadSummary(ctx, ms, "b")
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.NoError(t, ctxwindow.SaveSummary(ctx, ms, "b", ctxwindow.Summary{Text: "B"}))
+	got, ok, err = ctxwindow.LoadSummary(ctx, ms, "b")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "B", got.Text)
+	_, err = ms.GetDoc(ctx, "", store.ChatlessName("b", ctxwindow.SummaryDoc))
+	assert.NoError(t, err, "b's summary is a document of no chat")
+
 	// A corrupt document is an error, and the next save replaces it.
 	doc.Data = []byte("{")
-	if err := ms.PutDoc(ctx, doc); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, err := ctxwindow.LoadSummary(ctx, ms, "a"); ok || err == nil || !strings.Contains(err.Error(), `conversation "a"`) {
-		t.Fatalf("corrupt: %v, %v", ok, err)
-	}
-	if err := ctxwindow.SaveSummary(ctx, ms, "a", ctxwindow.Summary{Text: "A3"}); err != nil {
-		t.Fatal(err)
-	}
-	if got, ok, _ := ctxwindow.LoadSummary(ctx, ms, "a"); !ok || got.Text != "A3" {
-		t.Fatalf("after the repair: %+v, %v", got, ok)
-	}
+	require.NoError(t, ms.PutDoc(ctx, doc))
+	_, ok, err = ctxwindow.LoadSummary(ctx, ms, "a")
+	require.ErrorContains(t, err, `conversation "a"`)
+	require.False(t, ok)
+	require.NoError(t, ctxwindow.SaveSummary(ctx, ms, "a", ctxwindow.Summary{Text: "A3"}))
+	got, ok, err = ctxwindow.LoadSummary(ctx, ms, "a")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "A3", got.Text, "after the repair")
+
 	// Deleting the chat deletes its summary.
-	if err := ms.DeleteChat(ctx, "a", chat.Version); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, _ := ctxwindow.LoadSummary(ctx, ms, "a"); ok {
-		t.Fatal("the summary outlived its chat")
-	}
+	require.NoError(t, ms.DeleteChat(ctx, "a", chat.Version))
+	_, ok, err = ctxwindow.LoadSummary(ctx, ms, "a")
+	require.NoError(t, err)
+	assert.False(t, ok, "the summary outlived its chat")
 }

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/agentloop/agentloop/store"
@@ -17,26 +20,20 @@ import (
 func pauseOnce(t *testing.T, agent *agentloop.Agent, conv string) agentloop.History {
 	t.Helper()
 	last, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("pick")}, agentloop.WithConversationID(conv)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p, ok := last.(agentloop.Pending)
-	if !ok {
-		t.Fatalf("last item %T, want Pending", last)
-	}
+	require.True(t, ok, "last item %T, want Pending", last)
 	h, err := p.History.AppendResults(agentloop.ToolResult{CallID: "call_pick", Content: "blue"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return h
 }
 
+// pickAgent's model calls the client tool pick after a user message, and
+// answers after its result.
 func pickAgent(t *testing.T, hooks *agentloop.Hooks) *agentloop.Agent {
 	t.Helper()
 	pick, err := agentloop.NewClientTool("pick", "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return &agentloop.Agent{Model: simtest.NewFuncModel(func(req *agentloop.Request) ([]simtest.Step, error) {
 		if req.Messages[len(req.Messages)-1].Role == agentloop.RoleUser {
 			return []simtest.Step{simtest.Call("call_pick", "pick", map[string]any{})}, nil
@@ -52,9 +49,7 @@ func TestPauses_OneRecordPerConversationBesideItsChat(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New(memstore.Options{})
 	chat := &store.Chat{ID: "chat-1"}
-	if err := st.PutChat(ctx, chat); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, st.PutChat(ctx, chat))
 	h := newHarness(t, telemetry.Options{Pauses: st})
 	agent := pickAgent(t, h.hooks)
 	for range 2 {
@@ -62,29 +57,21 @@ func TestPauses_OneRecordPerConversationBesideItsChat(t *testing.T) {
 		pauseOnce(t, agent, "no-chat")
 	}
 	d, err := st.GetDoc(ctx, "chat-1", telemetry.PauseDoc)
-	if err != nil {
-		t.Fatalf("the chat's record: %v", err)
-	}
+	require.NoError(t, err, "the chat's record")
 	var rec struct {
 		SpanID string   `json:"spanId"`
 		Calls  []string `json:"calls"`
 	}
-	if err := json.Unmarshal(d.Data, &rec); err != nil || len(rec.Calls) != 1 || rec.Calls[0] != "call_pick" {
-		t.Fatalf("record %s (%v), want the span and call_pick", d.Data, err)
-	}
+	require.NoError(t, json.Unmarshal(d.Data, &rec))
+	assert.Equal(t, []string{"call_pick"}, rec.Calls)
 	runs := h.ended("invoke_agent")
-	if last := runs[len(runs)-2]; rec.SpanID != last.SpanContext().SpanID().String() {
-		t.Errorf("the record holds span %s, want the latest paused run's %s", rec.SpanID, last.SpanContext().SpanID())
-	}
-	if _, err := st.GetDoc(ctx, "", store.ChatlessName("no-chat", telemetry.PauseDoc)); err != nil {
-		t.Errorf("the record of a conversation that is no chat: %v", err)
-	}
-	if err := st.DeleteChat(ctx, "chat-1", chat.Version); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.GetConversationDoc(ctx, st, "chat-1", telemetry.PauseDoc); err == nil {
-		t.Error("the record outlived its chat")
-	}
+	assert.Equal(t, runs[len(runs)-2].SpanContext().SpanID().String(), rec.SpanID, "the latest paused run of chat-1")
+	_, err = st.GetDoc(ctx, "", store.ChatlessName("no-chat", telemetry.PauseDoc))
+	assert.NoError(t, err, "the record of a conversation that is no chat")
+
+	require.NoError(t, st.DeleteChat(ctx, "chat-1", chat.Version))
+	_, err = store.GetConversationDoc(ctx, st, "chat-1", telemetry.PauseDoc)
+	assert.ErrorIs(t, err, store.ErrNotFound, "the record went with its chat")
 }
 
 // Without Pauses nothing is kept and nothing is linked: links are opt-in.
@@ -92,11 +79,8 @@ func TestPauses_NilLinksNothing(t *testing.T) {
 	h := newHarness(t, telemetry.Options{})
 	agent := pickAgent(t, h.hooks)
 	resumed := pauseOnce(t, agent, "c")
-	if _, err := drain(t, agent.Stream(context.Background(), resumed, agentloop.WithConversationID("c"))); err != nil {
-		t.Fatal(err)
-	}
+	_, err := drain(t, agent.Stream(context.Background(), resumed, agentloop.WithConversationID("c")))
+	require.NoError(t, err)
 	runs := h.ended("invoke_agent")
-	if links := runs[len(runs)-1].Links(); len(links) != 0 {
-		t.Errorf("links %v without Pauses", links)
-	}
+	assert.Empty(t, runs[len(runs)-1].Links())
 }
