@@ -31,8 +31,9 @@
 // (OnRunStart/OnRunEnd, BeforeModelCall/OnTurnEnd,
 // BeforeToolCall/AfterToolCall), and the errors behind error results stay
 // checkable ([ToolResult.Err]). A failed run ends with one error: a
-// [*CancelledError], [*TurnLimitError] or [*TurnError], each carrying a
-// history in which every tool call has a result ([HistoryOf]).
+// [*CancelledError], [*TurnLimitError], [*BudgetError] ([Agent.Budget]) or
+// [*TurnError], each carrying a history in which every tool call has a
+// result ([HistoryOf]).
 //
 // Everything this SDK persists (histories, tool states, stored chats) is
 // versioned JSON with camelCase keys and values; see [History.MarshalJSON].

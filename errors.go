@@ -175,7 +175,8 @@ func (e *HookPanicError) Unwrap() error {
 }
 
 // HistoryOf returns the history carried by a run's error (a
-// [*CancelledError], [*TurnLimitError] or [*TurnError], possibly wrapped),
+// [*CancelledError], [*TurnLimitError], [*BudgetError] or [*TurnError],
+// possibly wrapped),
 // and whether there was one.
 func HistoryOf(err error) (History, bool) {
 	var ce *CancelledError
@@ -185,6 +186,10 @@ func HistoryOf(err error) (History, bool) {
 	var tl *TurnLimitError
 	if errors.As(err, &tl) {
 		return tl.History, true
+	}
+	var be *BudgetError
+	if errors.As(err, &be) {
+		return be.History, true
 	}
 	var te *TurnError
 	if errors.As(err, &te) {

@@ -113,7 +113,7 @@ type RunEnd struct {
 	// Last is the run's last item, a [Final] or a [Pending]; nil when Err
 	// is set.
 	Last Item
-	// Err is the run's error ([*CancelledError], [*TurnLimitError],
+	// Err is the run's error ([*CancelledError], [*TurnLimitError], [*BudgetError],
 	// [*TurnError]), or [ErrStopped] when the consumer stopped ranging;
 	// nil when the run ended with Last.
 	Err error

@@ -42,6 +42,9 @@ type Agent struct {
 	// [*TurnLimitError], the run makes one more call with no tools offered,
 	// so the model must answer in text.
 	AnswerAtTurnLimit bool
+	// Budget bounds the tokens or money one run may spend; the zero value
+	// sets no bound. See [Budget].
+	Budget Budget
 	// ToolConcurrency bounds how many tool funcs of one run run at once;
 	// 0 means DefaultToolConcurrency, 1 runs the calls one after another.
 	// Calls start in call order. A call holds its slot until its func
@@ -66,6 +69,7 @@ type runOptions struct {
 	system         *string
 	hooks          []*Hooks
 	settings       *Settings
+	budget         *Budget
 	conversationID string
 }
 
@@ -90,6 +94,11 @@ func WithSettings(s Settings) Option {
 	return func(o *runOptions) { o.settings = &s }
 }
 
+// WithBudget replaces the agent's budget for this run.
+func WithBudget(b Budget) Option {
+	return func(o *runOptions) { o.budget = &b }
+}
+
 // WithConversationID names the conversation the run belongs to, for hooks
 // ([RunStart.ConversationID]), logs and traces. The loop itself does not
 // use it.
@@ -104,8 +113,8 @@ func WithConversationID(id string) Option {
 // tools that need approval, the run runs the turn's other tools and ends
 // with a [Pending]; append the results or decisions to Pending.History and
 // call Stream again to resume. A failed run yields one (nil, err) pair last:
-// a [*CancelledError], [*TurnLimitError] or [*TurnError] (which carry the
-// history), or an error wrapping [ErrInvalidHistory] for a malformed history.
+// a [*CancelledError], [*TurnLimitError], [*BudgetError] or [*TurnError]
+// (which carry the history), or an error wrapping [ErrInvalidHistory] for a malformed history.
 //
 // history is not modified. If the consumer stops ranging, the run cancels its
 // model call and tools and returns once every goroutine it started has
@@ -151,6 +160,8 @@ type run struct {
 	system         string
 	settings       Settings
 	maxTurns       int
+	budget         Budget
+	model          ModelInfo     // of Agent.Model, for the budget's pricer
 	slots          chan struct{} // ToolConcurrency tokens, held while a tool func runs
 	progress       chan progress // from ReportProgress to the ranging goroutine
 	conversationID string
@@ -187,6 +198,7 @@ func (a *Agent) newRun(ctx context.Context, history History, opts []Option, yiel
 		system:         a.System,
 		settings:       a.Settings,
 		maxTurns:       a.MaxTurns,
+		budget:         a.Budget,
 		slots:          make(chan struct{}, concurrency),
 		progress:       make(chan progress),
 		conversationID: o.conversationID,
@@ -199,6 +211,13 @@ func (a *Agent) newRun(ctx context.Context, history History, opts []Option, yiel
 	}
 	if r.maxTurns <= 0 {
 		r.maxTurns = DefaultMaxTurns
+	}
+	if o.budget != nil {
+		r.budget = *o.budget
+	}
+	r.model = modelInfo(a.Model)
+	if err := r.budget.check(r.model); err != nil {
+		return nil, err
 	}
 	if err := r.addTools(a.Tools, false); err != nil {
 		return nil, err
@@ -340,6 +359,10 @@ func (r *run) run() (Item, error) {
 	for {
 		if r.stopped() {
 			return nil, r.cancelled()
+		}
+		if be := r.budget.exceeded(r.model, r.usage); be != nil {
+			be.History = r.snapshot()
+			return nil, be
 		}
 		last := false
 		if r.turns >= r.maxTurns {

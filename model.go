@@ -161,17 +161,44 @@ type ToolCallDelta struct {
 
 // Usage counts tokens. As a [Chunk], the loop adds up every Usage of a
 // model call, so a provider yields increments (usually one, at the end).
+//
+// The counts nest, as OpenTelemetry's gen_ai.usage attributes do: Input is
+// every prompt token the model read, cached or not, so CacheRead and
+// CacheWrite are parts of Input (Input - CacheRead - CacheWrite were read
+// without the cache); Reasoning is part of Output. Providers whose API
+// counts cache tokens apart from the input (Anthropic, Gemini's thoughts
+// apart from the candidates) add them in, so Input and Output mean the same
+// for every provider and a token is never counted twice. A zero count means
+// none or not reported.
 type Usage struct {
-	// Input counts prompt tokens.
+	// Input counts every prompt token, including CacheRead and CacheWrite.
 	Input int `json:"input"`
-	// Output counts generated tokens.
+	// Output counts every generated token, including Reasoning.
 	Output int `json:"output"`
+	// CacheRead counts the prompt tokens served from the provider's prompt
+	// cache (gen_ai.usage.cache_read.input_tokens); part of Input.
+	CacheRead int `json:"cacheRead,omitempty"`
+	// CacheWrite counts the prompt tokens written to the provider's prompt
+	// cache (gen_ai.usage.cache_creation.input_tokens); part of Input.
+	CacheWrite int `json:"cacheWrite,omitempty"`
+	// Reasoning counts the output tokens spent on reasoning
+	// (gen_ai.usage.reasoning.output_tokens); part of Output.
+	Reasoning int `json:"reasoning,omitempty"`
 }
 
-// Add returns the sum of u and v.
+// Add returns the sum of u and v, count by count.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{Input: u.Input + v.Input, Output: u.Output + v.Output}
+	return Usage{
+		Input:      u.Input + v.Input,
+		Output:     u.Output + v.Output,
+		CacheRead:  u.CacheRead + v.CacheRead,
+		CacheWrite: u.CacheWrite + v.CacheWrite,
+		Reasoning:  u.Reasoning + v.Reasoning,
+	}
 }
+
+// Total returns Input + Output: every token the model read or wrote.
+func (u Usage) Total() int { return u.Input + u.Output }
 
 // FinishReason says why a model call ended.
 type FinishReason string

@@ -69,12 +69,11 @@
 //
 // A run outlives its request: a client that goes away does not cancel it;
 // it finishes within MaxRunTime and is saved. The client's next request,
-// with the partial message it saw, is reconciled with the stored chat. A
-// new request for a chat whose run goes on stops that run and waits for
-// it to save, then goes on from it. The run's chunks go to the chat's
-// stream log (store.Streams), which the resume route replays from the
-// start chunk and follows live, on any replica; the stop route stops the
-// run wherever it runs (store.Streams.StopStream). A run holds the chat's
+// with the partial message it saw, is reconciled with the stored chat.
+//
+// The run's chunks go to the chat's stream log (store.Streams), which
+// the resume route replays from the start chunk and follows live, on any
+// replica; the stop route stops the run wherever it runs (store.Streams.StopStream). A run holds the chat's
 // stream lease and renews it (Handler.StreamLease): a replica that dies
 // mid-run leaves the chat to the next request, on any replica, once the
 // lease ran out; the turn it never saved is dropped from the client's next
@@ -97,6 +96,61 @@
 // starts: it finds a configuration the Handler cannot serve with (a Secret
 // shorter than MinSecretSize…) and says what to do.
 //
+// # Concurrent and repeated requests
+//
+// A chat runs one request at a time, and requests for it are served in
+// this order:
+//
+//   - A request that does not fit the stored chat ([Reconcile]) is refused
+//     (409, or 400 for one that does not convert) before anything is
+//     written or stopped: a refused request (any 4xx) changes nothing and
+//     stops nothing.
+//   - A request that fits and adds something (a new or edited user message,
+//     a regenerate, tool results, approval decisions) asks the run that was
+//     in progress when it came, if any, to stop (the newest request wins;
+//     the stopped run saves what it has and its response ends with an abort
+//     chunk, "stopped"), then waits for the chat to be free. A run that
+//     started since, for another request that came at the same time, is not
+//     stopped but waited for: simultaneous requests (two tabs, a retrying
+//     client) run one after the other, each to its answer. A request waits
+//     as long as its client does; it is never given up with a 409 because
+//     the chat was busy. Once it holds the chat, it is checked again
+//     against the chat as the runs before it left it, then saved and run.
+//   - A repeat of a request the chat already has (a POST retried after its
+//     first attempt was saved, a double click, an approval posted again
+//     after it was applied) runs nothing and writes nothing. A repeated
+//     user message whose run is still in progress gets that run's stream,
+//     replayed from its start (as the resume route serves it); one whose
+//     answer is stored gets that answer, restated as a stream (start, the
+//     message's parts, finish). A repeated continuation (tool results or
+//     decisions the chat already has) gets 409 "already has these results
+//     and decisions": the page reloads the chat (GET …/chats/{id}) or
+//     resumes its stream. A user message repeated after the chat went on
+//     from it is a 409 too.
+//
+// An edit replaces the chat from the edited message on, the first message
+// included: useChat names the edited message in "messageId"; assistant-ui
+// posts the edited version as a new message after what preceded the
+// original, and when it is the first message, posts it alone. The
+// "messages" of a request are the whole conversation as the client holds
+// it, so a lone new user message replaces the stored chat. A client that
+// posts only its last message (a prepareSendMessagesRequest that trims
+// them) must say so with "lastMessageOnly": true in the body
+// ([LastMessageOnly]); its message then goes at the end. A regenerate
+// replaces the answer to the posted last user message, the first one
+// included.
+//
+// # Faults
+//
+// A run whose stream cannot be ended (the database is down) tries again
+// with backoff, 50 ms doubling to 2 s, for up to 30 s, so that its chat is
+// free as soon as the database is back; past that, the chat is free once
+// the run's stream lease runs out. A streamed response whose client stops
+// reading is dropped once one write waited Handler.WriteTimeout (a
+// per-write deadline through [http.ResponseController]); a stored run goes
+// on without it and is saved, and the client resumes the stream or
+// reloads the chat.
+//
 // # Serving on the internet
 //
 // The Handler refuses bodies that are not application/json (415): a page
@@ -113,7 +167,9 @@
 // A response streams as long as its run, so leave the http.Server's
 // ReadTimeout and WriteTimeout at zero (ReadTimeout's deadline would also
 // cancel the run; WriteTimeout cuts the stream). Set ReadHeaderTimeout and
-// IdleTimeout instead, and let Handler.BodyTimeout bound each body:
+// IdleTimeout instead, let Handler.BodyTimeout bound each body and
+// Handler.WriteTimeout each write of a stream (a client that stops reading
+// is dropped):
 //
 //	srv := &http.Server{
 //		Addr:              ":8080",

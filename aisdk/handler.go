@@ -23,6 +23,9 @@ const (
 	DefaultMaxRunTime  = 10 * time.Minute
 	DefaultKeepAlive   = 15 * time.Second
 	DefaultBodyTimeout = time.Minute
+	// DefaultWriteTimeout bounds each write of a streamed response (see
+	// Handler.WriteTimeout).
+	DefaultWriteTimeout = 30 * time.Second
 	// DefaultStreamLease is how long a run holds its chat's stream lease
 	// between renewals (see Handler.StreamLease).
 	DefaultStreamLease = 20 * time.Second
@@ -59,8 +62,9 @@ const MinSecretSize = 32
 // the problem: 405 (not a POST), 403 (AllowedOrigins, Authorize, or a part
 // that fails the signature check), 415 (not application/json), 408 (body
 // not read within BodyTimeout), 413 (over Limits.MaxBodyBytes), 400 (a body
-// that cannot be used), 409 (a mismatch with the stored chat, or a run of
-// the chat that would not stop), 503 (Shutdown began), an [*HTTPError]'s
+// that cannot be used), 409 (a mismatch with the stored chat, or a
+// repeat of results or decisions it already has: see the package
+// documentation), 503 (Shutdown began), an [*HTTPError]'s
 // status from Prepare, Authorize or Owner, and 500 with a generic message,
 // whose detail goes to Logger. Once streaming, a failure is an error chunk with ErrorText's
 // text.
@@ -154,6 +158,14 @@ type Handler struct {
 	// (while a tool runs long, for example); 0 means DefaultKeepAlive,
 	// negative means never.
 	KeepAlive time.Duration
+
+	// WriteTimeout bounds each write of a streamed response to its client
+	// (a per-write deadline through [http.ResponseController]): a client
+	// that stops reading is dropped once a write waited that long, and its
+	// memory with it; a stored run goes on without it and is saved. 0 means
+	// DefaultWriteTimeout, negative means no limit. Unlike
+	// http.Server.WriteTimeout it never cuts a stream that is read.
+	WriteTimeout time.Duration
 
 	// AllowClientSystem lets the client set the system prompt: the body's
 	// "system" replaces the agent's for the run, and system messages in

@@ -40,20 +40,27 @@ func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatR
 		h.fail(w, r, err)
 		return
 	}
-	// Refuse a request that does not fit the chat before writing anything,
-	// unless a run of the chat is in progress: the client may have seen
-	// the run's turn in flight, which is not saved yet. The run is stopped
-	// below, and the request checked again once it saved its history.
-	chat, history, err := h.loadAndReconcile(r, req)
+	// The run in progress when the request came, if any: the only one it
+	// may stop (newer runs were started by requests that came since).
+	var inProgress string
+	if s, err := h.Store.ActiveStream(ctx, req.ID); err == nil {
+		inProgress = s.ID
+	}
+	// Refuse a request that does not fit the chat before writing or
+	// stopping anything.
+	chat, history, unchanged, err := h.loadAndReconcile(r, req)
 	if err != nil {
-		var he *HTTPError
-		if !errors.As(err, &he) || he.Status != http.StatusConflict || !h.hasRun(ctx, req.ID) {
-			h.fail(w, r, err)
-			return
-		}
+		h.fail(w, r, err)
+		return
+	}
+	if unchanged && (inProgress != "" || endsAnswered(history)) {
+		// A repeat of a request the chat already has (a retry whose first
+		// attempt was saved, a decision posted twice): nothing runs.
+		h.serveRepeat(w, r, req, history, inProgress)
+		return
 	}
 	created := false
-	if err == nil && chat.Version == 0 {
+	if chat.Version == 0 {
 		chat.Owner, chat.Title, chat.History = owner, chatTitle(history), history
 		err := h.Store.PutChat(ctx, chat)
 		switch {
@@ -71,7 +78,7 @@ func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatR
 			return
 		}
 	}
-	lease, err := h.takeStream(ctx, req.ID)
+	lease, err := h.takeStream(ctx, req.ID, inProgress)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -80,9 +87,15 @@ func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatR
 		// Under the lease nobody else runs the chat: read it again (a run
 		// may have ended since the first read) and save the request's
 		// additions with the version read.
-		if chat, history, err = h.saveRequest(r, req); err != nil {
+		var repeat bool
+		if chat, history, repeat, err = h.saveRequest(r, req); err != nil || repeat {
 			h.endSetup(r, lease)
-			h.fail(w, r, err)
+			if err != nil {
+				h.fail(w, r, err)
+			} else {
+				// A run that came first answered the same request.
+				h.serveRepeat(w, r, req, history, "")
+			}
 			return
 		}
 	}
@@ -102,15 +115,11 @@ func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatR
 	h.stream(w, r, req, history, opts, messageID, sr)
 }
 
-// hasRun reports whether the chat has a run in progress.
-func (h *Handler) hasRun(ctx context.Context, chatID string) bool {
-	_, err := h.Store.ActiveStream(ctx, chatID)
-	return err == nil
-}
-
 // loadAndReconcile reads the chat (a new one has Version 0) and returns it
-// with the history the request runs on. Refusals are *HTTPErrors.
-func (h *Handler) loadAndReconcile(r *http.Request, req *ChatRequest) (*store.Chat, agentloop.History, error) {
+// with the history the request runs on, and whether that is the stored
+// history unchanged (the request adds nothing: see reconcileRequest).
+// Refusals are *HTTPErrors.
+func (h *Handler) loadAndReconcile(r *http.Request, req *ChatRequest) (*store.Chat, agentloop.History, bool, error) {
 	chat, err := h.Store.GetChat(r.Context(), req.ID)
 	var stored agentloop.History
 	var corrupt *store.CorruptError
@@ -124,37 +133,42 @@ func (h *Handler) loadAndReconcile(r *http.Request, req *ChatRequest) (*store.Ch
 			slog.String("chat", req.ID), slog.Any("error", err))
 		last := req.Messages[len(req.Messages)-1]
 		if last.Role != "user" {
-			return nil, nil, &HTTPError{Status: http.StatusConflict, Message: fmt.Sprintf("chat %q could not be read and starts afresh: send a new message", req.ID)}
+			return nil, nil, false, &HTTPError{Status: http.StatusConflict, Message: fmt.Sprintf("chat %q could not be read and starts afresh: send a new message", req.ID)}
 		}
 		fresh := *req
 		fresh.Messages, fresh.Trigger, fresh.MessageID = []UIMessage{last}, TriggerSubmit, ""
 		req = &fresh
 	case err != nil:
-		return nil, nil, fmt.Errorf("aisdk: loading chat %q: %w", req.ID, err)
+		return nil, nil, false, fmt.Errorf("aisdk: loading chat %q: %w", req.ID, err)
 	default:
 		stored = chat.History
 	}
-	history, err := Reconcile(stored, req)
+	history, unchanged, err := reconcileRequest(stored, req)
 	switch {
 	case errors.Is(err, ErrConflict):
-		return nil, nil, &HTTPError{Status: http.StatusConflict, Message: err.Error()}
+		return nil, nil, false, &HTTPError{Status: http.StatusConflict, Message: err.Error()}
 	case err != nil:
-		return nil, nil, &HTTPError{Status: http.StatusBadRequest, Message: err.Error()}
+		return nil, nil, false, &HTTPError{Status: http.StatusBadRequest, Message: err.Error()}
 	}
-	return chat, history, nil
+	return chat, history, unchanged && chat.Version != 0, nil
 }
 
 // saveRequest reads the chat, reconciles the request with it and saves the
 // result, with the version read, trying again when another writer got in
-// between.
-func (h *Handler) saveRequest(r *http.Request, req *ChatRequest) (*store.Chat, agentloop.History, error) {
+// between. It reports a request that a run before it already answered
+// (the stored history unchanged and answered) as a repeat, saving
+// nothing.
+func (h *Handler) saveRequest(r *http.Request, req *ChatRequest) (*store.Chat, agentloop.History, bool, error) {
 	for range maxSetupWrites {
-		chat, history, err := h.loadAndReconcile(r, req)
+		chat, history, unchanged, err := h.loadAndReconcile(r, req)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		if chat.Version == 0 {
-			return nil, nil, &HTTPError{Status: http.StatusConflict, Message: fmt.Sprintf("chat %q was deleted while this request was being served", req.ID)}
+			return nil, nil, false, &HTTPError{Status: http.StatusConflict, Message: fmt.Sprintf("chat %q was deleted while this request was being served", req.ID)}
+		}
+		if unchanged && endsAnswered(history) {
+			return chat, history, true, nil
 		}
 		chat.History = history
 		if chat.Title == "" {
@@ -162,21 +176,24 @@ func (h *Handler) saveRequest(r *http.Request, req *ChatRequest) (*store.Chat, a
 		}
 		err = h.Store.PutChat(r.Context(), chat)
 		if err == nil {
-			return chat, history, nil
+			return chat, history, false, nil
 		}
 		if !errors.Is(err, store.ErrConflict) {
-			return nil, nil, fmt.Errorf("aisdk: saving chat %q: %w", req.ID, err)
+			return nil, nil, false, fmt.Errorf("aisdk: saving chat %q: %w", req.ID, err)
 		}
 	}
-	return nil, nil, &HTTPError{Status: http.StatusConflict, Message: fmt.Sprintf("chat %q keeps changing while this request is saved; try again", req.ID)}
+	return nil, nil, false, &HTTPError{Status: http.StatusConflict, Message: fmt.Sprintf("chat %q keeps changing while this request is saved; try again", req.ID)}
 }
 
-// takeStream takes the chat's stream lease. When a run of the chat is in
-// progress (on this replica or another), the newest request wins: it asks
-// that run to stop, waits for its end (it saves the chat first), and
-// takes the lease then.
-func (h *Handler) takeStream(ctx context.Context, chatID string) (store.Lease, error) {
-	for range 3 {
+// takeStream takes the chat's stream lease, waiting for the runs of the
+// chat to end: the newest request wins, so the run that was in progress
+// when the request came (inProgress, "" for none) is asked to stop first;
+// a run that started since (another request that came at the same time)
+// is not stopped but waited for, so that concurrent requests run one after
+// the other, each to its end. It gives up only when ctx is done (the
+// client went away) or the store fails.
+func (h *Handler) takeStream(ctx context.Context, chatID, inProgress string) (store.Lease, error) {
+	for {
 		l, err := h.Store.StartStream(ctx, chatID, h.streamLease())
 		var active *store.ActiveStreamError
 		if !errors.As(err, &active) {
@@ -188,26 +205,25 @@ func (h *Handler) takeStream(ctx context.Context, chatID string) (store.Lease, e
 			}
 			return l, nil
 		}
-		h.logger().LogAttrs(ctx, slog.LevelInfo, "aisdk: a new request stops the chat's run in progress",
-			slog.String("chat", chatID), slog.String("stream", active.StreamID))
-		if err := h.Store.StopStream(ctx, chatID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return l, fmt.Errorf("aisdk: stopping the run of chat %q: %w", chatID, err)
+		if active.StreamID == inProgress {
+			h.logger().LogAttrs(ctx, slog.LevelInfo, "aisdk: a new request stops the chat's run in progress",
+				slog.String("chat", chatID), slog.String("stream", active.StreamID))
+			if err := h.Store.StopStream(ctx, chatID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return l, fmt.Errorf("aisdk: stopping the run of chat %q: %w", chatID, err)
+			}
 		}
-		if err := h.waitStreamEnd(ctx, active.StreamID, 2*h.streamLease()); err != nil {
+		if err := h.waitStreamEnd(ctx, active.StreamID); err != nil {
 			if ctx.Err() != nil {
 				return l, ctx.Err()
 			}
-			return l, &HTTPError{Status: http.StatusConflict, Message: fmt.Sprintf("chat %q has a run in progress that did not stop in time; try again later", chatID), Err: err}
+			return l, fmt.Errorf("aisdk: waiting for the run of chat %q: %w", chatID, err)
 		}
 	}
-	return store.Lease{}, &HTTPError{Status: http.StatusConflict, Message: fmt.Sprintf("chat %q keeps getting new runs; try again", chatID)}
 }
 
 // waitStreamEnd follows the stream until it ends (its holder ended it, or
-// its lease ran out), for at most d.
-func (h *Handler) waitStreamEnd(ctx context.Context, streamID string, d time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
+// its lease ran out).
+func (h *Handler) waitStreamEnd(ctx context.Context, streamID string) error {
 	s, err := h.Store.GetStream(ctx, streamID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -228,9 +244,5 @@ func (h *Handler) waitStreamEnd(ctx context.Context, streamID string, d time.Dur
 
 // endSetup ends the stream of a request refused after it took the lease.
 func (h *Handler) endSetup(r *http.Request, l store.Lease) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), writeTimeout)
-	defer cancel()
-	if err := h.Store.EndStream(ctx, l, store.StreamFailed); err != nil && !errors.Is(err, store.ErrLeaseLost) {
-		h.logger().LogAttrs(ctx, slog.LevelError, "aisdk: ending a stream", slog.String("chat", l.ChatID), slog.Any("error", err))
-	}
+	h.endStream(context.WithoutCancel(r.Context()), l, store.StreamFailed)
 }

@@ -72,7 +72,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 	}
 	defer abandon()
 
-	out := &output{sw: NewWriter(w), client: true, sr: sr}
+	out := &output{sw: h.newWriter(w), client: true, sr: sr}
 	m := NewMapper(messageID)
 	m.ErrorText = h.errorText
 	if h.signer != nil {
@@ -158,6 +158,16 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 			return
 		}
 	}
+}
+
+// newWriter returns the Writer of a streamed response, with the
+// Handler's per-write deadline.
+func (h *Handler) newWriter(w http.ResponseWriter) *Writer {
+	d := h.WriteTimeout
+	if d == 0 {
+		d = DefaultWriteTimeout
+	}
+	return newTimedWriter(w, d)
 }
 
 // joinRunError returns the error a run ends with when saving it failed:

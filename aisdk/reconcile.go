@@ -26,7 +26,9 @@ var ErrConflict = errors.New("the request does not match the stored chat")
 // sendMessage({messageId})), or a new last user message that follows an
 // earlier point of the stored chat than its end (assistant-ui's edit, a
 // new branch: the stored messages from the user message after that point
-// on are dropped).
+// on are dropped; a lone new user message, with nothing before it, edits the
+// first message and drops the whole stored chat, unless the body says that
+// it holds only the client's last message: see [LastMessageOnly]).
 // The client may then add a last user message (with an id that no stored
 // user message has), results for the client tool calls that are pending at
 // the end of stored, approval decisions for the calls there that await
@@ -58,10 +60,25 @@ func Reconcile(stored agentloop.History, req *ChatRequest) (agentloop.History, e
 		stored = forRegenerate(stored, posted)
 	case req.MessageID != "" && last.Role == agentloop.RoleUser && last.ID == req.MessageID:
 		stored = forEdit(stored, req.MessageID)
-	case last.Role == agentloop.RoleUser && last.ID != "" && !hasUser(stored, last.ID):
+	case last.Role == agentloop.RoleUser && last.ID != "" && !hasUser(stored, last.ID) && !req.lastMessageOnly():
 		stored = forBranch(stored, posted)
 	}
 	return reconcile(stored, posted)
+}
+
+// LastMessageOnly is the body field ([ChatRequest.Extra]) with which a
+// client that posts only its last message, not the whole conversation,
+// says so: "lastMessageOnly": true. Its message then goes at the end of
+// the stored chat; without it a lone new user message is the whole
+// conversation as the client holds it, an edit of the first message, and
+// replaces the stored chat.
+const LastMessageOnly = "lastMessageOnly"
+
+// lastMessageOnly reports whether the body says that it holds only the
+// client's last message ([LastMessageOnly]).
+func (r *ChatRequest) lastMessageOnly() bool {
+	v, ok := r.Extra[LastMessageOnly]
+	return ok && strings.TrimSpace(string(v)) == "true"
 }
 
 // forBranch returns the part of stored that a new user message keeps when
@@ -70,9 +87,14 @@ func Reconcile(stored agentloop.History, req *ChatRequest) (agentloop.History, e
 // follows what preceded the original). The point is the last posted
 // message with an id before the new one; when the stored chat has a user
 // message after that message's stored copy (and its tool messages), the
-// stored messages from that user message on are dropped. Otherwise stored
-// is returned unchanged: the new message goes at the end.
+// stored messages from that user message on are dropped. When the new
+// message is all that was posted, the point is the chat's start (an edit
+// of the first message): nothing of stored is kept. Otherwise stored is
+// returned unchanged: the new message goes at the end.
 func forBranch(stored, posted agentloop.History) agentloop.History {
+	if len(posted) == 1 {
+		return stored[:0]
+	}
 	anchor := ""
 	for i := len(posted) - 2; i >= 0 && anchor == ""; i-- {
 		anchor = posted[i].ID
@@ -136,8 +158,12 @@ func reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 		last := posted[n-1]
 		// It repeats the stored last message (a retry after a run that
 		// produced nothing) when the stored history ends with a user
-		// message and has as many user messages as the request.
-		if k := len(stored); k == 0 || stored[k-1].Role != agentloop.RoleUser || countRole(stored, agentloop.RoleUser) != countRole(posted, agentloop.RoleUser) {
+		// message and has as many user messages as the request, unless
+		// both messages have ids and they differ (another client's
+		// message, saved in between, whose run has not answered yet).
+		k := len(stored)
+		if k == 0 || stored[k-1].Role != agentloop.RoleUser || countRole(stored, agentloop.RoleUser) != countRole(posted, agentloop.RoleUser) ||
+			(last.ID != "" && stored[k-1].ID != "" && last.ID != stored[k-1].ID) {
 			newUser = &last
 			posted = posted[:n-1]
 		}

@@ -42,7 +42,12 @@ func (h *Handler) serveResume(w http.ResponseWriter, r *http.Request, chatID str
 		h.internalError(w, r, fmt.Errorf("aisdk: finding the stream of chat %q: %w", chatID, err))
 		return
 	}
+	h.followStream(w, r, chatID, s.ID)
+}
 
+// followStream streams the stream streamID of chat chatID: replayed from
+// its start, then followed live to its end.
+func (h *Handler) followStream(w http.ResponseWriter, r *http.Request, chatID, streamID string) {
 	type read struct {
 		data []byte
 		err  error
@@ -53,7 +58,7 @@ func (h *Handler) serveResume(w http.ResponseWriter, r *http.Request, chatID str
 	reads := make(chan read, 64)
 	go func() {
 		defer close(reads)
-		for c, err := range h.Store.ReadStream(ctx, s.ID, 0) {
+		for c, err := range h.Store.ReadStream(ctx, streamID, 0) {
 			select {
 			case reads <- read{c.Data, err}:
 			case <-ctx.Done():
@@ -67,7 +72,7 @@ func (h *Handler) serveResume(w http.ResponseWriter, r *http.Request, chatID str
 		}
 	}()
 
-	sw := NewWriter(w)
+	sw := h.newWriter(w)
 	var tick <-chan time.Time
 	if ka := h.KeepAlive; ka >= 0 {
 		if ka == 0 {
@@ -93,7 +98,7 @@ func (h *Handler) serveResume(w http.ResponseWriter, r *http.Request, chatID str
 			if rd.err != nil {
 				if ctx.Err() == nil {
 					h.logger().LogAttrs(ctx, slog.LevelError, "aisdk: reading a stream log failed",
-						slog.String("chat", chatID), slog.String("stream", s.ID), slog.Any("error", rd.err))
+						slog.String("chat", chatID), slog.String("stream", streamID), slog.Any("error", rd.err))
 					if !isTerminal(last) {
 						_ = sw.WriteChunk(ErrorChunk{ErrorText: h.errorText(rd.err)})
 					}

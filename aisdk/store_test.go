@@ -267,9 +267,14 @@ func TestStore_RegenerateDropsTheStoredAnswer(t *testing.T) {
 	if len(stored) != 2 || stored[1].Text() != "Second answer." {
 		t.Errorf("stored after regenerate: %+v", stored)
 	}
-	// Without the regenerate trigger the same body drops stored content: 409.
-	if rec := postRaw(t, h, userBody("hi")); rec.Code != http.StatusConflict {
+	// Without the regenerate trigger the same body is a repeat of the
+	// first request: it gets the stored answer, and nothing runs.
+	rec = postRaw(t, h, userBody("hi"))
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Second answer.") {
 		t.Errorf("submit without the answer: %d %s", rec.Code, rec.Body.String())
+	}
+	if n := len(model.Requests()); n != 2 {
+		t.Errorf("the model ran %d times, want 2", n)
 	}
 }
 
@@ -337,12 +342,16 @@ func TestReconcile_ANewBranchDropsTheStoredMessagesFromTheEditedOneOn(t *testing
 	}{
 		// assistant-ui edits u2: a new message after m1, without u2 and m2.
 		{"an edit branches off", agentloop.History{user("u1", "one"), answer("m1", "first"), user("u3", "two, edited")}, "one,first,two, edited"},
-		{"an edit of the first message", agentloop.History{user("u3", "one, edited")}, "one,first,two,second,one, edited"},
+		{"an edit of the first message", agentloop.History{user("u3", "one, edited")}, "one, edited"},
 		{"a new message at the end", agentloop.History{stored[0], stored[1], stored[2], stored[3], user("u3", "three")}, "one,first,two,second,three"},
-		{"only the last message", agentloop.History{user("u3", "three")}, "one,first,two,second,three"},
+		{"only the last message, said so", agentloop.History{user("u3", "three")}, "one,first,two,second,three"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := reconcilePosted(stored, tc.posted)
+			req := &ChatRequest{ID: "c", Messages: FromHistory(tc.posted), Trigger: TriggerSubmit}
+			if strings.HasPrefix(tc.name, "only the last message") {
+				req.Extra = map[string]json.RawMessage{LastMessageOnly: json.RawMessage("true")}
+			}
+			got, err := Reconcile(stored, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -381,5 +390,31 @@ func TestReconcile_ATurnTheServerNeverSavedIsDropped(t *testing.T) {
 		if _, err := reconcilePosted(stored, append(stored.Clone(), m, next)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// A new message from another tab, posted while the stored chat ends with
+// the first tab's message (its run has not answered yet, or was stopped
+// before it wrote anything), is a new message, not a changed repeat of
+// the stored one.
+func TestReconcile_AnotherTabsMessageAfterAnUnansweredOneIsNew(t *testing.T) {
+	user := func(id, text string) agentloop.Message {
+		return agentloop.Message{ID: id, Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart(text)}}
+	}
+	stored := agentloop.History{
+		user("u1", "wait"),
+		{ID: "m1", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("Waiting.")}},
+		user("tab-1", "from tab 1"),
+	}
+	got, err := reconcilePosted(stored, agentloop.History{user("u1", "wait"), user("tab-2", "from tab 2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || got[3].ID != "tab-2" {
+		t.Errorf("got %+v, want the stored chat and tab 2's message", got)
+	}
+	// The same message again is still a repeat.
+	if got, err := reconcilePosted(stored, agentloop.History{user("u1", "wait"), user("tab-1", "from tab 1")}); err != nil || len(got) != 3 {
+		t.Errorf("the repeat: %+v, %v", got, err)
 	}
 }

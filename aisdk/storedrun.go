@@ -310,10 +310,42 @@ func (s *storedRun) end(last runPair) {
 	default:
 		state = store.StreamFailed
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, writeTimeout)
+	s.h.endStream(s.ctx, s.lease, state)
+}
+
+// Backoff of endStream's tries.
+const (
+	endRetryFirst = 50 * time.Millisecond
+	endRetryMax   = 2 * time.Second
+)
+
+// endStream ends the stream of lease l in state. A store that fails (a
+// database outage) is tried again with backoff for up to writeTimeout,
+// since until the end is written the chat stays locked for every other
+// request, up to the lease's expiry; a lost lease, or ctx done, ends the
+// tries.
+func (h *Handler) endStream(ctx context.Context, l store.Lease, state store.StreamState) {
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
-	if err := s.h.Store.EndStream(ctx, s.lease, state); err != nil && !errors.Is(err, store.ErrLeaseLost) {
-		s.h.logger().LogAttrs(ctx, slog.LevelError, "aisdk: ending a stream",
-			slog.String("chat", s.chat.ID), slog.Any("error", err))
+	wait := endRetryFirst
+	for {
+		err := h.Store.EndStream(ctx, l, state)
+		if err == nil || errors.Is(err, store.ErrLeaseLost) {
+			return
+		}
+		if ctx.Err() != nil {
+			h.logger().LogAttrs(ctx, slog.LevelError, "aisdk: ending a stream failed; the chat is free once its lease runs out",
+				slog.String("chat", l.ChatID), slog.Any("error", err))
+			return
+		}
+		h.logger().LogAttrs(ctx, slog.LevelWarn, "aisdk: ending a stream failed; trying again",
+			slog.String("chat", l.ChatID), slog.Duration("in", wait), slog.Any("error", err))
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		wait = min(2*wait, endRetryMax)
 	}
 }

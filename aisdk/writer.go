@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 )
 
 // setHeaders sets the response headers of a UI message stream
@@ -42,6 +43,10 @@ type Writer struct {
 	buf    bytes.Buffer
 	err    error
 	closed bool
+
+	// deadline, when set, bounds each write to the client: it is called
+	// with true before a write or flush, and with false after it.
+	deadline func(set bool)
 }
 
 // NewWriter returns a Writer on w. When w is an [http.ResponseWriter], the
@@ -61,6 +66,30 @@ func NewWriter(w io.Writer) *Writer {
 		}
 	} else if f, ok := w.(interface{ Flush() error }); ok {
 		sw.flush = f.Flush
+	}
+	return sw
+}
+
+// newTimedWriter returns a Writer on w whose every write and flush must
+// end within timeout (a per-write deadline through
+// [http.ResponseController]), so that a client that stops reading fails
+// the write after timeout instead of holding the response forever. A
+// timeout <= 0, or a w without deadlines, bounds nothing.
+func newTimedWriter(w http.ResponseWriter, timeout time.Duration) *Writer {
+	sw := NewWriter(w)
+	if timeout <= 0 {
+		return sw
+	}
+	rc := http.NewResponseController(w)
+	if err := rc.SetWriteDeadline(time.Time{}); err != nil {
+		return sw // http.ErrNotSupported: an in-process recorder
+	}
+	sw.deadline = func(set bool) {
+		var t time.Time
+		if set {
+			t = time.Now().Add(timeout)
+		}
+		_ = rc.SetWriteDeadline(t)
 	}
 	return sw
 }
@@ -112,6 +141,9 @@ func (w *Writer) Flush() error {
 	if w.err != nil {
 		return w.err
 	}
+	if w.deadline != nil {
+		w.deadline(true)
+	}
 	if err := w.writeOut(); err != nil {
 		return err
 	}
@@ -120,6 +152,9 @@ func (w *Writer) Flush() error {
 			w.err = err
 			return err
 		}
+	}
+	if w.deadline != nil {
+		w.deadline(false)
 	}
 	return nil
 }
@@ -152,6 +187,10 @@ func (w *Writer) usable() error {
 func (w *Writer) spill() error {
 	if w.buf.Len() < writerBufferSize {
 		return nil
+	}
+	if w.deadline != nil {
+		w.deadline(true)
+		defer w.deadline(false)
 	}
 	return w.writeOut()
 }

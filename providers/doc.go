@@ -3,15 +3,20 @@
 // sentinel errors to check it against with errors.Is.
 //
 // The providers themselves live in the sub-packages ollama, openai (Chat
-// Completions), openairesponses (the Responses API) and anthropic; each has
-// a Config, a New constructor and a *Model that implements agentloop.Model.
-// The fallback sub-package chains several models.
+// Completions), openairesponses (the Responses API), anthropic and gemini
+// (a Go module of its own, on Google's SDK); each has a Config, a New
+// constructor and a *Model that implements agentloop.Model. The fallback
+// sub-package chains several models.
 //
 // # What every provider does the same way
 //
 // Tool-call ids: a provider passes on the id the server gave a call, and
 // yields an empty id when the server gave none; the loop (agentloop.Agent)
 // then makes one. Providers never invent ids.
+//
+// Usage: Input counts every prompt token and Output every generated one;
+// cache reads, cache writes and reasoning tokens are reported as parts of
+// them (agentloop.Usage), by every provider whose API counts them.
 //
 // The length limit: when the output token limit (Settings.MaxTokens) falls
 // on or just after the token that completes the model's tool calls, servers

@@ -32,8 +32,8 @@ import (
 )
 
 // Step is one element of a scripted reply. Build steps with [Text],
-// [Reasoning], [Signature], [Call], [Usage], [Finish], [Fail], [Delay] and
-// [Hang].
+// [Reasoning], [Signature], [Call], [Usage], [UsageOf], [Finish], [Fail],
+// [Delay] and [Hang].
 type Step struct {
 	kind   stepKind
 	text   string
@@ -96,6 +96,10 @@ func Call(id, name string, args any) Step {
 func Usage(input, output int) Step {
 	return Step{kind: stepUsage, usage: agentloop.Usage{Input: input, Output: output}}
 }
+
+// UsageOf reports a turn's usage with every count, the cache and reasoning
+// counts included.
+func UsageOf(u agentloop.Usage) Step { return Step{kind: stepUsage, usage: u} }
 
 // Finish sets the turn's finish reason. Without it, the reason is tool_calls
 // when the turn has calls and stop otherwise.

@@ -170,6 +170,28 @@ func TestParseScript_ReadsTheDesignExample(t *testing.T) {
 	assert.Equal(t, "call_1", first.Parts[2].ToolCall.ID)
 }
 
+// A scripted conversation whose turns report cache and reasoning counts: a
+// budget of 250 tokens stops it after the second turn (120 + 150 tokens),
+// before the third model call, with every tool result in the history.
+func TestParseScript_UsageCountsDriveABudgetToTheExactTurn(t *testing.T) {
+	script, err := simtest.ParseScript([]byte(`{"turns": [
+	  {"reply": [{"tool_call": {"name": "echo", "args": {}}}, {"usage": {"input": 100, "output": 20, "cacheWrite": 90}}]},
+	  {"reply": [{"tool_call": {"name": "echo", "args": {}}}, {"usage": {"input": 130, "output": 20, "cacheRead": 90, "reasoning": 5}}]},
+	  {"reply": [{"text": "never reached"}]}
+	]}`))
+	require.NoError(t, err)
+	echo, err := agentloop.NewRawTool("echo", "Echo.", nil, func(context.Context, json.RawMessage) (string, error) { return "ok", nil })
+	require.NoError(t, err)
+	m := script.Model()
+	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echo}, Budget: agentloop.Budget{Tokens: 250}}
+	_, err = agentloop.Drain(a.Stream(t.Context(), agentloop.History{agentloop.UserMessage("go")}))
+	var be *agentloop.BudgetError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, 2, m.Calls())
+	assert.Equal(t, agentloop.Usage{Input: 230, Output: 40, CacheRead: 90, CacheWrite: 90, Reasoning: 5}, be.Usage)
+	assert.Len(t, be.History, 5, "user, then two turns of call and result")
+}
+
 func TestParseScript_RejectsMalformedScripts(t *testing.T) {
 	cases := map[string]struct{ in, want string }{
 		"two keys":      {`{"turns":[{"reply":[{"text":"a","finish":"stop"}]}]}`, "turn 1, reply element 1: want an object with exactly one key, got 2 keys"},
@@ -182,6 +204,7 @@ func TestParseScript_RejectsMalformedScripts(t *testing.T) {
 		"trailing data": {`{"turns":[]} {"turns":[]}`, "data after the script object"},
 		"hang false":    {`{"turns":[{"reply":[{"hang":false}]}]}`, `turn 1, reply element 1: "hang": want true`},
 		"expect typo":   {`{"turns":[{"expect":{"tool":["a"]}}]}`, `unknown field "tool"`},
+		"usage typo":    {`{"turns":[{"reply":[{"usage":{"cached":1}}]}]}`, `unknown field "cached"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

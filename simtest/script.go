@@ -65,7 +65,9 @@ func (s *Script) Model() *Model {
 // with a signature), {"hang": true} (block until cancelled), the
 // expectations "system" and "messages" (written by a [Recorder]), and the
 // optional top-level "turns_by": "call" (the default, [TurnsByCall]) or
-// "conversation" ([TurnsByConversation]). An unknown key, a malformed
+// "conversation" ([TurnsByConversation]), and the cache and reasoning
+// counts of a usage ({"usage": {"input": 120, "output": 30, "cacheRead":
+// 100, "cacheWrite": 0, "reasoning": 12}}). An unknown key, a malformed
 // element, an unknown field or data after the script object is an error
 // that names the turn and element where there is one, wrapping
 // [ErrBadScript].
@@ -169,14 +171,11 @@ func parseStep(el map[string]json.RawMessage) (Step, error) {
 			}
 			return Call(c.ID, c.Name, c.Args), nil
 		case "usage":
-			var u struct {
-				Input  int `json:"input"`
-				Output int `json:"output"`
-			}
+			var u agentloop.Usage
 			if err := strictUnmarshal(raw, &u); err != nil {
 				return Step{}, fmt.Errorf(`"usage": %w`, err)
 			}
-			return Usage(u.Input, u.Output), nil
+			return UsageOf(u), nil
 		case "delay_ms":
 			var ms int
 			if err := json.Unmarshal(raw, &ms); err != nil || ms < 0 {

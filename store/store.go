@@ -89,7 +89,9 @@ type StreamWriter interface {
 	// (> 0). A chat has at most one active stream: while another one's lease
 	// runs, the error is an [*ActiveStreamError]. A stream whose lease
 	// expired without an end is taken over: it ends as
-	// [StreamInterrupted], and the new one starts.
+	// [StreamInterrupted], and the new one starts. A stream that ends while
+	// the call runs never makes it fail otherwise: the new one starts, or
+	// the error names the stream that is active then.
 	StartStream(ctx context.Context, chatID string, ttl time.Duration) (Lease, error)
 
 	// AppendChunks appends chunks to the stream's log, in order; each gets

@@ -71,7 +71,7 @@ func (r *recorder) turnEnd(ctx context.Context, end agentloop.TurnEnd) error {
 	if span.IsRecording() {
 		span.SetAttributes(keyResponseFinish.StringSlice([]string{finishReason(end.FinishReason)}))
 		if end.Usage != (agentloop.Usage{}) {
-			span.SetAttributes(keyUsageInputTokens.Int(end.Usage.Input), keyUsageOutputTokens.Int(end.Usage.Output))
+			span.SetAttributes(usageAttrs(end.Usage)...)
 		}
 		span.SetAttributes(settingsAttrs(req.Settings)...)
 		if st.hasTTFC {
@@ -103,6 +103,23 @@ func (r *recorder) turnEnd(ctx context.Context, end agentloop.TurnEnd) error {
 		r.tokens.Record(ctx, int64(end.Usage.Output), metric.WithAttributeSet(st.outputSet))
 	}
 	return nil
+}
+
+// usageAttrs returns the gen_ai.usage.* attributes of u: input and output
+// tokens always, the cache and reasoning counts (parts of those, as the
+// conventions want them) when not zero.
+func usageAttrs(u agentloop.Usage) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{keyUsageInputTokens.Int(u.Input), keyUsageOutputTokens.Int(u.Output)}
+	if u.CacheRead != 0 {
+		attrs = append(attrs, keyUsageCacheRead.Int(u.CacheRead))
+	}
+	if u.CacheWrite != 0 {
+		attrs = append(attrs, keyUsageCacheCreation.Int(u.CacheWrite))
+	}
+	if u.Reasoning != 0 {
+		attrs = append(attrs, keyUsageReasoning.Int(u.Reasoning))
+	}
+	return attrs
 }
 
 // settingsAttrs returns the gen_ai.request.* attributes of the settings

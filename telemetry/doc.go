@@ -23,8 +23,11 @@
 // [agentloop.WithConversationID]), gen_ai.request.max_tokens, temperature,
 // top_p, seed and stop_sequences, gen_ai.request.stream,
 // gen_ai.response.finish_reasons, gen_ai.response.time_to_first_chunk,
-// gen_ai.usage.input_tokens and output_tokens (per call on chat spans,
-// summed on the run's span), gen_ai.tool.name, gen_ai.tool.description and
+// gen_ai.usage.input_tokens and output_tokens, and when not zero
+// gen_ai.usage.cache_read.input_tokens, cache_creation.input_tokens and
+// reasoning.output_tokens (parts of the input and output counts, as
+// agentloop.Usage has them; per call on chat spans, summed on the run's
+// span), gen_ai.tool.name, gen_ai.tool.description and
 // gen_ai.tool.call.id. The provider and model come from the model's
 // [agentloop.ModelInfo]; a model that does not implement
 // [agentloop.ModelDescriber] is named by the last element of its Go

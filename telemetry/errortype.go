@@ -40,6 +40,8 @@ func errorType(err error) string {
 		return "not_run"
 	case errors.Is(err, agentloop.ErrTurnLimit):
 		return "turn_limit"
+	case errors.Is(err, agentloop.ErrBudget):
+		return "budget"
 	case errors.Is(err, agentloop.ErrTruncated):
 		return "truncated"
 	case errors.As(err, &apiErr):

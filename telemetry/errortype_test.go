@@ -26,6 +26,7 @@ func TestErrorTypeNamesEachKindOfFailure(t *testing.T) {
 		"denied":                agentloop.ErrDenied,
 		"not_run":               agentloop.ErrNotRun,
 		"turn_limit":            &agentloop.TurnLimitError{Limit: 3},
+		"budget":                &agentloop.BudgetError{Budget: agentloop.Budget{Tokens: 10}},
 		"truncated":             &agentloop.TurnError{Turn: 1, Err: agentloop.ErrTruncated},
 		"503":                   &agentloop.TurnError{Turn: 1, Err: &providers.APIError{StatusCode: 503}},
 		"overloaded_error":      &providers.APIError{Type: "overloaded_error"},

@@ -88,11 +88,8 @@ func (r *recorder) runEnd(ctx context.Context, end agentloop.RunEnd) {
 	now := time.Now()
 	st.endLeftovers()
 	span := st.span
-	span.SetAttributes(
-		keyUsageInputTokens.Int(end.Usage.Input),
-		keyUsageOutputTokens.Int(end.Usage.Output),
-		keyRunTurns.Int(end.Turns),
-	)
+	span.SetAttributes(usageAttrs(end.Usage)...)
+	span.SetAttributes(keyRunTurns.Int(end.Turns))
 	var errType string
 	switch last := end.Last.(type) {
 	case nil:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentloop/agentloop"
@@ -657,5 +658,40 @@ func TestToolFuncGetsItsExecuteToolSpan(t *testing.T) {
 		if !span.IsValid() || seen[args] != span {
 			t.Errorf("call %s: the tool saw span %s, want its execute_tool span %s", id, seen[args], span)
 		}
+	}
+}
+
+func TestCacheAndReasoningTokensAreOnTheChatAndRunSpansOnlyWhenReported(t *testing.T) {
+	h := newHarness(t, telemetry.Options{})
+	usages := []agentloop.Usage{
+		{Input: 2000, Output: 50, CacheRead: 1500, CacheWrite: 400, Reasoning: 20},
+		{Input: 10, Output: 5},
+	}
+	calls := 0 // the runs are one after the other
+	model := describedModel{agentloop.ModelFunc(func(context.Context, *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		u := usages[calls]
+		calls++
+		return func(yield func(agentloop.Chunk, error) bool) {
+			_ = yield(agentloop.TextDelta{Text: "ok"}, nil) && yield(u, nil)
+		}
+	}), agentloop.ModelInfo{Provider: "anthropic", Model: "claude-test"}}
+	agent := &agentloop.Agent{Model: model, Name: "cached", Hooks: h.hooks}
+	for range usages {
+		if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chats := h.ended("chat claude-test")
+	if len(chats) != 2 {
+		t.Fatalf("%d chat spans, want 2: %v", len(chats), h.names())
+	}
+	want := map[string]any{"gen_ai.usage.input_tokens": 2000, "gen_ai.usage.output_tokens": 50,
+		"gen_ai.usage.cache_read.input_tokens": 1500, "gen_ai.usage.cache_creation.input_tokens": 400,
+		"gen_ai.usage.reasoning.output_tokens": 20}
+	wantAttrs(t, chats[0], want)
+	wantAttrs(t, h.ended("invoke_agent cached")[0], want)
+	for _, s := range []sdktrace.ReadOnlySpan{chats[1], h.ended("invoke_agent cached")[1]} {
+		wantAttrs(t, s, map[string]any{"gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 5})
+		wantNoAttrs(t, s, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.reasoning.output_tokens")
 	}
 }

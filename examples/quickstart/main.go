@@ -52,6 +52,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/examples/internal/mcpflags"
+	"github.com/agentloop/agentloop/pricing"
 )
 
 const demoPrompt = "What is the weather in Paris, and what is 2 + 3?"
@@ -259,7 +260,10 @@ func piped(ctx context.Context, agent *agentloop.Agent, stdin io.Reader, stdout 
 // continue from (on failure, the history the error carries).
 func converse(ctx context.Context, agent *agentloop.Agent, history agentloop.History, prompt string, out io.Writer) (agentloop.History, error) {
 	history = append(history[:len(history):len(history)], agentloop.UserMessage(prompt))
-	p := printer{out: out}
+	p := printer{out: out, prices: pricing.Default()}
+	if d, ok := agent.Model.(agentloop.ModelDescriber); ok {
+		p.model = d.ModelInfo()
+	}
 	for item, err := range agent.Stream(ctx, history) {
 		if err != nil {
 			fmt.Fprintln(out)
@@ -282,7 +286,9 @@ func converse(ctx context.Context, agent *agentloop.Agent, history agentloop.His
 // printer writes a run's items as a terminal transcript.
 type printer struct {
 	out         io.Writer
-	midLine     bool // the last write did not end a line
+	prices      pricing.Table       // prices the run when it knows model
+	model       agentloop.ModelInfo // the agent's model
+	midLine     bool                // the last write did not end a line
 	inReasoning bool
 }
 
@@ -323,7 +329,11 @@ func (p *printer) print(item agentloop.Item) {
 		fmt.Fprintf(p.out, "%s %s\n", mark, it.Result.Content)
 	case agentloop.Final:
 		p.line()
-		fmt.Fprintf(p.out, "[%s, %d input + %d output tokens]\n", count(it.Turns, "turn", "turns"), it.Usage.Input, it.Usage.Output)
+		var cost string
+		if c, ok := p.prices.Cost(p.model, it.Usage); ok {
+			cost = fmt.Sprintf(", $%.4f at %s list prices", c, pricing.DefaultDate)
+		}
+		fmt.Fprintf(p.out, "[%s, %d input + %d output tokens%s]\n", count(it.Turns, "turn", "turns"), it.Usage.Input, it.Usage.Output, cost)
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentloop/agentloop/pricing"
 )
 
 func runQuickstart(t *testing.T, stdin string, args ...string) (string, string, error) {
@@ -231,4 +233,22 @@ func TestQuickstart_RecordToAnUnwritablePathFailsBeforeTheSession(t *testing.T) 
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-record:")
 	assert.Empty(t, out)
+}
+
+func TestQuickstart_PrintsTheCostOfARunWhenTheModelsPriceIsKnown(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"Priced.\"}\n\n"+
+			"data: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"usage\":{\"input_tokens\":100000,\"output_tokens\":10000}}}\n\n")
+	}))
+	defer srv.Close()
+	t.Setenv("OPENAI_API_KEY", "test")
+	out, _, err := runQuickstart(t, "", "-provider", "openai-responses", "-model", "gpt-5-mini", "-base-url", srv.URL+"/v1", "-prompt", "hi")
+	require.NoError(t, err)
+	// gpt-5-mini: 0.1M input at $0.25/M + 0.01M output at $2/M.
+	assert.Contains(t, out, "[1 turn, 100000 input + 10000 output tokens, $0.0450 at "+pricing.DefaultDate+" list prices]")
+
+	out, _, err = runQuickstart(t, "", "-provider", "openai-responses", "-model", "unpriced", "-base-url", srv.URL+"/v1", "-prompt", "hi")
+	require.NoError(t, err)
+	assert.Contains(t, out, "[1 turn, 100000 input + 10000 output tokens]")
 }

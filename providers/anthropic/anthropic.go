@@ -23,6 +23,12 @@
 // io.ErrUnexpectedEOF; a server that cannot be reached, one wrapping
 // providers.ErrUnreachable.
 //
+// Config.CachePrompts turns on prompt caching with stable breakpoints (see
+// its doc). Usage counts cache_read_input_tokens and
+// cache_creation_input_tokens in Input, as agentloop.Usage says, and reports
+// them as CacheRead and CacheWrite. A server_tool_use block (a tool the API
+// runs itself) is not a tool call.
+//
 // Settings.ResponseFormat uses the API's native structured output: it is
 // sent as output_config.format {"type":"json_schema"}, which constrains the
 // final text and leaves tool calls free. Servers that only imitate the API
@@ -80,6 +86,13 @@ type Config struct {
 	// MaxTokens is max_tokens when Settings.MaxTokens is 0; 0 means
 	// DefaultMaxTokens.
 	MaxTokens int
+	// CachePrompts turns on prompt caching: each request marks cache
+	// breakpoints (cache_control) on the last tool, the system prompt and
+	// the conversation so far, so that later turns read the prefix they
+	// share from the cache at a fraction of the input price. The first
+	// request of a prefix pays for the cache write. Usage reports both
+	// (CacheWrite, CacheRead); false sends no breakpoint.
+	CachePrompts bool
 	// ThinkingBudget, when > 0, turns on extended thinking with this many
 	// budget_tokens (the API wants at least 1024 and less than max_tokens).
 	ThinkingBudget int

@@ -39,6 +39,7 @@ var fixtureCases = []struct {
 	{file: "rig-zero-arg-tool-use.sse", text: "", textDeltas: 0, reasoning: "", signature: "", redacted: []string{}, calls: []wantCall{{"toolu_REDACTED_1", "ping", "{}", 0}}, usage: agentloop.Usage{Input: 575, Output: 35}, stop: "tool_use"},
 	{file: "vercel-text-then-tool-input-json.chunks.jsonl", text: "I'll invoke the JSON response tool.", textDeltas: 2, reasoning: "", signature: "", redacted: []string{}, calls: []wantCall{{"toolu_01KFbKqPYSuAKujiL6mTfzYA", "json", "{\"elements\": [{\"location\": \"San Francisco\", \"temperature\": 58, \"condition\": \"sunny\"}]}", 2}}, usage: agentloop.Usage{Input: 849, Output: 47}, stop: "tool_use"},
 	{file: "vercel-text-then-zero-arg-tool.chunks.jsonl", text: "I'll update the issue list for you.", textDeltas: 2, reasoning: "", signature: "", redacted: []string{}, calls: []wantCall{{"toolu_01QE1WLsSVp5hy5Q3GmGTmjP", "updateIssueList", "{}", 0}}, usage: agentloop.Usage{Input: 565, Output: 48}, stop: "tool_use"},
+	{file: "vercel-prompt-cache-server-tool.chunks.jsonl", text: "The sum of the squares of the numbers 1 through 12 is **650**.", textDeltas: 2, reasoning: "", signature: "", redacted: []string{}, calls: []wantCall{}, usage: agentloop.Usage{Input: 9632, Output: 198, CacheRead: 6289, CacheWrite: 3337}, stop: "end_turn"},
 	{file: "vercel-thinking-signature-text.chunks.jsonl", text: "925 ÷ 5 = 185", textDeltas: 3, reasoning: "The previous result was 925. Now I need to divide that by 5.\n\n925 ÷ 5 = 185", signature: "EvQBCkYICxgCKkAxhD4NUKFzudtZ6NzbZdEiBACIScTzqjPViM596iWLZIk4EFKYYBj3B6Ptl3b0dcQv/VeJBNbejNWIWRBn+KPNEgz6HWtKx7p+QRgKsEoaDGjsiqfht7gTRFYHiyIwD1VSmNqHxv3wy8KEMP+LYb/TC4UH3H97tuoaADARFFcA0phdfxnzKQxFnc9lwY+dKlzUsaKSUAFeu1bDL5ikZJ1vL0Fkz6JjoFke0L/wOJRIUDUlDUOFJ1tZ3ea7g6LGE/5hwuvWgLwewdcm64d+43l7F57XrOmqNd6flI2K/oPr/4yzNgvi/EhT6Ca17BgB", redacted: []string{}, calls: []wantCall{}, usage: agentloop.Usage{Input: 69, Output: 53}, stop: "end_turn"},
 }
 
@@ -61,6 +62,9 @@ func TestAnthropic_RecordedStreamsYieldWhatTheSidecarsSay(t *testing.T) {
 			}
 			assert.Equal(t, ends, s.Ends)
 			require.Len(t, s.Calls, len(c.calls))
+			for i := range s.ArgFragments {
+				assert.Less(t, i, len(c.calls), "argument fragments only for the client's tool calls (not server_tool_use)")
+			}
 			for i, w := range c.calls {
 				assert.Equal(t, w.ID, s.Calls[i].ID)
 				assert.Equal(t, w.Name, s.Calls[i].Name)

@@ -14,7 +14,7 @@ import (
 type messagesRequest struct {
 	Model         string         `json:"model"`
 	MaxTokens     int            `json:"max_tokens"`
-	System        string         `json:"system,omitempty"`
+	System        any            `json:"system,omitempty"` // a string, or []textBlock with a breakpoint
 	Messages      []apiMessage   `json:"messages"`
 	Tools         []apiTool      `json:"tools,omitempty"`
 	Stream        bool           `json:"stream"`
@@ -45,9 +45,18 @@ type apiMessage struct {
 }
 
 type textBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type         string        `json:"type"`
+	Text         string        `json:"text"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
+
+// cacheControl marks a prompt-cache breakpoint: the API caches the request
+// up to and including the block that carries it.
+type cacheControl struct {
+	Type string `json:"type"` // ephemeral
+}
+
+var ephemeral = &cacheControl{Type: "ephemeral"}
 
 type thinkingBlock struct {
 	Type      string `json:"type"`
@@ -68,15 +77,17 @@ type toolUseBlock struct {
 }
 
 type toolResultBlock struct {
-	Type      string `json:"type"`
-	ToolUseID string `json:"tool_use_id"`
-	Content   string `json:"content"`
-	IsError   bool   `json:"is_error,omitempty"`
+	Type         string        `json:"type"`
+	ToolUseID    string        `json:"tool_use_id"`
+	Content      string        `json:"content"`
+	IsError      bool          `json:"is_error,omitempty"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
 
 type mediaBlock struct {
-	Type   string      `json:"type"` // image or document
-	Source mediaSource `json:"source"`
+	Type         string        `json:"type"` // image or document
+	Source       mediaSource   `json:"source"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
 
 type mediaSource struct {
@@ -87,9 +98,10 @@ type mediaSource struct {
 }
 
 type apiTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
 }
 
 var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
@@ -153,13 +165,18 @@ func (m *Model) requestBody(req *agentloop.Request) ([]byte, error) {
 			return nil, fmt.Errorf("anthropic: message %d has unknown role %q", i, msg.Role)
 		}
 	}
-	out.System = strings.Join(system, "\n\n")
+	if sys := strings.Join(system, "\n\n"); sys != "" {
+		out.System = sys
+	}
 	for _, t := range req.Tools {
 		schema := t.Schema
 		if len(schema) == 0 {
 			schema = emptyObjectSchema
 		}
 		out.Tools = append(out.Tools, apiTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	if m.cfg.CachePrompts {
+		setBreakpoints(&out)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -252,4 +269,51 @@ func fileBlock(f *agentloop.File) (any, error) {
 		return mediaBlock{Type: kind, Source: mediaSource{Type: "url", URL: f.URL}}, nil
 	}
 	return mediaBlock{Type: kind, Source: mediaSource{Type: "base64", MediaType: f.MediaType, Data: base64.StdEncoding.EncodeToString(f.Data)}}, nil
+}
+
+// setBreakpoints marks the prompt-cache breakpoints of a request, at most
+// four as the API allows, each where the prefix before it stays the same
+// from one turn to the next (the API renders tools, then system, then
+// messages): the last tool, the system prompt, the last block of the last
+// user message (the whole conversation, read back by the next turn), and
+// the last block of the user message before it (the previous turn's last
+// breakpoint, so this turn reads what that one wrote even when more than the
+// API's look-back of blocks came in between). A prefix shorter than the
+// model's minimum (1024 tokens or more) is not cached; the API says so only
+// through the usage counts.
+func setBreakpoints(out *messagesRequest) {
+	if n := len(out.Tools); n > 0 {
+		out.Tools[n-1].CacheControl = ephemeral
+	}
+	if sys, ok := out.System.(string); ok {
+		out.System = []textBlock{{Type: "text", Text: sys, CacheControl: ephemeral}}
+	}
+	marked := 0
+	for i := len(out.Messages) - 1; i >= 0 && marked < 2; i-- {
+		if out.Messages[i].Role == "user" && markLastBlock(out.Messages[i].Content) {
+			marked++
+		}
+	}
+}
+
+// markLastBlock puts a breakpoint on the last block of a user message, when
+// it is of a kind that can carry one.
+func markLastBlock(blocks []any) bool {
+	if len(blocks) == 0 {
+		return false
+	}
+	switch b := blocks[len(blocks)-1].(type) {
+	case textBlock:
+		b.CacheControl = ephemeral
+		blocks[len(blocks)-1] = b
+	case toolResultBlock:
+		b.CacheControl = ephemeral
+		blocks[len(blocks)-1] = b
+	case mediaBlock:
+		b.CacheControl = ephemeral
+		blocks[len(blocks)-1] = b
+	default:
+		return false
+	}
+	return true
 }

@@ -62,7 +62,8 @@ type decoder struct {
 	cutCalls int // tool_use blocks not closed by their own content_block_stop, or without a whole input
 	stop     string
 	input    int
-	cacheIn  int
+	cacheW   int // cache_creation_input_tokens
+	cacheR   int // cache_read_input_tokens
 	output   int
 	sawUsage bool
 }
@@ -152,7 +153,9 @@ func (d *decoder) event(ev *streamEvent, data []byte, yield func(agentloop.Chunk
 		case "signature_delta":
 			b.signature += ev.Delta.Signature
 		case "input_json_delta":
-			if ev.Delta.PartialJSON != "" {
+			// Only the client's tools: a server_tool_use block (a tool the
+			// API runs itself) streams its input too.
+			if b.kind == "tool_use" && ev.Delta.PartialJSON != "" {
 				b.args = append(b.args, ev.Delta.PartialJSON...)
 				c = agentloop.ToolCallDelta{Index: b.ordinal, ID: b.id, Name: b.name, Args: ev.Delta.PartialJSON}
 			}
@@ -184,7 +187,7 @@ func (d *decoder) event(ev *streamEvent, data []byte, yield func(agentloop.Chunk
 				return false, false, nil
 			}
 		}
-		if d.sawUsage && !yield(agentloop.Usage{Input: d.input + d.cacheIn, Output: d.output}, nil) {
+		if d.sawUsage && !yield(d.usage(), nil) {
 			return false, false, nil
 		}
 		yield(agentloop.Finish{Reason: d.reason()}, nil)
@@ -246,17 +249,25 @@ func (d *decoder) addUsage(u *apiUsage) {
 	if u.InputTokens != nil {
 		d.input = *u.InputTokens
 	}
-	if u.CacheCreationInputTokens != nil || u.CacheReadInputTokens != nil {
-		d.cacheIn = 0
-		if u.CacheCreationInputTokens != nil {
-			d.cacheIn += *u.CacheCreationInputTokens
-		}
-		if u.CacheReadInputTokens != nil {
-			d.cacheIn += *u.CacheReadInputTokens
-		}
+	if u.CacheCreationInputTokens != nil {
+		d.cacheW = *u.CacheCreationInputTokens
+	}
+	if u.CacheReadInputTokens != nil {
+		d.cacheR = *u.CacheReadInputTokens
 	}
 	if u.OutputTokens != nil {
 		d.output = *u.OutputTokens
+	}
+}
+
+// usage is the reply's usage. The API counts cache reads and writes apart
+// from input_tokens; agentloop.Usage counts them in Input.
+func (d *decoder) usage() agentloop.Usage {
+	return agentloop.Usage{
+		Input:      d.input + d.cacheW + d.cacheR,
+		Output:     d.output,
+		CacheRead:  d.cacheR,
+		CacheWrite: d.cacheW,
 	}
 }
 

@@ -30,7 +30,8 @@
 // [agentloop.ToolCall] (no deltas): the server's id when it sends one, else
 // an empty id, which the loop fills; the arguments as a JSON object ({} when
 // empty). The last chunk gives one [agentloop.Usage] (prompt_eval_count,
-// eval_count) and one [agentloop.Finish]: done_reason "stop" is
+// eval_count; Ollama reports no cache counts, and its prompt_eval_count
+// leaves out the prompt tokens it reused from its own KV cache) and one [agentloop.Finish]: done_reason "stop" is
 // [agentloop.FinishToolCalls] when the reply made calls (Ollama does not say
 // so itself) and [agentloop.FinishStop] otherwise; "length" is
 // [agentloop.FinishLength], or [agentloop.FinishToolCalls] when the reply

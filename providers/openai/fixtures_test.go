@@ -59,11 +59,12 @@ var fixtureCases = []struct {
 	{file: "vercel-deepseek-reasoning-tool-call.chunks.jsonl",
 		reasoningPrefix: "The user is asking for the weather in San Francisco.", reasoningLen: 191, reasoningDeltas: 39,
 		calls: []wantCall{{"call_00_ioIn7yN9p1ZOMNpDLwd4MgAF", "weather", `{"location": "San Francisco"}`, 10}},
-		usage: agentloop.Usage{Input: 339, Output: 83}, finish: agentloop.FinishToolCalls},
+		usage: agentloop.Usage{Input: 339, Output: 83, CacheRead: 320, Reasoning: 39}, finish: agentloop.FinishToolCalls},
 	{file: "vercel-xai-reasoning-single-chunk-tool-call.chunks.jsonl",
 		reasoningPrefix: "First, the user is asking about the weather in San Francisco.", reasoningLen: 1069, reasoningDeltas: 227,
 		calls: []wantCall{{"call_79382389", "weather", `{"location":"San Francisco"}`, 1}},
-		usage: agentloop.Usage{Input: 307, Output: 26}, finish: agentloop.FinishToolCalls},
+		// xAI leaves the reasoning tokens out of completion_tokens (total_tokens 560 = 307 + 26 + 227).
+		usage: agentloop.Usage{Input: 307, Output: 26 + 227, CacheRead: 306, Reasoning: 227}, finish: agentloop.FinishToolCalls},
 }
 
 func TestOpenAI_RecordedStreamsYieldWhatTheSidecarsSay(t *testing.T) {

@@ -5,7 +5,11 @@
 // It streams text, reasoning (the reasoning_content field, or reasoning as
 // some servers name it), tool-call deltas keyed by index (several calls in
 // parallel, arguments in many fragments), usage (it asks for it with
-// stream_options.include_usage) and the finish reason. A call keeps the id
+// stream_options.include_usage; prompt_tokens_details.cached_tokens is
+// CacheRead, completion_tokens_details.reasoning_tokens is Reasoning, and
+// Output counts the reasoning tokens even from servers that count them in
+// total_tokens only, as xAI does) and the finish reason. The API caches
+// prompt prefixes by itself, with no breakpoints to send. A call keeps the id
 // the server gave it; a call without one is yielded with an empty id, which
 // the loop fills. finish_reason "length" after calls whose arguments are
 // whole JSON is [agentloop.FinishToolCalls] (see the providers package doc).
@@ -76,6 +80,12 @@ type Config struct {
 	// ReasoningEffort, when set, is sent as reasoning_effort ("low",
 	// "medium", "high") for models that reason.
 	ReasoningEffort string
+	// PromptCacheKey, when set, is sent as prompt_cache_key: OpenAI caches
+	// prompt prefixes by itself (no breakpoints), and routes requests with
+	// the same key to the same cache, which raises the hit rate of
+	// conversations that share a long prefix (a system prompt and tools).
+	// Other servers may reject the field; "" sends none.
+	PromptCacheKey string
 }
 
 // ConfigFromEnv returns a Config for model with APIKey from OPENAI_API_KEY

@@ -25,6 +25,7 @@ type chatRequest struct {
 	Stop                []string        `json:"stop,omitempty"`
 	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
 	ResponseFormat      *responseFormat `json:"response_format,omitempty"`
+	PromptCacheKey      string          `json:"prompt_cache_key,omitempty"`
 }
 
 type responseFormat struct {
@@ -101,6 +102,7 @@ func (m *Model) requestBody(req *agentloop.Request) ([]byte, error) {
 		Seed:            req.Settings.Seed,
 		Stop:            req.Settings.Stop,
 		ReasoningEffort: m.cfg.ReasoningEffort,
+		PromptCacheKey:  m.cfg.PromptCacheKey,
 	}
 	if n := req.Settings.MaxTokens; n > 0 {
 		if m.maxTokens == "max_tokens" {

@@ -183,3 +183,46 @@ func TestOpenAI_LengthAfterACallWithoutArgumentTextIsLength(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []agentloop.FinishReason{agentloop.FinishLength}, summarize(chunks).Finish)
 }
+
+// The usage chunk below has the shape of the API's (the prompt caching
+// guide's example figures); no recording with cached tokens was at hand.
+func TestOpenAI_UsageReportsCachedAndReasoningTokensAsPartsOfInputAndOutput(t *testing.T) {
+	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":2006,\"completion_tokens\":300,\"total_tokens\":2306," +
+		"\"prompt_tokens_details\":{\"cached_tokens\":1920,\"audio_tokens\":0}," +
+		"\"completion_tokens_details\":{\"reasoning_tokens\":256,\"audio_tokens\":0}}}\n\n" +
+		"data: [DONE]\n\n"
+	srv := newServer(t, []byte(body))
+	chunks, err := collect(newModel(t, srv.URL), &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
+	require.NoError(t, err)
+	assert.Equal(t, []agentloop.Usage{{Input: 2006, Output: 300, CacheRead: 1920, Reasoning: 256}}, summarize(chunks).Usage)
+}
+
+func TestOpenAI_PromptCacheKeyIsSentAndEachTurnRepeatsThePreviousRequestAsItsPrefix(t *testing.T) {
+	srv := newServer(t, []byte(textBody))
+	m, err := openai.New(openai.Config{Model: "gpt-4.1", BaseURL: srv.URL, PromptCacheKey: "support-bot"})
+	require.NoError(t, err)
+	turn1 := agentloop.History{agentloop.UserMessage("Weather?")}
+	turn2 := append(turn1[:1:1],
+		agentloop.Message{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{{Type: agentloop.PartToolCall, ToolCall: &agentloop.ToolCall{ID: "c1", Name: "w", Args: json.RawMessage(`{}`)}}}},
+		agentloop.Message{Role: agentloop.RoleTool, Parts: []agentloop.Part{{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "c1", Name: "w", Content: "sunny"}}}})
+	tools := []agentloop.ToolDef{{Name: "w", Schema: json.RawMessage(`{"type":"object","properties":{}}`)}}
+	for _, h := range []agentloop.History{turn1, turn2} {
+		_, err = collect(m, &agentloop.Request{System: "Be brief.", Messages: h, Tools: tools})
+		require.NoError(t, err)
+	}
+	var bodies [2]struct {
+		Messages       []json.RawMessage `json:"messages"`
+		Tools          json.RawMessage   `json:"tools"`
+		PromptCacheKey string            `json:"prompt_cache_key"`
+	}
+	for i := range bodies {
+		require.NoError(t, json.Unmarshal(srv.request(i), &bodies[i]))
+		assert.Equal(t, "support-bot", bodies[i].PromptCacheKey)
+	}
+	// OpenAI caches the longest prefix it saw: the system prompt, the tools
+	// and the messages of the previous turn come back byte for byte.
+	assert.Equal(t, bodies[0].Tools, bodies[1].Tools)
+	assert.Equal(t, bodies[0].Messages, bodies[1].Messages[:len(bodies[0].Messages)])
+}

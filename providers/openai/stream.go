@@ -31,8 +31,15 @@ type streamChunk struct {
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		TotalTokens         int `json:"total_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+		CompletionTokensDetails *struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
 	} `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
@@ -146,7 +153,17 @@ func (d *decoder) event(name string, data []byte, yield func(agentloop.Chunk, er
 		return false, httpx.ParseErrorBody("openai", data)
 	}
 	if c.Usage != nil {
-		d.usage = &agentloop.Usage{Input: c.Usage.PromptTokens, Output: c.Usage.CompletionTokens}
+		u := c.Usage
+		// OpenAI's completion_tokens include the reasoning tokens; xAI's
+		// leave them out and count them in total_tokens only. Output is
+		// every generated token either way.
+		d.usage = &agentloop.Usage{Input: u.PromptTokens, Output: max(u.CompletionTokens, u.TotalTokens-u.PromptTokens)}
+		if u.PromptTokensDetails != nil {
+			d.usage.CacheRead = u.PromptTokensDetails.CachedTokens
+		}
+		if u.CompletionTokensDetails != nil {
+			d.usage.Reasoning = u.CompletionTokensDetails.ReasoningTokens
+		}
 	}
 	for i := range c.Choices {
 		ch := &c.Choices[i]

@@ -44,7 +44,7 @@ func TestResponses_RecordedStreamsDecodeToTheirStats(t *testing.T) {
 				{ID: "call_REDACTED_1", Name: "get_weather", Args: []byte(`{"city":"Tokyo"}`)},
 				{ID: "call_REDACTED_2", Name: "get_weather", Args: []byte(`{"city":"Paris"}`)},
 			},
-			usage: agentloop.Usage{Input: 144, Output: 62}, finish: agentloop.FinishToolCalls,
+			usage: agentloop.Usage{Input: 144, Output: 62, Reasoning: 12}, finish: agentloop.FinishToolCalls,
 		},
 		{
 			name: "rig-reasoning-two-calls-session.turn2", body: fixture(t, "rig-reasoning-two-calls-session.turn2.sse"),
@@ -59,7 +59,7 @@ func TestResponses_RecordedStreamsDecodeToTheirStats(t *testing.T) {
 			name: "rig-three-turn-tool-session.turn3", body: fixture(t, "rig-three-turn-tool-session.turn3.sse"),
 			text:  "crimson-harbor",
 			ends:  []agentloop.ReasoningEnd{{Signature: "rs_REDACTED_2", Redacted: "encrypted_content_REDACTED_5"}},
-			usage: agentloop.Usage{Input: 232, Output: 78}, finish: agentloop.FinishStop,
+			usage: agentloop.Usage{Input: 232, Output: 78, Reasoning: 67}, finish: agentloop.FinishStop,
 		},
 		{
 			name: "vercel response 1", body: vercel[0],

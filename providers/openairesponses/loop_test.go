@@ -138,7 +138,7 @@ func TestResponses_ReasoningAndTwoCallsThroughTheLoopResendTheRecordedHistory(t 
 	final := last.(agentloop.Final)
 	assert.Equal(t, 2, final.Turns)
 	assert.True(t, strings.HasPrefix(final.Text, "Tokyo is currently **72°F (22°C)**"), final.Text)
-	assert.Equal(t, agentloop.Usage{Input: 144 + 276, Output: 62 + 89}, final.Usage)
+	assert.Equal(t, agentloop.Usage{Input: 144 + 276, Output: 62 + 89, Reasoning: 12}, final.Usage)
 
 	for i, r := range rec {
 		ours := srv.request(t, i)

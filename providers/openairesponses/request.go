@@ -24,6 +24,7 @@ type request struct {
 	TopP            *float64    `json:"top_p,omitempty"`
 	Reasoning       *reasoning  `json:"reasoning,omitempty"`
 	Text            *textConfig `json:"text,omitempty"`
+	PromptCacheKey  string      `json:"prompt_cache_key,omitempty"`
 }
 
 type reasoning struct {
@@ -114,6 +115,7 @@ func (m *Model) requestBody(req *agentloop.Request) ([]byte, error) {
 		MaxOutputTokens: s.MaxTokens,
 		Temperature:     s.Temperature,
 		TopP:            s.TopP,
+		PromptCacheKey:  m.cfg.PromptCacheKey,
 	}
 	if !m.cfg.Store {
 		out.Include = []string{"reasoning.encrypted_content"}

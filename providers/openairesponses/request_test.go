@@ -182,3 +182,30 @@ func TestResponses_SummaryPartsAreSeparatedByABlankLine(t *testing.T) {
 func TestResponses_ModelInfoNamesTheProviderAndTheModel(t *testing.T) {
 	assert.Equal(t, agentloop.ModelInfo{Provider: "openai", Model: "gpt-test"}, newModel(t, "http://127.0.0.1:1").ModelInfo())
 }
+
+// The response.completed event below has the shape of the API's; no
+// recording with cached tokens was at hand.
+func TestResponses_UsageReportsCachedAndReasoningTokensAsPartsOfInputAndOutput(t *testing.T) {
+	body := "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"output\":[]," +
+		"\"usage\":{\"input_tokens\":2006,\"input_tokens_details\":{\"cached_tokens\":1920}," +
+		"\"output_tokens\":300,\"output_tokens_details\":{\"reasoning_tokens\":256},\"total_tokens\":2306}}}\n\n"
+	srv := newServer(t, []byte(body))
+	chunks, err := collect(newModel(t, srv.URL), &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
+	require.NoError(t, err)
+	assert.Equal(t, []agentloop.Usage{{Input: 2006, Output: 300, CacheRead: 1920, Reasoning: 256}}, summarize(chunks).Usage)
+}
+
+func TestResponses_PromptCacheKeyIsSentWhenSet(t *testing.T) {
+	srv := newServer(t, []byte(textBody), []byte(textBody))
+	for i, key := range []string{"support-bot", ""} {
+		m, err := openairesponses.New(openairesponses.Config{Model: "gpt-5", BaseURL: srv.URL, PromptCacheKey: key})
+		require.NoError(t, err)
+		_, err = collect(m, &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
+		require.NoError(t, err)
+		got, ok := srv.request(t, i)["prompt_cache_key"]
+		assert.Equal(t, key != "", ok)
+		if ok {
+			assert.Equal(t, key, got)
+		}
+	}
+}

@@ -13,7 +13,8 @@
 // continue from it. Function calls stream as [agentloop.ToolCallDelta] and
 // end as one [agentloop.ToolCall] each (call_id as the id; a call without
 // one is yielded with an empty id, which the loop fills). Usage
-// (input_tokens, output_tokens) and the finish reason come from the
+// (input_tokens, output_tokens, input_tokens_details.cached_tokens as
+// CacheRead, output_tokens_details.reasoning_tokens as Reasoning) and the finish reason come from the
 // terminal event: response.completed is [agentloop.FinishToolCalls] when
 // the reply made calls, [agentloop.FinishContentFilter] after a refusal,
 // [agentloop.FinishStop] otherwise; response.incomplete is
@@ -100,6 +101,12 @@ type Config struct {
 	// (reasoning.summary: "auto", "concise" or "detailed"); without it
 	// OpenAI sends none.
 	ReasoningSummary string
+	// PromptCacheKey, when set, is sent as prompt_cache_key: OpenAI caches
+	// prompt prefixes by itself (no breakpoints), and routes requests with
+	// the same key to the same cache, which raises the hit rate of
+	// conversations that share a long prefix (a system prompt and tools).
+	// Other servers may reject the field; "" sends none.
+	PromptCacheKey string
 	// Store lets the server store responses ("store": true). The zero value
 	// sends "store": false and asks for the encrypted reasoning instead, so
 	// the history alone carries everything.

@@ -45,8 +45,14 @@ type response struct {
 	} `json:"incomplete_details"`
 	Error *apiError `json:"error"`
 	Usage *struct {
-		InputTokens  int `json:"input_tokens"`
-		OutputTokens int `json:"output_tokens"`
+		InputTokens        int `json:"input_tokens"`
+		OutputTokens       int `json:"output_tokens"`
+		InputTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"input_tokens_details"`
+		OutputTokensDetails struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		} `json:"output_tokens_details"`
 	} `json:"usage"`
 }
 
@@ -216,7 +222,12 @@ func (d *decoder) end(ev *event, yield func(agentloop.Chunk, error) bool) (more,
 			}
 		}
 	}
-	if u := resp.Usage; u != nil && !yield(agentloop.Usage{Input: u.InputTokens, Output: u.OutputTokens}, nil) {
+	if u := resp.Usage; u != nil && !yield(agentloop.Usage{
+		Input:     u.InputTokens,
+		Output:    u.OutputTokens,
+		CacheRead: u.InputTokensDetails.CachedTokens,
+		Reasoning: u.OutputTokensDetails.ReasoningTokens,
+	}, nil) {
 		return false, false, nil
 	}
 	yield(agentloop.Finish{Reason: d.reason(ev.Type, resp)}, nil)

@@ -79,6 +79,26 @@ func (s *Store) StartStream(ctx context.Context, chatID string, ttl time.Duratio
 	if err := s.check(ctx); err != nil {
 		return store.Lease{}, err
 	}
+	for {
+		l, err := s.startStream(ctx, chatID, ttl)
+		if !errors.Is(err, errStreamJustEnded) {
+			return l, err
+		}
+		// The active stream that refused the insert ended or expired
+		// since: try again (a store that fails keeps failing, and ctx
+		// ends the tries).
+		if err := ctx.Err(); err != nil {
+			return store.Lease{}, err
+		}
+	}
+}
+
+// errStreamJustEnded is startStream's error when the chat's active stream
+// refused the new one but ended before it could be named.
+var errStreamJustEnded = errors.New("pgstore: the active stream ended meanwhile")
+
+// startStream is one try of StartStream.
+func (s *Store) startStream(ctx context.Context, chatID string, ttl time.Duration) (store.Lease, error) {
 	l := store.Lease{ChatID: chatID, StreamID: backend.RandomID(), Token: backend.RandomID()}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// A stream whose holder let its lease expire is interrupted, and
@@ -98,9 +118,11 @@ func (s *Store) StartStream(ctx context.Context, chatID string, ttl time.Duratio
 		return store.Lease{}, notFound("chat", chatID)
 	case uniqueViolation:
 		active, err := s.ActiveStream(ctx, chatID)
+		if errors.Is(err, store.ErrNotFound) {
+			return store.Lease{}, errStreamJustEnded
+		}
 		if err != nil {
-			// It ended or expired just now: the caller may try again.
-			return store.Lease{}, fmt.Errorf("%w: chat %q: %w", store.ErrStreamActive, chatID, err)
+			return store.Lease{}, err
 		}
 		return store.Lease{}, &store.ActiveStreamError{ChatID: chatID, StreamID: active.ID, LeaseExpires: active.LeaseExpires}
 	}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"testing"
@@ -226,6 +227,46 @@ var streamTests = []test{
 			require.ErrorIs(t, err, store.ErrStreamActive)
 		}
 		require.Equal(t, 1, won)
+	}},
+	{"StartsRacingAnEndingStreamGetTheStreamOrItsError", func(t *testing.T, su *suite) {
+		// Starts that race a stream ending (a queue of requests for one
+		// chat) get the lease or an *ActiveStreamError naming the
+		// stream in the way, never an error saying the chat is gone.
+		e := su.env(t)
+		handles := []store.Store{e.s}
+		if su.opts.Reopen != nil {
+			handles = append(handles, su.reopen(e))
+		}
+		e.create(e.s, "chat-1", "", nil)
+		const tries = 25
+		errs := make(chan error, writers)
+		start := make(chan struct{})
+		for i := range writers {
+			go func() {
+				<-start
+				s := handles[i%len(handles)]
+				for range tries {
+					l, err := s.StartStream(e.ctx, "chat-1", minute)
+					var active *store.ActiveStreamError
+					switch {
+					case err == nil:
+						if err := s.EndStream(e.ctx, l, store.StreamDone); err != nil {
+							errs <- err
+							return
+						}
+					case errors.As(err, &active):
+					default:
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		close(start)
+		for range writers {
+			require.NoError(t, <-errs)
+		}
 	}},
 	{"ChunksReadBackInOrderFromAnySequenceNumber", func(t *testing.T, su *suite) {
 		e := su.env(t)

@@ -1,0 +1,73 @@
+package aisdk_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/memstore"
+)
+
+// outageAtEnd is a store whose EndStream fails while down is above zero
+// (a database outage), counting down with each call.
+type outageAtEnd struct {
+	aisdk.ChatStore
+	down  atomic.Int32
+	calls atomic.Int32
+}
+
+var errOutage = errors.New("connection refused")
+
+func (s *outageAtEnd) EndStream(ctx context.Context, l store.Lease, state store.StreamState) error {
+	s.calls.Add(1)
+	if s.down.Add(-1) >= 0 {
+		return errOutage
+	}
+	return s.ChatStore.EndStream(ctx, l, state)
+}
+
+// A run that cannot end its stream because the database is down tries
+// again with backoff, so that the chat is free as soon as the database is
+// back, not once the lease runs out.
+func TestStored_ARunThatCannotEndItsStreamTriesAgainUntilTheStoreIsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New(memstore.Options{})
+		defer mem.Close()
+		st := &outageAtEnd{ChatStore: mem}
+		st.down.Store(4)
+		h := &aisdk.Handler{
+			Agent:     &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hi.")}})},
+			Store:     st,
+			Authorize: func(*http.Request, string) error { return nil },
+			Logger:    slog.New(slog.DiscardHandler),
+			KeepAlive: -1,
+		}
+		body := `{"id":"c","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"hello"}]}]}`
+		req := httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%d %s", rec.Code, rec.Body.String())
+		}
+		if n := st.calls.Load(); n != 5 {
+			t.Errorf("EndStream was called %d times, want 5 (4 failures, then the end)", n)
+		}
+		if _, err := st.ActiveStream(context.Background(), "c"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the chat's stream after the run: %v, want none active", err)
+		}
+		if err := h.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+}
