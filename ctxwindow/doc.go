@@ -7,9 +7,9 @@
 // this call sends with its strategies, in order, until it fits:
 // [DropReasoning] leaves out the reasoning of old turns, [ShortenResults]
 // sends old tool results as previews, [Summarize] has a model summarize the
-// older turns (the summary is kept per conversation in a [SummaryStore]:
-// [MemoryStore], or [DocStore] beside the chat in the versioned store),
-// and [Window] leaves out the oldest turns. The stored history is never
+// older turns (the summary is kept per conversation as a document of the
+// versioned store, Config.Docs: beside the chat, and deleted with it), and
+// [Window] leaves out the oldest turns. The stored history is never
 // changed: the run's items, its TurnEnd.History and its Final keep every
 // message, so nothing is lost and the next run can shape differently.
 //

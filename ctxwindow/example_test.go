@@ -2,12 +2,15 @@ package ctxwindow_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/ctxwindow"
 	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/memstore"
 )
 
 // longChat is 30 questions with long answers, then a new question.
@@ -63,12 +66,12 @@ func ExampleSummarize() {
 	summarizer := simtest.NewFuncModel(func(*agentloop.Request) ([]simtest.Step, error) {
 		return []simtest.Step{simtest.Text("The user asked many questions; each was answered at length.")}, nil
 	})
-	store := &ctxwindow.MemoryStore{}
+	docs := memstore.New(memstore.Options{})
 	mgr, err := ctxwindow.New(ctxwindow.Config{
 		ContextWindow: 2000,
 		OutputReserve: 500,
 		Strategies:    []ctxwindow.Strategy{ctxwindow.Summarize{Model: summarizer, MaxTokens: 200}, ctxwindow.Window{}},
-		Store:         store,
+		Docs:          docs, // or the app's sqlitestore, pgstore
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -87,7 +90,10 @@ func ExampleSummarize() {
 		}
 		fmt.Println(text)
 	}
-	s, _, _ := store.LoadSummary(context.Background(), "chat-42")
+	var s ctxwindow.Summary
+	if doc, err := store.GetConversationDoc(context.Background(), docs, "chat-42", ctxwindow.SummaryDoc); err == nil {
+		_ = json.Unmarshal(doc.Data, &s)
+	}
 	fmt.Printf("summary of messages %d to %d, made once, in %d summarizer calls\n", s.From, s.Through-1, summarizer.Calls())
 	// Output:
 	// [Summary of the earlier part of this conversation (47 messages, left out here to fit the context window):]

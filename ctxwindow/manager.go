@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/store"
 )
 
 // DefaultOutputReserve is the output reserve when Config.OutputReserve and
@@ -75,10 +76,11 @@ type Config struct {
 	// LargeResults, when non-nil, sends every large tool result as a
 	// preview, whether or not the request fits (see [LargeResults]).
 	LargeResults *LargeResults
-	// Store keeps the summaries that a [Summarize] strategy makes, per
-	// conversation id, across runs; nil keeps each summary for the run that
-	// made it only. Runs without a conversation id do not use the store.
-	Store SummaryStore
+	// Docs keeps the summaries that a [Summarize] strategy makes, per
+	// conversation id, across runs, as the conversation's document
+	// [SummaryDoc]; nil keeps each summary for the run that made it only.
+	// Runs without a conversation id do not use it.
+	Docs store.Docs
 	// OnReport, when non-nil, is called once for every request the
 	// Manager shapes (every model call of every run whose hooks it
 	// serves), with what it did, also when the request stays over budget;
@@ -237,7 +239,7 @@ func (m *Manager) Hooks() *agentloop.Hooks {
 				window: m.window,
 				convID: start.ConversationID,
 				factor: m.Correction(),
-				store:  m.cfg.Store,
+				docs:   m.cfg.Docs,
 			}
 			if a := start.Agent; a != nil {
 				st.model, st.log = a.Model, a.Logger
@@ -284,7 +286,7 @@ type runState struct {
 	convID string
 	model  agentloop.Model
 	log    *slog.Logger
-	store  SummaryStore
+	docs   store.Docs
 
 	factor  float64 // the correction in use
 	lastRaw int     // uncorrected estimate of the request in flight; 0: none
@@ -389,9 +391,9 @@ func (st *runState) corrected(raw int) int { return int(math.Round(float64(raw) 
 // summaryFor returns the run's summary, loading the conversation's from
 // the store the first time, if it fits v's history.
 func (st *runState) summaryFor(ctx context.Context, v *view) (Summary, bool) {
-	if !st.loaded && st.store != nil && st.convID != "" {
+	if !st.loaded && st.docs != nil && st.convID != "" {
 		st.loaded = true
-		s, ok, err := st.store.LoadSummary(ctx, st.convID)
+		s, ok, err := loadSummary(ctx, st.docs, st.convID)
 		switch {
 		case err != nil:
 			st.warn(ctx, v.rep, fmt.Errorf("ctxwindow: loading the summary of conversation %q: %w", st.convID, err))
@@ -408,10 +410,10 @@ func (st *runState) summaryFor(ctx context.Context, v *view) (Summary, bool) {
 // keepSummary makes s the run's summary and saves it.
 func (st *runState) keepSummary(ctx context.Context, rep *Report, s Summary) {
 	st.summary, st.loaded = &s, true
-	if st.store == nil || st.convID == "" {
+	if st.docs == nil || st.convID == "" {
 		return
 	}
-	if err := st.store.SaveSummary(ctx, st.convID, s); err != nil {
+	if err := saveSummary(ctx, st.docs, st.convID, s); err != nil {
 		st.warn(ctx, rep, fmt.Errorf("ctxwindow: saving the summary of conversation %q: %w", st.convID, err))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/ctxwindow"
 	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/store/memstore"
 )
 
 func TestNew_RefusesABadConfigNamingTheField(t *testing.T) {
@@ -185,8 +186,8 @@ func TestManager_TheCorrectionChangesWhatFits(t *testing.T) {
 // One Manager serves concurrent runs of different conversations; each keeps
 // its own summary under its own id.
 func TestManager_ServesConcurrentRuns(t *testing.T) {
-	store := &ctxwindow.MemoryStore{}
-	m, err := ctxwindow.New(ctxwindow.Config{ContextWindow: 3000, OutputReserve: 500, Store: store,
+	docs := memstore.New(memstore.Options{})
+	m, err := ctxwindow.New(ctxwindow.Config{ContextWindow: 3000, OutputReserve: 500, Docs: docs,
 		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: summarizer()}, ctxwindow.Window{}}})
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +211,7 @@ func TestManager_ServesConcurrentRuns(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
-		if _, ok, _ := store.LoadSummary(t.Context(), fmt.Sprint("chat-", i)); !ok {
+		if _, ok, _ := ctxwindow.LoadSummary(t.Context(), docs, fmt.Sprint("chat-", i)); !ok {
 			t.Fatalf("run %d saved no summary", i)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/ctxwindow"
+	"github.com/agentloop/agentloop/store/memstore"
 )
 
 // The README's section on long conversations quotes the body of this
@@ -28,8 +29,8 @@ func Example_readme() {
 			ctxwindow.Summarize{},      // older turns summarized by the agent's model
 			ctxwindow.Window{},         // the oldest turns left out
 		},
-		LargeResults: &ctxwindow.LargeResults{}, // huge results as previews, always
-		Store:        &ctxwindow.MemoryStore{},  // summaries per conversation
+		LargeResults: &ctxwindow.LargeResults{},        // huge results as previews, always
+		Docs:         memstore.New(memstore.Options{}), // summaries per conversation
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/ctxwindow"
 	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/store/memstore"
 )
 
 // fetchTool returns about 2 KB of text per call.
@@ -70,7 +71,7 @@ func TestLongRun_200TurnsStayUnderBudgetAndHistoryKeepsAll(t *testing.T) {
 			m, err := ctxwindow.New(ctxwindow.Config{
 				ContextWindow: window, OutputReserve: reserve,
 				Strategies: tc.strategies(sum),
-				Store:      &ctxwindow.MemoryStore{},
+				Docs:       memstore.New(memstore.Options{}),
 				OnReport:   func(_ context.Context, r ctxwindow.Report) { reports = append(reports, r) },
 			})
 			if err != nil {

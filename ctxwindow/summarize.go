@@ -36,9 +36,9 @@ var ErrSummarize = errors.New("ctxwindow: summarizing failed")
 // those alone are over budget it leaves the request to the strategies after
 // it: put [Window] last.
 //
-// A summary is kept (see [Summary]): in the run, and, with a
-// Config.Store and a conversation id ([agentloop.WithConversationID]),
-// in the store across runs. Model calls that fit with the kept summary
+// A summary is kept (see [Summary]): in the run, and, with Config.Docs
+// and a conversation id ([agentloop.WithConversationID]), in the store
+// across runs. Model calls that fit with the kept summary
 // reuse it; the model summarizes again only when the conversation has grown
 // past it, and then only the summary and the messages after it.
 //

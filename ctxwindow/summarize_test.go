@@ -60,9 +60,9 @@ func runWith(t *testing.T, cfg ctxwindow.Config, model agentloop.Model, h agentl
 // and used by the next run of that conversation without summarizing again;
 // another conversation gets its own.
 func TestSummarize_KeptPerConversationAndReusedByLaterRuns(t *testing.T) {
-	store := &ctxwindow.MemoryStore{}
+	docs := memstore.New(memstore.Options{})
 	sum := summarizer()
-	cfg := ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Store: store,
+	cfg := ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Docs: docs,
 		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum}, ctxwindow.Window{}}}
 	h := chat(8)
 
@@ -73,7 +73,7 @@ func TestSummarize_KeptPerConversationAndReusedByLaterRuns(t *testing.T) {
 	if sum.Calls() != 1 || !reps[0].NewSummary || reps[0].Summary == nil {
 		t.Fatalf("summarizer calls %d, report %+v; want one new summary", sum.Calls(), reps[0])
 	}
-	stored, ok, err := store.LoadSummary(t.Context(), "c1")
+	stored, ok, err := ctxwindow.LoadSummary(t.Context(), docs, "c1")
 	if err != nil || !ok || stored != *reps[0].Summary {
 		t.Fatalf("stored %+v, %v, %v; want the report's summary %+v", stored, ok, err, *reps[0].Summary)
 	}
@@ -98,13 +98,13 @@ func TestSummarize_KeptPerConversationAndReusedByLaterRuns(t *testing.T) {
 // When the conversation outgrows its summary, the new one is made from the
 // old summary and the messages after it only.
 func TestSummarize_FoldsThePreviousSummaryWithTheNewerMessagesOnly(t *testing.T) {
-	store := &ctxwindow.MemoryStore{}
+	docs := memstore.New(memstore.Options{})
 	sum := summarizer()
-	cfg := ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Store: store,
+	cfg := ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Docs: docs,
 		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum}, ctxwindow.Window{}}}
 	h := chat(8)
 	runWith(t, cfg, answering(), h, "c1")
-	first, _, _ := store.LoadSummary(t.Context(), "c1")
+	first, _, _ := ctxwindow.LoadSummary(t.Context(), docs, "c1")
 
 	longer := chat(16)
 	copy(longer, h) // the same start
@@ -125,18 +125,18 @@ func TestSummarize_FoldsThePreviousSummaryWithTheNewerMessagesOnly(t *testing.T)
 // A stored summary that does not fit the history's start (edited,
 // regenerated, another chat's) is not used: a new one replaces it.
 func TestSummarize_AStaleSummaryIsNotUsed(t *testing.T) {
-	store := &ctxwindow.MemoryStore{}
+	docs := memstore.New(memstore.Options{})
 	stale := ctxwindow.Summary{Text: "They talked about cats.", From: 1, Through: 5, Digest: "not this history"}
-	if err := store.SaveSummary(t.Context(), "c1", stale); err != nil {
+	if err := ctxwindow.SaveSummary(t.Context(), docs, "c1", stale); err != nil {
 		t.Fatal(err)
 	}
 	sum := summarizer()
-	reps, _ := runWith(t, ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Store: store,
+	reps, _ := runWith(t, ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Docs: docs,
 		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum}, ctxwindow.Window{}}}, answering(), chat(8), "c1")
 	if sum.Calls() != 1 || !reps[0].NewSummary || reps[0].Summary.Text == stale.Text {
 		t.Fatalf("summarizer calls %d, report %+v; want a new summary", sum.Calls(), reps[0])
 	}
-	if got, _, _ := store.LoadSummary(t.Context(), "c1"); got.Text == stale.Text {
+	if got, _, _ := ctxwindow.LoadSummary(t.Context(), docs, "c1"); got.Text == stale.Text {
 		t.Fatal("the stale summary was kept in the store")
 	}
 }
@@ -177,21 +177,27 @@ func TestSummarize_AFailureFallsBackToTheWindowAndIsReported(t *testing.T) {
 }
 
 // errStore fails every call.
-type errStore struct{ saves int }
+// errStore fails every call, like a database on fire, and counts them.
+type errStore struct{ calls int }
 
-func (*errStore) LoadSummary(context.Context, string) (ctxwindow.Summary, bool, error) {
-	return ctxwindow.Summary{}, false, errors.New("disk on fire")
+func (s *errStore) GetDoc(context.Context, string, string) (*store.Doc, error) {
+	s.calls++
+	return nil, errors.New("disk on fire")
 }
 
-func (s *errStore) SaveSummary(context.Context, string, ctxwindow.Summary) error {
-	s.saves++
+func (s *errStore) PutDoc(context.Context, *store.Doc) error {
+	s.calls++
+	return errors.New("disk on fire")
+}
+
+func (*errStore) DeleteDoc(context.Context, string, string, int64) error {
 	return errors.New("disk on fire")
 }
 
 // A store that fails is reported; the summary lasts for the run, so the
 // run's later model calls reuse it.
 func TestSummarize_AFailingStoreIsReportedAndTheSummaryLastsForTheRun(t *testing.T) {
-	store := &errStore{}
+	docs := &errStore{}
 	sum := summarizer()
 	turn := 0
 	model := simtest.NewFuncModel(func(*agentloop.Request) ([]simtest.Step, error) {
@@ -203,7 +209,7 @@ func TestSummarize_AFailingStoreIsReportedAndTheSummaryLastsForTheRun(t *testing
 	})
 	noop, _ := agentloop.NewTool("noop", "Does nothing.", func(context.Context, struct{}) (string, error) { return "ok", nil })
 	var reps []ctxwindow.Report
-	m, err := ctxwindow.New(ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Store: store,
+	m, err := ctxwindow.New(ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Docs: docs,
 		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum}, ctxwindow.Window{}},
 		OnReport:   func(_ context.Context, r ctxwindow.Report) { reps = append(reps, r) }})
 	if err != nil {
@@ -217,8 +223,10 @@ func TestSummarize_AFailingStoreIsReportedAndTheSummaryLastsForTheRun(t *testing
 		!strings.Contains(err.Error(), `saving the summary of conversation "c1": disk on fire`) {
 		t.Fatalf("first report's Err = %v; want the load and the save failure", err)
 	}
-	if store.saves != 1 || sum.Calls() != 1 || len(reps) != 3 || reps[2].Summary == nil || reps[2].NewSummary {
-		t.Fatalf("saves %d, summarizer calls %d, reports %+v; want one summary, reused by the later calls", store.saves, sum.Calls(), reps)
+	// One load (the first call that needs a summary) and one save, each
+	// failing at its first read.
+	if docs.calls != 2 || sum.Calls() != 1 || len(reps) != 3 || reps[2].Summary == nil || reps[2].NewSummary {
+		t.Fatalf("store calls %d, summarizer calls %d, reports %+v; want one summary, reused by the later calls", docs.calls, sum.Calls(), reps)
 	}
 }
 
@@ -303,37 +311,6 @@ func TestSummary_JSONFormIsStable(t *testing.T) {
 	}
 }
 
-func TestMemoryStore_SavesLoadsAndDeletesByConversation(t *testing.T) {
-	var s ctxwindow.MemoryStore
-	ctx := t.Context()
-	if _, ok, err := s.LoadSummary(ctx, "a"); ok || err != nil {
-		t.Fatalf("empty store: %v, %v", ok, err)
-	}
-	if err := s.SaveSummary(ctx, "a", ctxwindow.Summary{Text: "A"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SaveSummary(ctx, "a", ctxwindow.Summary{Text: "A2"}); err != nil {
-		t.Fatal(err)
-	}
-	if got, ok, _ := s.LoadSummary(ctx, "a"); !ok || got.Text != "A2" {
-		t.Fatalf("load a = %+v, %v; want the last save", got, ok)
-	}
-	if _, ok, _ := s.LoadSummary(ctx, "b"); ok {
-		t.Fatal("b has a summary")
-	}
-	s.Delete("a")
-	s.Delete("missing")
-	if _, ok, _ := s.LoadSummary(ctx, "a"); ok {
-		t.Fatal("a still has a summary after Delete")
-	}
-	if _, _, err := s.LoadSummary(ctx, ""); !errors.Is(err, ctxwindow.ErrEmptyID) {
-		t.Fatalf("empty id: %v", err)
-	}
-	if err := s.SaveSummary(ctx, "", ctxwindow.Summary{}); !errors.Is(err, ctxwindow.ErrEmptyID) {
-		t.Fatalf("empty id: %v", err)
-	}
-}
-
 // The summarizer gets the messages as text: what was said, which tools
 // were called with what, what they returned (long results shortened) and
 // the approval decisions, without the reasoning.
@@ -363,60 +340,52 @@ func TestSummarize_TheSummarizerGetsTheMessagesAsTextWithoutReasoning(t *testing
 	}
 }
 
-func TestDocStore_KeepsTheSummaryAsTheChatsDocument(t *testing.T) {
+func TestSummaryDoc_KeepsTheSummaryAsTheChatsDocument(t *testing.T) {
 	ctx := t.Context()
 	ms := memstore.New(memstore.Options{})
 	chat := &store.Chat{ID: "a"}
-	if err := ms.PutChat(ctx, chat); err != nil {
-		t.Fatal(err)
-	}
-	s := ctxwindow.NewDocStore(ms)
-	if _, ok, err := s.LoadSummary(ctx, "a"); ok || err != nil {
-		t.Fatalf("no summary yet: %v, %v", ok, err)
-	}
+	require.NoError(t, ms.PutChat(ctx, chat))
+	_, ok, err := ctxwindow.LoadSummary(ctx, ms, "a")
+	require.NoError(t, err)
+	require.False(t, ok, "no summary yet")
 	for _, text := range []string{"A", "A2"} {
-		if err := s.SaveSummary(ctx, "a", ctxwindow.Summary{Text: text, From: 1, Through: 3, Digest: "d"}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, ctxwindow.SaveSummary(ctx, ms, "a", ctxwindow.Summary{Text: text, From: 1, Through: 3, Digest: "d"}))
 	}
-	got, ok, err := s.LoadSummary(ctx, "a")
-	if err != nil || !ok || got != (ctxwindow.Summary{Text: "A2", From: 1, Through: 3, Digest: "d"}) {
-		t.Fatalf("load = %+v, %v, %v; want the last save", got, ok, err)
-	}
+	got, ok, err := ctxwindow.LoadSummary(ctx, ms, "a")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, ctxwindow.Summary{Text: "A2", From: 1, Through: 3, Digest: "d"}, got, "the last save wins")
 	doc, err := ms.GetDoc(ctx, "a", ctxwindow.SummaryDoc)
-	if err != nil || string(doc.Data) != `{"text":"A2","from":1,"through":3,"digest":"d"}` {
-		t.Fatalf("document %v: %s", err, doc.Data)
-	}
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"text":"A2","from":1,"through":3,"digest":"d"}`, string(doc.Data))
 
-	// A chat that does not exist has no summary and cannot get one.
-	if _, ok, err := s.LoadSummary(ctx, "b"); ok || err != nil {
-		t.Fatalf("b: %v, %v", ok, err)
-	}
-	if err := s.SaveSummary(ctx, "b", ctxwindow.Summary{Text: "B"}); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("saving for a missing chat: %v", err)
-	}
+	// A conversation that is no chat keeps its summary as a document of no chat.
+	_, ok, err = ctxwindow.LoadSummary(ctx, ms, "b")
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.NoError(t, ctxwindow.SaveSummary(ctx, ms, "b", ctxwindow.Summary{Text: "B"}))
+	got, ok, err = ctxwindow.LoadSummary(ctx, ms, "b")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "B", got.Text)
+	_, err = ms.GetDoc(ctx, "", store.ChatlessName("b", ctxwindow.SummaryDoc))
+	assert.NoError(t, err, "b's summary is a document of no chat")
+
 	// A corrupt document is an error, and the next save replaces it.
 	doc.Data = []byte("{")
-	if err := ms.PutDoc(ctx, doc); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, err := s.LoadSummary(ctx, "a"); ok || err == nil || !strings.Contains(err.Error(), `conversation "a"`) {
-		t.Fatalf("corrupt: %v, %v", ok, err)
-	}
-	if err := s.SaveSummary(ctx, "a", ctxwindow.Summary{Text: "A3"}); err != nil {
-		t.Fatal(err)
-	}
-	if got, ok, _ := s.LoadSummary(ctx, "a"); !ok || got.Text != "A3" {
-		t.Fatalf("after the repair: %+v, %v", got, ok)
-	}
-	if _, _, err := s.LoadSummary(ctx, ""); !errors.Is(err, ctxwindow.ErrEmptyID) {
-		t.Fatalf("empty id: %v", err)
-	}
+	require.NoError(t, ms.PutDoc(ctx, doc))
+	_, ok, err = ctxwindow.LoadSummary(ctx, ms, "a")
+	require.ErrorContains(t, err, `conversation "a"`)
+	require.False(t, ok)
+	require.NoError(t, ctxwindow.SaveSummary(ctx, ms, "a", ctxwindow.Summary{Text: "A3"}))
+	got, ok, err = ctxwindow.LoadSummary(ctx, ms, "a")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "A3", got.Text, "after the repair")
+
 	// Deleting the chat deletes its summary.
-	if err := ms.DeleteChat(ctx, "a", chat.Version); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, _ := s.LoadSummary(ctx, "a"); ok {
-		t.Fatal("the summary outlived its chat")
-	}
+	require.NoError(t, ms.DeleteChat(ctx, "a", chat.Version))
+	_, ok, err = ctxwindow.LoadSummary(ctx, ms, "a")
+	require.NoError(t, err)
+	assert.False(t, ok, "the summary outlived its chat")
 }

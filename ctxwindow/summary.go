@@ -5,17 +5,19 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"hash"
-	"sync"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/store"
 )
 
 // Summary stands for the older part of a conversation in the requests that
 // [Summarize] shapes: it replaces the messages History[From:Through] of what
 // is sent (never of the stored history, which keeps everything). It is kept
-// in a [SummaryStore] under the conversation's id, so that later model calls
+// in the store (Config.Docs) as the conversation's document [SummaryDoc], so that later model calls
 // and runs use it instead of summarizing again, and is made anew, from
 // itself and the messages after it, when the conversation has grown past it.
 //
@@ -40,67 +42,45 @@ type Summary struct {
 	Digest string `json:"digest"`
 }
 
-// SummaryStore keeps the [Summary] of each conversation, under the id given
-// with [agentloop.WithConversationID]. Implementations must be safe for
-// concurrent use. A [Manager] loads a conversation's summary the first time
-// one of its runs needs it, and saves each new one; two runs of one
-// conversation at once may both save, and the last save wins (each summary
-// is valid on its own, and its Digest says which history it fits).
-//
-// The interface is small so that it adapts to any store in a few lines: a
-// versioned store of named documents per conversation keeps the summary's
-// JSON as a document named "summary", answering a missing one with false.
-type SummaryStore interface {
-	// LoadSummary returns the conversation's summary, and false when it has
-	// none.
-	LoadSummary(ctx context.Context, conversationID string) (Summary, bool, error)
-	// SaveSummary stores s as the conversation's summary, replacing any.
-	SaveSummary(ctx context.Context, conversationID string, s Summary) error
-}
+// SummaryDoc is the name of the document that holds a conversation's
+// [Summary], as its JSON: a document of the chat with the conversation's
+// id, so that it goes with the chat, or, for a conversation that is no chat
+// of the store, the document of no chat named
+// store.ChatlessName(id, SummaryDoc) (see [store.UpdateConversationDoc]).
+const SummaryDoc = "summary"
 
-// ErrEmptyID is returned by [MemoryStore] for an empty conversation id.
-var ErrEmptyID = errors.New("ctxwindow: empty conversation id")
-
-// MemoryStore is a [SummaryStore] in memory, for tests and single-process
-// apps. It keeps one summary per conversation, until [MemoryStore.Delete].
-// The zero value is ready to use; it is safe for concurrent use and must
-// not be copied after first use.
-type MemoryStore struct {
-	mu sync.Mutex
-	m  map[string]Summary
-}
-
-// LoadSummary implements [SummaryStore].
-func (s *MemoryStore) LoadSummary(_ context.Context, id string) (Summary, bool, error) {
-	if id == "" {
-		return Summary{}, false, ErrEmptyID
+// loadSummary returns the conversation's summary from docs, and false when
+// it has none. A document that does not decode is an error (the Manager
+// then summarizes afresh, and its next save replaces the document).
+func loadSummary(ctx context.Context, docs store.Docs, id string) (Summary, bool, error) {
+	doc, err := store.GetConversationDoc(ctx, docs, id, SummaryDoc)
+	if errors.Is(err, store.ErrNotFound) {
+		return Summary{}, false, nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sum, ok := s.m[id]
-	return sum, ok, nil
+	if err != nil {
+		return Summary{}, false, err
+	}
+	var s Summary
+	if err := json.Unmarshal(doc.Data, &s); err != nil {
+		return Summary{}, false, fmt.Errorf("ctxwindow: the summary of conversation %q (version %d) does not decode: %w", id, doc.Version, err)
+	}
+	return s, true, nil
 }
 
-// SaveSummary implements [SummaryStore].
-func (s *MemoryStore) SaveSummary(_ context.Context, id string, sum Summary) error {
-	if id == "" {
-		return ErrEmptyID
+// saveSummary stores s as the conversation's summary, replacing any, as an
+// optimistic write that retries on a conflict: two runs of one
+// conversation may both save, and the last save wins (each summary is
+// valid on its own, and its Digest says which history it fits).
+func saveSummary(ctx context.Context, docs store.Docs, id string, s Summary) error {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = make(map[string]Summary)
-	}
-	s.m[id] = sum
-	return nil
-}
-
-// Delete forgets the conversation's summary; deleting a missing one is not
-// an error.
-func (s *MemoryStore) Delete(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, id)
+	_, err = store.UpdateConversationDoc(ctx, docs, id, SummaryDoc, func(doc *store.Doc) error {
+		doc.Data = data
+		return nil
+	})
+	return err
 }
 
 // digest returns the hex SHA-256 of the content of h: every field a provider

@@ -53,13 +53,16 @@ func CheckChat(c *Chat) error {
 }
 
 // CheckDoc reports whether [Docs.PutDoc] may write d: a non-nil document
-// with a valid ChatID and Name. The error wraps [ErrInvalid].
+// with a valid Name and a ChatID that is valid or "" (a document of no
+// chat). The error wraps [ErrInvalid].
 func CheckDoc(d *Doc) error {
 	if d == nil {
 		return fmt.Errorf("%w: nil document", ErrInvalid)
 	}
-	if err := CheckID("chat id", d.ChatID); err != nil {
-		return err
+	if d.ChatID != "" {
+		if err := CheckID("chat id", d.ChatID); err != nil {
+			return err
+		}
 	}
 	return CheckID("document name", d.Name)
 }

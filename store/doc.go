@@ -1,5 +1,6 @@
 // Package store is the versioned conversation store: the chats of a chat
-// server, their named documents (tool states, summaries) and the stream
+// server, their named documents (tool states, summaries, records of paused
+// runs) and the stream
 // logs of their runs, kept so that nothing is lost when a client
 // disconnects, a page reloads or a replica dies, and shared by every
 // replica of a server.
@@ -29,6 +30,18 @@
 // [StreamWriter.WaitStop]. A holder that dies lets its lease expire: the
 // stream then counts as interrupted and the next run may start.
 //
+// # Conversations' documents
+//
+// Features keep state per conversation id beside the history: tool states
+// (package toolstate), summaries (ctxwindow), records of paused runs
+// (telemetry). Each is a document: of the chat with the conversation's id
+// when the store has that chat, so that it goes with the chat, and a
+// document of no chat named [ChatlessName] otherwise (a conversation
+// served without chats in the store: a stateless chat handler, a terminal
+// app), which lives until it is deleted. [GetConversationDoc] and
+// [UpdateConversationDoc] find and write a conversation's document by that
+// rule.
+//
 // # Design
 //
 // The decisions behind the interfaces, and why.
@@ -54,6 +67,16 @@
 //   - Documents and streams belong to an existing chat: writing them for a
 //     missing chat is [ErrNotFound], and deleting a chat deletes them
 //     (by foreign keys in the SQL backends), so nothing is left behind.
+//     The one exception is a document of no chat (an empty [Doc.ChatID]):
+//     state that must exist where no chat does, such as the record of a
+//     paused run served without a chat store, lives until it is deleted.
+//     It has its own name space (its own table in the SQL backends), so
+//     the chats' foreign keys stay as they are.
+//   - Documents are the one place where state beside a history lives:
+//     tool states (package toolstate), summaries (ctxwindow) and the
+//     records of paused runs (telemetry) are documents, so every backend,
+//     and the conformance suite, covers them; no feature package keeps a
+//     store of its own.
 //   - The history is stored as the bytes of its JSON
 //     ([agentloop.History.MarshalJSON]), not as JSON the database parses
 //     (no jsonb): it round-trips byte for byte, and its format stays the

@@ -36,7 +36,7 @@ var (
 // ConflictError is the error of a write whose version is no longer the
 // stored one. It matches [ErrConflict].
 type ConflictError struct {
-	// ChatID is the chat written.
+	// ChatID is the chat written; "" for a document of no chat.
 	ChatID string
 	// Doc is the document written, "" for the chat itself.
 	Doc string
@@ -50,7 +50,10 @@ type ConflictError struct {
 // Error says what was written, at which version, and what the store holds.
 func (e *ConflictError) Error() string {
 	what := "chat " + strconv.Quote(e.ChatID)
-	if e.Doc != "" {
+	switch {
+	case e.Doc != "" && e.ChatID == "":
+		what = "document " + strconv.Quote(e.Doc) + " of no chat"
+	case e.Doc != "":
 		what = "document " + strconv.Quote(e.Doc) + " of " + what
 	}
 	switch {

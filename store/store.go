@@ -46,18 +46,28 @@ type ChatLister interface {
 	ListChats(ctx context.Context, q ListQuery) (*ChatPage, error)
 }
 
-// Docs stores named documents of a chat ("toolstate", a summary…), each
-// versioned on its own, with the same optimistic concurrency as [Chats]: a
-// document and its chat can be written concurrently without conflict.
+// Docs stores named documents ("toolstate", a summary…), each versioned on
+// its own, with the same optimistic concurrency as [Chats]: a document and
+// its chat can be written concurrently without conflict.
+//
+// A document belongs to the chat named by its ChatID, which must exist, and
+// is deleted with it. A document with an empty ChatID belongs to no chat:
+// it is named by its Name alone, is written and read the same way, and lives
+// until [Docs.DeleteDoc] deletes it. It is for state that must outlive or
+// exist without a chat, such as the record of a paused run that was not
+// served as a chat (see [Doc.ChatID]); documents of no chat and documents
+// of chats never share a name space.
 type Docs interface {
-	// GetDoc returns the chat's document with the given name. A document
-	// (or chat) that does not exist is an error wrapping [ErrNotFound].
+	// GetDoc returns the chat's document with the given name (chatID ""
+	// for a document of no chat). A document (or chat) that does not
+	// exist is an error wrapping [ErrNotFound].
 	GetDoc(ctx context.Context, chatID, name string) (*Doc, error)
 
 	// PutDoc writes d if d.Version is still the stored version of the
 	// document d.Name of chat d.ChatID (0 creates it); otherwise the error is
 	// a [*ConflictError]. The chat must exist: if it does not, the error
-	// wraps [ErrNotFound]. On success it sets d.Version and d.Updated; on
+	// wraps [ErrNotFound]; an empty d.ChatID writes a document of no chat,
+	// which needs none. On success it sets d.Version and d.Updated; on
 	// failure d is unchanged. The store does not keep d.Data.
 	PutDoc(ctx context.Context, d *Doc) error
 

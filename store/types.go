@@ -29,9 +29,12 @@ type Chat struct {
 	History agentloop.History
 }
 
-// Doc is a named document of a chat, such as its tool states.
+// Doc is a named document of a chat, such as its tool states, or of no
+// chat.
 type Doc struct {
-	// ChatID is the chat the document belongs to.
+	// ChatID is the chat the document belongs to; "" means none: the
+	// document is named by Name alone, needs no chat and lives until it is
+	// deleted (see [Docs]).
 	ChatID string
 	// Name names the document within its chat (see [CheckID]).
 	Name string

@@ -84,9 +84,9 @@
 // agentloop.run.resumed=true and a span link (with
 // agentloop.link.paused_run=true) to the paused run's span; each run stays
 // a trace of its own, since the two are separate requests. The link
-// survives between the runs in a [PauseStore], keyed by conversation id,
-// call id and tool name: by default in this process's memory, or in a
-// store shared by several processes.
+// survives between the runs as a document of the versioned store
+// ([Options.Pauses], [PauseDoc]): one per conversation, beside the chat,
+// shared by every replica of the store.
 //
 // # Content
 //

@@ -2,81 +2,84 @@ package telemetry
 
 import (
 	"context"
-	"sync"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/store"
 )
 
-// PauseStore remembers the spans of paused runs, so that the run that
-// resumes one can link its span to the paused run's span. A run that pauses
-// saves its span context under one key per call it waits for; a resumed run
-// loads the keys of the calls it continues and links to every span found.
-//
-// Keys are opaque strings made of the conversation id (from
-// [agentloop.WithConversationID]), the call id and the tool name. Call ids
-// are unique within a conversation, not across conversations (ids the loop
-// makes up, for providers that give none, repeat), so pass a conversation
-// id to keep two conversations from linking to each other's runs.
-//
-// The default, [NewMemoryPauseStore], links runs resumed in the same
-// process. A store shared by several processes (a database, Redis…) links
-// runs that resume on another replica; it must keep the trace id, span id
-// and trace flags (and may keep the trace state) of the span context it is
-// given. Implementations must be safe for concurrent use. Errors are logged
-// (see [Options.Logger]) and cost the run its link, nothing else.
-type PauseStore interface {
-	// SavePause remembers span under key, replacing what was there.
-	SavePause(ctx context.Context, key string, span trace.SpanContext) error
-	// LoadPause returns the span context saved under key, or an invalid
-	// (zero) SpanContext and a nil error when there is none.
-	LoadPause(ctx context.Context, key string) (trace.SpanContext, error)
+// PauseDoc is the name of the document in which [Options.Pauses] keeps a
+// conversation's paused run: the span of the latest run of the
+// conversation that paused, and the ids of the calls it waits for. It is a
+// document of the chat with the conversation's id, deleted with the chat,
+// or, for a conversation that is no chat of the store, the document of no
+// chat named store.ChatlessName(id, PauseDoc) (see
+// [store.UpdateConversationDoc]). Runs without a conversation id share the
+// conversation id "": only the latest of them that paused is linked, so
+// pass a conversation id.
+const PauseDoc = "telemetry.pause"
+
+// pauseRecord is the JSON of a [PauseDoc] document.
+type pauseRecord struct {
+	TraceID    string   `json:"traceId"`
+	SpanID     string   `json:"spanId"`
+	TraceFlags byte     `json:"traceFlags"`
+	TraceState string   `json:"traceState,omitempty"`
+	Calls      []string `json:"calls"` // the ids of the calls the run waits for
 }
 
-// DefaultPauseCapacity is how many keys a [NewMemoryPauseStore] store keeps
-// when given a capacity of 0 or less.
-const DefaultPauseCapacity = 10000
-
-// NewMemoryPauseStore returns a PauseStore that keeps the last capacity keys
-// in memory (DefaultPauseCapacity when capacity <= 0) and forgets the
-// oldest beyond that, so paused runs that are never resumed cost bounded
-// memory. A loaded key stays, so a resume that is retried links again.
-func NewMemoryPauseStore(capacity int) PauseStore {
-	if capacity <= 0 {
-		capacity = DefaultPauseCapacity
+// savePause replaces the conversation's record with the span of a run that
+// paused for calls.
+func savePause(ctx context.Context, docs store.Docs, conversationID string, sc trace.SpanContext, calls []string) error {
+	data, err := json.Marshal(pauseRecord{
+		TraceID:    sc.TraceID().String(),
+		SpanID:     sc.SpanID().String(),
+		TraceFlags: byte(sc.TraceFlags()),
+		TraceState: sc.TraceState().String(),
+		Calls:      calls,
+	})
+	if err != nil {
+		return err
 	}
-	return &memoryPauseStore{capacity: capacity, spans: make(map[string]trace.SpanContext)}
+	_, err = store.UpdateConversationDoc(ctx, docs, conversationID, PauseDoc, func(d *store.Doc) error {
+		d.Data = data
+		return nil
+	})
+	return err
 }
 
-type memoryPauseStore struct {
-	capacity int
-	mu       sync.Mutex
-	spans    map[string]trace.SpanContext
-	order    []string // the keys of spans, oldest first
-}
-
-func (s *memoryPauseStore) SavePause(_ context.Context, key string, span trace.SpanContext) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.spans[key]; !ok {
-		s.order = append(s.order, key)
+// loadPause returns the span of the conversation's paused run if it waited
+// for one of calls, and an invalid SpanContext when there is none.
+func loadPause(ctx context.Context, docs store.Docs, conversationID string, calls []string) (trace.SpanContext, error) {
+	d, err := store.GetConversationDoc(ctx, docs, conversationID, PauseDoc)
+	if errors.Is(err, store.ErrNotFound) {
+		return trace.SpanContext{}, nil
 	}
-	s.spans[key] = span
-	for len(s.spans) > s.capacity {
-		delete(s.spans, s.order[0])
-		s.order = s.order[1:]
+	if err != nil {
+		return trace.SpanContext{}, err
 	}
-	return nil
-}
-
-func (s *memoryPauseStore) LoadPause(_ context.Context, key string) (trace.SpanContext, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.spans[key], nil
-}
-
-// pauseKey is the key of a paused call in a PauseStore.
-func pauseKey(conversationID string, call agentloop.ToolCall) string {
-	return conversationID + "\x00" + call.ID + "\x00" + call.Name
+	var rec pauseRecord
+	if err := json.Unmarshal(d.Data, &rec); err != nil {
+		return trace.SpanContext{}, fmt.Errorf("telemetry: the paused run of conversation %q does not decode: %w", conversationID, err)
+	}
+	if !slices.ContainsFunc(calls, func(id string) bool { return slices.Contains(rec.Calls, id) }) {
+		return trace.SpanContext{}, nil
+	}
+	tid, err := trace.TraceIDFromHex(rec.TraceID)
+	if err != nil {
+		return trace.SpanContext{}, fmt.Errorf("telemetry: the paused run of conversation %q: %w", conversationID, err)
+	}
+	sid, err := trace.SpanIDFromHex(rec.SpanID)
+	if err != nil {
+		return trace.SpanContext{}, fmt.Errorf("telemetry: the paused run of conversation %q: %w", conversationID, err)
+	}
+	ts, err := trace.ParseTraceState(rec.TraceState)
+	if err != nil {
+		ts = trace.TraceState{} // the state is optional; the link is not
+	}
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.TraceFlags(rec.TraceFlags), TraceState: ts, Remote: true}), nil
 }

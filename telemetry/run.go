@@ -58,22 +58,23 @@ func (r *recorder) pausedRuns(ctx context.Context, st *run, h agentloop.History)
 			break
 		}
 	}
-	var links []trace.Link
-	seen := make(map[trace.SpanID]bool)
-	for _, c := range calls {
-		sc, err := r.pauses.LoadPause(ctx, pauseKey(st.conversationID, c))
-		if err != nil {
-			st.logf(ctx, "telemetry: could not load the span of a paused run; the resumed run is not linked to it",
-				"call", c.ID, "err", err)
-			continue
-		}
-		if !sc.IsValid() || seen[sc.SpanID()] {
-			continue
-		}
-		seen[sc.SpanID()] = true
-		links = append(links, trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{keyLinkPaused.Bool(true)}})
+	if r.pauses == nil || len(calls) == 0 {
+		return nil
 	}
-	return links
+	ids := make([]string, len(calls))
+	for i, c := range calls {
+		ids[i] = c.ID
+	}
+	sc, err := loadPause(ctx, r.pauses, st.conversationID, ids)
+	if err != nil {
+		st.logf(ctx, "telemetry: could not load the span of a paused run; the resumed run is not linked to it",
+			"calls", ids, "err", err)
+		return nil
+	}
+	if !sc.IsValid() {
+		return nil
+	}
+	return []trace.Link{{SpanContext: sc, Attributes: []attribute.KeyValue{keyLinkPaused.Bool(true)}}}
 }
 
 // runEnd ends the run's span: with an error status for a failed run, with
@@ -127,17 +128,12 @@ func (r *recorder) paused(ctx context.Context, st *run, p agentloop.Pending) {
 		keyPendingApprovals.Int(len(p.Approvals)),
 	)
 	sc := st.span.SpanContext()
-	if !sc.IsValid() {
+	if !sc.IsValid() || r.pauses == nil {
 		return
 	}
-	ctx = context.WithoutCancel(ctx)
-	for _, calls := range [][]agentloop.ToolCall{p.ClientCalls, p.Approvals} {
-		for _, c := range calls {
-			if err := r.pauses.SavePause(ctx, pauseKey(st.conversationID, c), sc); err != nil {
-				st.logf(ctx, "telemetry: could not save the span of a paused run; the run that resumes it will not link to it",
-					"call", c.ID, "err", err)
-			}
-		}
+	if err := savePause(context.WithoutCancel(ctx), r.pauses, st.conversationID, sc, ids); err != nil {
+		st.logf(ctx, "telemetry: could not save the span of a paused run; the run that resumes it will not link to it",
+			"calls", ids, "err", err)
 	}
 }
 

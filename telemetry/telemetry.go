@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/store"
 )
 
 // instrumentationName names the tracer and the meter.
@@ -52,12 +53,13 @@ type Options struct {
 	// them, so it must be safe for concurrent use.
 	Redact func(ctx context.Context, m agentloop.Message) agentloop.Message
 
-	// PauseStore remembers the spans of paused runs so that resumed runs
-	// link to them; nil means a NewMemoryPauseStore(0) of these hooks'
-	// own, which links runs resumed in this process.
-	PauseStore PauseStore
-	// Logger receives what telemetry cannot report otherwise (a PauseStore
-	// error); nil means the run's Agent.Logger, and no logging when that
+	// Pauses keeps the span of each conversation's paused run (the
+	// document [PauseDoc]), so that the run that resumes it links to it,
+	// in this process or on another replica of the same store: pass the
+	// app's store (the chats' own, or a memstore). nil links no runs.
+	Pauses store.Docs
+	// Logger receives what telemetry cannot report otherwise (an error of
+	// Pauses); nil means the run's Agent.Logger, and no logging when that
 	// is nil too.
 	Logger *slog.Logger
 }
@@ -81,11 +83,8 @@ func NewHooks(opts Options) (*agentloop.Hooks, error) {
 	meter := mp.Meter(instrumentationName, metric.WithSchemaURL(schemaURL))
 	r := &recorder{
 		tracer: tp.Tracer(instrumentationName, trace.WithSchemaURL(schemaURL)),
-		pauses: opts.PauseStore,
+		pauses: opts.Pauses,
 		log:    opts.Logger,
-	}
-	if r.pauses == nil {
-		r.pauses = NewMemoryPauseStore(0)
 	}
 	if opts.RecordContent {
 		r.content = &content{redact: opts.Redact}
@@ -127,7 +126,7 @@ type recorder struct {
 	tokens   metric.Int64Histogram
 	ttfc     metric.Float64Histogram
 	content  *content // nil: content is not recorded
-	pauses   PauseStore
+	pauses   store.Docs
 	log      *slog.Logger
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,9 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/providers"
 	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/memstore"
+	"github.com/agentloop/agentloop/store/sqlitestore"
 	"github.com/agentloop/agentloop/telemetry"
 )
 
@@ -175,7 +179,7 @@ func TestModelWithoutModelInfoIsNamedByItsPackage(t *testing.T) {
 }
 
 func TestPausedRunEndsItsSpanAsPausedAndTheResumedRunLinksToIt(t *testing.T) {
-	h := newHarness(t, telemetry.Options{})
+	h := newHarness(t, telemetry.Options{Pauses: memstore.New(memstore.Options{})})
 	pick, err := agentloop.NewClientTool("pick", "the user picks", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +234,7 @@ func TestPausedRunEndsItsSpanAsPausedAndTheResumedRunLinksToIt(t *testing.T) {
 }
 
 func TestResumedRunOfAnotherConversationDoesNotLink(t *testing.T) {
-	h := newHarness(t, telemetry.Options{})
+	h := newHarness(t, telemetry.Options{Pauses: memstore.New(memstore.Options{})})
 	pick, err := agentloop.NewClientTool("pick", "", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -261,51 +265,36 @@ func TestResumedRunOfAnotherConversationDoesNotLink(t *testing.T) {
 	}
 }
 
-// storeFunc is a PauseStore made of funcs, for the tests.
-type storeFunc struct {
-	save func(ctx context.Context, key string, sc trace.SpanContext) error
-	load func(ctx context.Context, key string) (trace.SpanContext, error)
-}
+// failingDocs is a store that fails every call, like a database that is
+// down; load tells whether reads fail too.
+type failingDocs struct{ load bool }
 
-func (s storeFunc) SavePause(ctx context.Context, key string, sc trace.SpanContext) error {
-	return s.save(ctx, key, sc)
-}
-
-func (s storeFunc) LoadPause(ctx context.Context, key string) (trace.SpanContext, error) {
-	return s.load(ctx, key)
-}
-
-func TestPauseStoreSharedByTwoHooksLinksAcrossThem(t *testing.T) {
-	// Two NewHooks stand for two processes; the store stands for a shared
-	// database, which keeps the span context as text.
-	var mu sync.Mutex
-	db := map[string]string{}
-	store := storeFunc{
-		save: func(_ context.Context, key string, sc trace.SpanContext) error {
-			mu.Lock()
-			defer mu.Unlock()
-			db[key] = sc.TraceID().String() + "-" + sc.SpanID().String()
-			return nil
-		},
-		load: func(_ context.Context, key string) (trace.SpanContext, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			v, ok := db[key]
-			if !ok {
-				return trace.SpanContext{}, nil
-			}
-			tid, err := trace.TraceIDFromHex(v[:32])
-			if err != nil {
-				return trace.SpanContext{}, err
-			}
-			sid, err := trace.SpanIDFromHex(v[33:])
-			if err != nil {
-				return trace.SpanContext{}, err
-			}
-			return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}), nil
-		},
+func (f failingDocs) GetDoc(context.Context, string, string) (*store.Doc, error) {
+	if f.load {
+		return nil, errors.New("db down")
 	}
-	first, second := newHarness(t, telemetry.Options{PauseStore: store}), newHarness(t, telemetry.Options{PauseStore: store})
+	return nil, store.ErrNotFound
+}
+
+func (failingDocs) PutDoc(context.Context, *store.Doc) error { return errors.New("db down") }
+
+func (failingDocs) DeleteDoc(context.Context, string, string, int64) error {
+	return errors.New("db down")
+}
+
+func TestPausesSharedByTwoHooksLinkAcrossThem(t *testing.T) {
+	// Two NewHooks stand for two processes, each with its own handle on
+	// one database.
+	path := filepath.Join(t.TempDir(), "chats.db")
+	open := func() store.Docs {
+		st, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	first, second := newHarness(t, telemetry.Options{Pauses: open()}), newHarness(t, telemetry.Options{Pauses: open()})
 	approve, err := agentloop.NewRawTool("delete", "Deletes a record.", nil, func(context.Context, json.RawMessage) (string, error) { return "deleted", nil })
 	if err != nil {
 		t.Fatal(err)
@@ -342,15 +331,9 @@ func TestPauseStoreSharedByTwoHooksLinksAcrossThem(t *testing.T) {
 	wantAttrs(t, tool, map[string]any{"gen_ai.tool.call.id": "call_del", "gen_ai.tool.description": "Deletes a record."})
 }
 
-func TestPauseStoreErrorsAreLoggedAndCostOnlyTheLink(t *testing.T) {
+func TestPausesErrorsAreLoggedAndCostOnlyTheLink(t *testing.T) {
 	logs := &syncBuffer{}
-	failing := storeFunc{
-		save: func(context.Context, string, trace.SpanContext) error { return errors.New("db down") },
-		load: func(context.Context, string) (trace.SpanContext, error) {
-			return trace.SpanContext{}, errors.New("db down")
-		},
-	}
-	h := newHarness(t, telemetry.Options{PauseStore: failing, Logger: newTextLogger(logs)})
+	h := newHarness(t, telemetry.Options{Pauses: failingDocs{load: true}, Logger: newTextLogger(logs)})
 	pick, err := agentloop.NewClientTool("pick", "", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -370,26 +353,22 @@ func TestPauseStoreErrorsAreLoggedAndCostOnlyTheLink(t *testing.T) {
 	}
 	final, err := drain(t, agent.Stream(context.Background(), resumed))
 	if err != nil {
-		t.Fatalf("a failing PauseStore failed the run: %v", err)
+		t.Fatalf("failing Pauses failed the run: %v", err)
 	}
 	if _, ok := final.(agentloop.Final); !ok {
 		t.Fatalf("last item %T, want Final", final)
 	}
 	out := logs.String()
-	for _, want := range []string{"could not save", "could not load", "db down", "call=call_p"} {
+	for _, want := range []string{"could not save", "could not load", "db down", "calls=[call_p]"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
 	}
 }
 
-func TestPauseStoreErrorsGoToTheAgentsLoggerWithoutOneOfTheirOwn(t *testing.T) {
+func TestPausesErrorsGoToTheAgentsLoggerWithoutOneOfTheirOwn(t *testing.T) {
 	logs := &syncBuffer{}
-	failing := storeFunc{
-		save: func(context.Context, string, trace.SpanContext) error { return errors.New("db down") },
-		load: func(context.Context, string) (trace.SpanContext, error) { return trace.SpanContext{}, nil },
-	}
-	h := newHarness(t, telemetry.Options{PauseStore: failing})
+	h := newHarness(t, telemetry.Options{Pauses: failingDocs{}})
 	pick, err := agentloop.NewClientTool("pick", "", nil)
 	if err != nil {
 		t.Fatal(err)

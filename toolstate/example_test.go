@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/memstore"
 	"github.com/agentloop/agentloop/toolstate"
 )
 
@@ -20,24 +21,25 @@ func Example() {
 	flaky, _ := agentloop.NewTool("flaky", "Fails.", func(ctx context.Context, _ struct{}) (string, error) {
 		return "", errors.New("service down")
 	})
-	store := toolstate.NewMemoryStore()
-	tracker := &toolstate.Tracker{Store: store, Config: &toolstate.Config{FailureThreshold: 2}}
+	st := memstore.New(memstore.Options{}) // or sqlitestore, pgstore
+	_ = st.PutChat(context.Background(), &store.Chat{ID: "chat-1"})
+	tracker := &toolstate.Tracker{Docs: st, Config: &toolstate.Config{FailureThreshold: 2}}
 	model := simtest.NewModel(
 		simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "flaky", nil)}},
 		simtest.Turn{Reply: []simtest.Step{simtest.Call("c2", "flaky", nil)}},
 		simtest.Turn{Expect: simtest.Expect{Tools: []string{}}, Reply: []simtest.Step{simtest.Text("The service is down.")}},
 	)
-	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{flaky}}
+	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{flaky}, Hooks: tracker.Hooks()}
 
-	// Each run of conversation "chat-1" gets the conversation's hooks.
+	// Each run names its conversation: the chat whose tool states it uses.
 	history := agentloop.History{agentloop.UserMessage("Try it.")}
-	text, err := agentloop.Text(agent.Stream(context.Background(), history, agentloop.WithHooks(tracker.Hooks("chat-1"))))
+	text, err := agentloop.Text(agent.Stream(context.Background(), history, agentloop.WithConversationID("chat-1")))
 	fmt.Println(text, err)
 	summary, _ := tracker.Summary(context.Background(), "chat-1", toolstate.Names(agent.Tools)...)
 	fmt.Println(summary)
 
 	// An operator resets the tool.
-	api := toolstate.NewHandler(store)
+	api := toolstate.NewHandler(st)
 	rec := httptest.NewRecorder()
 	api.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/agents/chat-1/tool-states/reset", strings.NewReader(`{"toolName":"flaky"}`)))
 	fmt.Println(rec.Code)
@@ -50,14 +52,14 @@ func Example() {
 	// 1 tools: 1 available (flaky), 0 failed, 0 waiting, 0 disabled
 }
 
-// A corrupt file is reported, and the conversation starts fresh.
+// A corrupt state is reported, and the conversation starts fresh.
 func ExampleLoadOrFresh() {
-	dir, _ := os.MkdirTemp("", "toolstate")
-	defer os.RemoveAll(dir)
-	store, _ := toolstate.NewFileStore(dir)
-	_ = os.WriteFile(store.Path("chat-1"), []byte(`{"version":1,"states":`), 0o600)
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{})
+	_ = st.PutChat(ctx, &store.Chat{ID: "chat-1"})
+	_ = st.PutDoc(ctx, &store.Doc{ChatID: "chat-1", Name: toolstate.DocName, Data: []byte(`{"version":1,"states":`)})
 
-	s, err := toolstate.LoadOrFresh(context.Background(), store, "chat-1", toolstate.Config{})
+	s, err := toolstate.LoadOrFresh(ctx, st, "chat-1", toolstate.Config{})
 	if errors.Is(err, toolstate.ErrCorrupt) {
 		fmt.Println("corrupt tool state; starting fresh")
 	}

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/memstore"
+	"github.com/agentloop/agentloop/toolstate"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -47,13 +50,36 @@ func failingTool(t testing.TB, name string) *agentloop.Tool {
 	return tool
 }
 
-// runOnce runs agent over one user message with the conversation's hooks
-// and returns the final text.
-func runOnce(t *testing.T, agent *agentloop.Agent, tr interface {
-	Hooks(string) *agentloop.Hooks
-}, id, user string) string {
+// runOnce runs agent over one user message of conversation id with the
+// tracker's hooks and returns the final text.
+func runOnce(t *testing.T, agent *agentloop.Agent, tr *toolstate.Tracker, id, user string) string {
 	t.Helper()
-	text, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(user)}, agentloop.WithHooks(tr.Hooks(id))))
+	text, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(user)},
+		agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID(id)))
 	require.NoError(t, err)
 	return text
+}
+
+// newDocs returns an empty memstore with a chat for each of testChats and
+// chat-1.
+func newDocs(t testing.TB) *memstore.Store {
+	t.Helper()
+	st := memstore.New(memstore.Options{})
+	chatStore(t, st)
+	for _, id := range []string{"chat-1", "chat-2"} {
+		require.NoError(t, st.PutChat(context.Background(), &store.Chat{ID: id}))
+	}
+	return st
+}
+
+// corrupt writes data as the chat's tool-state document, as a bad manual
+// edit or an older build's bug would, and returns its version.
+func corrupt(t testing.TB, docs store.Docs, chatID, data string) int64 {
+	t.Helper()
+	d, err := store.UpdateDoc(context.Background(), docs, chatID, toolstate.DocName, func(d *store.Doc) error {
+		d.Data = []byte(data)
+		return nil
+	})
+	require.NoError(t, err)
+	return d.Version
 }

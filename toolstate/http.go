@@ -63,7 +63,7 @@ func WithConfig(cfg Config) HandlerOption {
 }
 
 type handler struct {
-	store     Store
+	docs      chatstore.Docs
 	authorize func(*http.Request, string) error
 	tools     []string
 	now       func() time.Time
@@ -89,14 +89,15 @@ type handler struct {
 // id (the rule of chat ids, store.CheckID: 1 to 512 bytes of UTF-8
 // without NUL), 403 when the authorize check refuses or a browser posts a
 // reset from another origin (see [WithCrossOriginProtection]), 404 for an
-// unknown tool or, with a [DocStore], a chat that does not exist, 415 for
-// a reset whose Content-Type is neither application/json nor absent (an
-// HTML form's), and 500 for a store failure, with a generic message (the
-// detail goes to [WithLogger]'s logger). A corrupt stored state is shown
-// as a fresh one; a reset sets it aside ([Store.Discard]) and starts the
-// conversation fresh. The handler is safe for concurrent use.
-func NewHandler(store Store, opts ...HandlerOption) http.Handler {
-	h := &handler{store: store, now: time.Now, origins: http.NewCrossOriginProtection(), logger: slog.Default()}
+// unknown tool, 415 for a reset whose Content-Type is neither
+// application/json nor absent (an HTML form's), and 500 for a store
+// failure, with a generic message (the detail goes to [WithLogger]'s
+// logger). A corrupt stored state is shown as a fresh one; a reset sets it
+// aside ([Discard]) and starts the conversation fresh. The states are the
+// conversations' documents in docs, as [Load] and [Update] read and write
+// them. The handler is safe for concurrent use.
+func NewHandler(docs chatstore.Docs, opts ...HandlerOption) http.Handler {
+	h := &handler{docs: docs, now: time.Now, origins: http.NewCrossOriginProtection(), logger: slog.Default()}
 	for _, o := range opts {
 		if o != nil {
 			o(h)
@@ -163,7 +164,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s, err := h.store.Load(r.Context(), id)
+	s, err := Load(r.Context(), h.docs, id)
 	if undecodable(err) {
 		s, err = NewState(Config{}), nil
 	}
@@ -223,19 +224,16 @@ func (h *handler) reset(w http.ResponseWriter, r *http.Request) {
 		result = s.Clone()
 		return nil
 	}
-	err = h.store.Update(r.Context(), id, update)
+	err = Update(r.Context(), h.docs, id, update)
 	if undecodable(err) {
 		// Resetting a corrupt state starts it fresh.
-		if err = h.store.Discard(r.Context(), id); err == nil {
-			err = h.store.Update(r.Context(), id, update)
+		if err = Discard(r.Context(), h.docs, id); err == nil {
+			err = Update(r.Context(), h.docs, id, update)
 		}
 	}
 	switch {
 	case errors.Is(err, ErrUnknownTool):
 		writeError(w, http.StatusNotFound, "conversation "+id+" has no tool named "+*toolName)
-		return
-	case errors.Is(err, chatstore.ErrNotFound):
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no chat %q: its tool states are kept once it exists", id))
 		return
 	case err != nil:
 		h.internalError(w, r, id, err)

@@ -14,20 +14,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/memstore"
 	"github.com/agentloop/agentloop/toolstate"
 )
 
 // failingStore fails every call with an error that holds what a database
 // error holds.
-type failingStore struct{ toolstate.Store }
+type failingStore struct{}
 
 var errDB = errors.New(`failed to connect to user=postgres database=prod host=10.1.2.3 port=5432: server error`)
 
-func (failingStore) Load(context.Context, string) (*toolstate.State, error) { return nil, errDB }
-func (failingStore) Update(context.Context, string, func(*toolstate.State) error) error {
-	return errDB
-}
+func (failingStore) GetDoc(context.Context, string, string) (*store.Doc, error) { return nil, errDB }
+func (failingStore) PutDoc(context.Context, *store.Doc) error                   { return errDB }
+func (failingStore) DeleteDoc(context.Context, string, string, int64) error     { return errDB }
 
 type syncBuffer struct {
 	mu sync.Mutex
@@ -62,10 +62,10 @@ func TestHandler_AStoreFailureIsAGeneric500AndTheLogGetsTheDetail(t *testing.T) 
 	assert.Equal(t, 2, strings.Count(logs.String(), "host=10.1.2.3"), logs.String())
 }
 
-// An id no chat store can hold is a 400 that says why, on a DocStore as on
-// any store, before the store is asked.
+// An id no chat store can hold is a 400 that says why, before the store is
+// asked.
 func TestHandler_ABadIDIsA400(t *testing.T) {
-	h := toolstate.NewHandler(toolstate.NewDocStore(memstore.New(memstore.Options{})), toolstate.WithLogger(slog.New(slog.DiscardHandler)))
+	h := toolstate.NewHandler(memstore.New(memstore.Options{}), toolstate.WithLogger(slog.New(slog.DiscardHandler)))
 	for _, id := range []string{"nul%00byte", strings.Repeat("x", 513), "bad%FFutf8"} {
 		for _, method := range []string{"GET", "POST"} {
 			path := "/agents/" + id + "/tool-states"
@@ -110,7 +110,7 @@ func TestHandler_ACrossOriginOrFormResetChangesNothing(t *testing.T) {
 		h.ServeHTTP(rec, r)
 		assert.Equal(t, tc.want, rec.Code, "%s: %s", tc.name, rec.Body.String())
 	}
-	s, err := store.Load(context.Background(), "chat-1")
+	s, err := toolstate.Load(context.Background(), store, "chat-1")
 	require.NoError(t, err)
 	assert.Equal(t, toolstate.StatusFailed, s.Tools["failing_tool"].Status, "a refused reset changes nothing")
 

@@ -7,10 +7,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/agentloop/agentloop/store/memstore"
 	"github.com/agentloop/agentloop/toolstate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,10 +28,10 @@ func do(t *testing.T, h http.Handler, method, path, body string) (int, map[strin
 	return rec.Code, out
 }
 
-func seeded(t *testing.T) (*toolstate.MemoryStore, *clock) {
+func seeded(t *testing.T) (*memstore.Store, *clock) {
 	clk := newClock()
-	store := toolstate.NewMemoryStore()
-	require.NoError(t, store.Update(context.Background(), "chat-1", func(s *toolstate.State) error {
+	store := newDocs(t)
+	require.NoError(t, toolstate.Update(context.Background(), store, "chat-1", func(s *toolstate.State) error {
 		s.RecordSuccess("ok_tool", clk.Now())
 		for range 3 {
 			s.RecordFailure("failing_tool", "boom", clk.Now())
@@ -57,7 +57,7 @@ func TestHandler_GetReturnsTheDocumentedShape(t *testing.T) {
 
 func TestHandler_GetOfUnknownConversationShowsGivenToolsFresh(t *testing.T) {
 	clk := newClock()
-	h := toolstate.NewHandler(toolstate.NewMemoryStore(), toolstate.WithClock(clk.Now), toolstate.WithTools("a", "b"),
+	h := toolstate.NewHandler(newDocs(t), toolstate.WithClock(clk.Now), toolstate.WithTools("a", "b"),
 		toolstate.WithConfig(toolstate.Config{Dependencies: map[string][]string{"b": {"a"}}}))
 	code, out := do(t, h, "GET", "/agents/new/tool-states", "")
 	require.Equal(t, http.StatusOK, code)
@@ -74,7 +74,7 @@ func TestHandler_ResetOneToolMakesItAvailable(t *testing.T) {
 	data := out["data"].(map[string]any)
 	assert.Equal(t, []any{"failing_tool"}, data["reset"])
 	assert.Equal(t, "available", data["toolStates"].(map[string]any)["failing_tool"].(map[string]any)["status"])
-	s, err := store.Load(context.Background(), "chat-1")
+	s, err := toolstate.Load(context.Background(), store, "chat-1")
 	require.NoError(t, err)
 	assert.Zero(t, s.Tools["failing_tool"].ConsecutiveFailures)
 }
@@ -117,7 +117,7 @@ func TestHandler_ErrorsHaveStatusAndMessage(t *testing.T) {
 	}
 	code, _ := do(t, h, "DELETE", "/agents/chat-1/tool-states", "")
 	assert.Equal(t, http.StatusMethodNotAllowed, code)
-	s, err := store.Load(context.Background(), "chat-1")
+	s, err := toolstate.Load(context.Background(), store, "chat-1")
 	require.NoError(t, err)
 	assert.Equal(t, toolstate.StatusFailed, s.Tools["failing_tool"].Status, "a refused request resets nothing")
 }
@@ -143,7 +143,7 @@ func TestHandler_AuthorizeRefusesOtherUsersConversations(t *testing.T) {
 		if user == "bob" {
 			assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 			assert.JSONEq(t, `{"success":false,"error":"not your conversation"}`, string(body))
-			s, err := store.Load(context.Background(), "chat-1")
+			s, err := toolstate.Load(context.Background(), store, "chat-1")
 			require.NoError(t, err)
 			assert.Equal(t, toolstate.StatusFailed, s.Tools["failing_tool"].Status, "a refused reset changes nothing")
 		} else {
@@ -153,14 +153,13 @@ func TestHandler_AuthorizeRefusesOtherUsersConversations(t *testing.T) {
 }
 
 func TestHandler_CorruptStateShowsFreshAndResetRepairsIt(t *testing.T) {
-	store, err := toolstate.NewFileStore(t.TempDir())
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(store.Path("c"), []byte("{{{"), 0o600))
-	h := toolstate.NewHandler(store, toolstate.WithTools("a"))
+	st := newDocs(t)
+	corrupt(t, st, "c", "{{{")
+	h := toolstate.NewHandler(st, toolstate.WithTools("a"))
 	code, out := do(t, h, "GET", "/agents/c/tool-states", "")
 	require.Equal(t, http.StatusOK, code, out)
 	code, out = do(t, h, "POST", "/agents/c/tool-states/reset", "")
 	require.Equal(t, http.StatusOK, code, out)
-	_, err = store.Load(context.Background(), "c")
+	_, err := toolstate.Load(context.Background(), st, "c")
 	require.NoError(t, err)
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/toolstate"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
@@ -19,9 +19,9 @@ import (
 
 func TestScenario_DependentToolOfferedOnceItsDependencySucceeded(t *testing.T) {
 	clk := newClock()
-	store := toolstate.NewMemoryStore()
+	store := newDocs(t)
 	tr := &toolstate.Tracker{
-		Store:  store,
+		Docs:   store,
 		Config: &toolstate.Config{Dependencies: map[string][]string{"dependent_tool": {"base_tool"}}},
 		Now:    clk.Now,
 	}
@@ -42,7 +42,7 @@ func TestScenario_DependentToolOfferedOnceItsDependencySucceeded(t *testing.T) {
 	assert.Equal(t, "other", runOnce(t, agent, tr, "chat-2", "hi"))
 	assert.Zero(t, model.Remaining())
 
-	s, err := store.Load(context.Background(), "chat-2")
+	s, err := toolstate.Load(context.Background(), store, "chat-2")
 	require.NoError(t, err)
 	assert.Equal(t, toolstate.StatusWaiting, s.Tools["dependent_tool"].Status)
 	assert.Equal(t, "waits for base_tool to succeed", s.Tools["dependent_tool"].Reason)
@@ -50,8 +50,8 @@ func TestScenario_DependentToolOfferedOnceItsDependencySucceeded(t *testing.T) {
 
 func TestScenario_FailingToolHiddenAfterThreeConsecutiveErrorsUntilResetOverHTTP(t *testing.T) {
 	clk := newClock()
-	store := toolstate.NewMemoryStore()
-	tr := &toolstate.Tracker{Store: store, Now: clk.Now}
+	store := newDocs(t)
+	tr := &toolstate.Tracker{Docs: store, Now: clk.Now}
 	both := []string{"failing_tool", "other_tool"}
 	call := func(id string, ok bool) simtest.Turn {
 		args := map[string]bool{}
@@ -73,7 +73,7 @@ func TestScenario_FailingToolHiddenAfterThreeConsecutiveErrorsUntilResetOverHTTP
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{failingTool(t, "failing_tool"), okTool(t, "other_tool")}}
 
 	assert.Equal(t, "gave up", runOnce(t, agent, tr, "chat-1", "try"))
-	s, err := store.Load(context.Background(), "chat-1")
+	s, err := toolstate.Load(context.Background(), store, "chat-1")
 	require.NoError(t, err)
 	ft := s.Tools["failing_tool"]
 	assert.Equal(t, toolstate.StatusFailed, ft.Status)
@@ -96,13 +96,14 @@ func TestScenario_FailingToolHiddenAfterThreeConsecutiveErrorsUntilResetOverHTTP
 	assert.Zero(t, model.Remaining())
 }
 
-func TestScenario_FileStoreStatesLoadIntactInANewStore(t *testing.T) {
-	dir := t.TempDir()
+func TestScenario_StatesLoadIntactInAnotherProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chats.db")
 	clk := newClock()
-	store1, err := toolstate.NewFileStore(dir)
-	require.NoError(t, err)
+	id := "user 7/chat ../../etc" // any chat id
+	store1 := openSQLite(t, path)
+	require.NoError(t, store1.PutChat(context.Background(), &store.Chat{ID: id}))
 	cfg := &toolstate.Config{FailureThreshold: 2, Dependencies: map[string][]string{"dependent_tool": {"base_tool"}}}
-	tr := &toolstate.Tracker{Store: store1, Config: cfg, Now: clk.Now}
+	tr := &toolstate.Tracker{Docs: store1, Config: cfg, Now: clk.Now}
 	model := simtest.NewModel(
 		simtest.Turn{Expect: simtest.Expect{Tools: []string{"base_tool", "failing_tool"}}, Reply: []simtest.Step{
 			simtest.Call("c1", "base_tool", nil), simtest.Call("c2", "failing_tool", nil)}},
@@ -113,45 +114,36 @@ func TestScenario_FileStoreStatesLoadIntactInANewStore(t *testing.T) {
 		simtest.Turn{Expect: simtest.Expect{Tools: []string{"base_tool", "dependent_tool"}}, Reply: []simtest.Step{simtest.Text("same")}},
 	)
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{okTool(t, "base_tool"), okTool(t, "dependent_tool"), failingTool(t, "failing_tool")}}
-	id := "user 7/chat ../../etc" // any id is a safe file name
 	assert.Equal(t, "done", runOnce(t, agent, tr, id, "go"))
-	before, err := store1.Load(context.Background(), id)
+	before, err := toolstate.Load(context.Background(), store1, id)
 	require.NoError(t, err)
+	require.NoError(t, store1.Close())
 
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	require.NoError(t, err)
-	require.Equal(t, []string{store1.Path(id)}, files, "one file per conversation")
-	tmps, err := filepath.Glob(filepath.Join(dir, ".tmp-*"))
-	require.NoError(t, err)
-	require.Empty(t, tmps, "no temporary files left")
-
-	// A new process: a new store on the same folder, and a new tracker.
-	store2, err := toolstate.NewFileStore(dir)
-	require.NoError(t, err)
-	after, err := store2.Load(context.Background(), id)
+	// A new process: a new handle on the same database, and a new tracker.
+	store2 := openSQLite(t, path)
+	after, err := toolstate.Load(context.Background(), store2, id)
 	require.NoError(t, err)
 	assert.Empty(t, cmp.Diff(before, after))
 	assert.Equal(t, *cfg, after.Config)
 	assert.Equal(t, toolstate.StatusFailed, after.Tools["failing_tool"].Status)
 	assert.Equal(t, 1, after.Tools["base_tool"].Successes)
 
-	tr2 := &toolstate.Tracker{Store: store2, Now: clk.Now} // the stored config applies
+	tr2 := &toolstate.Tracker{Docs: store2, Now: clk.Now} // the stored config applies
 	assert.Equal(t, "same", runOnce(t, agent, tr2, id, "again"))
 	assert.Zero(t, model.Remaining())
 }
 
-func TestScenario_CorruptFileReportedAndConversationStartsFresh(t *testing.T) {
+func TestScenario_CorruptStateReportedAndConversationStartsFresh(t *testing.T) {
 	ctx := context.Background()
-	store, err := toolstate.NewFileStore(t.TempDir())
-	require.NoError(t, err)
-	const corrupt = `{"version":1,"states":{"x":{"status":"sideways"`
-	require.NoError(t, os.WriteFile(store.Path("chat-1"), []byte(corrupt), 0o600))
+	st := newDocs(t)
+	const bad = `{"version":1,"states":{"x":{"status":"sideways"`
+	version := corrupt(t, st, "chat-1", bad)
 
-	_, err = store.Load(ctx, "chat-1")
+	_, err := toolstate.Load(ctx, st, "chat-1")
 	require.ErrorIs(t, err, toolstate.ErrCorrupt)
-	assert.Contains(t, err.Error(), store.Path("chat-1"))
+	assert.Contains(t, err.Error(), `conversation "chat-1" (document "toolstate", version`)
 
-	fresh, err := toolstate.LoadOrFresh(ctx, store, "chat-1", toolstate.Config{FailureThreshold: 5})
+	fresh, err := toolstate.LoadOrFresh(ctx, st, "chat-1", toolstate.Config{FailureThreshold: 5})
 	require.ErrorIs(t, err, toolstate.ErrCorrupt)
 	require.NotNil(t, fresh)
 	assert.Empty(t, fresh.Tools)
@@ -160,7 +152,7 @@ func TestScenario_CorruptFileReportedAndConversationStartsFresh(t *testing.T) {
 	// A run of the conversation reports the corruption, offers every tool
 	// and leaves a valid state behind.
 	var reported []error
-	tr := &toolstate.Tracker{Store: store, Now: newClock().Now, OnError: func(id string, err error) {
+	tr := &toolstate.Tracker{Docs: st, Now: newClock().Now, OnError: func(id string, err error) {
 		assert.Equal(t, "chat-1", id)
 		reported = append(reported, err)
 	}}
@@ -173,26 +165,22 @@ func TestScenario_CorruptFileReportedAndConversationStartsFresh(t *testing.T) {
 	require.Len(t, reported, 1)
 	assert.ErrorIs(t, reported[0], toolstate.ErrCorrupt)
 
-	s, err := store.Load(ctx, "chat-1")
+	s, err := toolstate.Load(ctx, st, "chat-1")
 	require.NoError(t, err)
 	assert.Equal(t, 1, s.Tools["base_tool"].Successes)
 
-	// The corrupt file is kept aside, not lost.
-	aside, err := filepath.Glob(store.Path("chat-1") + ".corrupt-*")
+	// The corrupt state is kept aside, not lost.
+	kept, err := st.GetDoc(ctx, "chat-1", toolstate.CorruptName(toolstate.DocName, version))
 	require.NoError(t, err)
-	require.Len(t, aside, 1)
-	kept, err := os.ReadFile(aside[0])
-	require.NoError(t, err)
-	assert.Equal(t, corrupt, string(kept))
+	assert.Equal(t, bad, string(kept.Data))
 }
 
 func TestTracker_CorruptStateCancelsRunWithoutOnError(t *testing.T) {
-	store, err := toolstate.NewFileStore(t.TempDir())
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(store.Path("c"), []byte(`{"version":99,"states":{}}`), 0o600))
-	tr := &toolstate.Tracker{Store: store}
+	st := newDocs(t)
+	corrupt(t, st, "c", `{"version":99,"states":{}}`)
+	tr := &toolstate.Tracker{Docs: st}
 	agent := &agentloop.Agent{Model: simtest.NewModel(), Tools: []*agentloop.Tool{okTool(t, "base_tool")}}
-	_, err = agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks("c"))))
+	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID("c")))
 	var ce *agentloop.CancelledError
 	require.ErrorAs(t, err, &ce)
 	assert.ErrorIs(t, err, toolstate.ErrVersion)

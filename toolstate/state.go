@@ -5,11 +5,12 @@
 //
 // A [State] holds, per tool, a [ToolState] (status, reason, consecutive
 // failures, last success and failure) and the [Config] that rules it
-// (failure threshold, cool-down, dependencies). A [Store] keeps one State per
-// conversation id: [MemoryStore] in memory, [FileStore] one JSON file per
-// conversation on disk, and [DocStore] a document of each chat in the
-// versioned conversation store (package store: SQLite, or PostgreSQL shared
-// by several replicas), beside the chat itself. A [Tracker] plugs a store into an
+// (failure threshold, cool-down, dependencies). States live in the
+// versioned conversation store (package store: memstore, SQLite, or
+// PostgreSQL shared by several replicas), as the document [DocName] of each
+// conversation: of its chat, beside the chat and deleted with it, or of no
+// chat for a conversation that is no chat of the store (a stateless chat
+// handler); [Load], [Update] and [Discard] read and write it. A [Tracker] plugs them into an
 // [agentloop.Agent] through hooks only: before each model call it narrows
 // the offered tools to the available ones, and it records every tool
 // result. [NewHandler] serves the states over HTTP
@@ -25,24 +26,23 @@
 //     conversation; not offered.
 //   - available: offered.
 //
-// Wiring: give each run the hooks of its conversation,
+// Wiring: add the tracker's hooks to the agent, and run each conversation
+// with its chat id,
 //
-//	tracker := &toolstate.Tracker{Store: store}
-//	agent.Stream(ctx, history, agentloop.WithHooks(tracker.Hooks(chatID)))
+//	tracker := &toolstate.Tracker{Docs: st} // st: a store.Store
+//	agent.Hooks = agentloop.ComposeHooks(agent.Hooks, tracker.Hooks())
+//	agent.Stream(ctx, history, agentloop.WithConversationID(chatID))
 //
-// (with the aisdk handler, return that option from its Prepare func), and
-// mount NewHandler(store) at "/agents/". See the webChat example.
+// (the aisdk handler sets the conversation id to the chat id), and mount
+// NewHandler(st) at "/agents/". See the webChat example.
 //
 // Concurrency: a State is a plain value and is not safe for concurrent use.
-// Stores serialize read-modify-write cycles per conversation id with
-// [Store.Update] (a mutex per id, held from the read to the write), so
-// concurrent runs of one conversation lose no update. [FileStore] adds a
-// flock(2) on a per-conversation lock file on Unix, so separate processes
-// sharing its directory lose none either; [DocStore] takes no lock, and
-// retries an update whose version another writer moved. A state that cannot be decoded
-// is set aside with [Store.Discard], which does nothing once the state
-// decodes, so runs that repair the same corrupt state at once do not undo
-// each other's updates.
+// [Update] is an optimistic read-modify-write on the document's version: it
+// takes no lock, and retries an update whose version another writer (in
+// this process or on another replica) moved, so concurrent runs of one
+// conversation lose no update. A state that cannot be decoded is set aside
+// with [Discard], which does nothing once the state decodes, so runs that
+// repair the same corrupt state at once do not undo each other's updates.
 package toolstate
 
 import (
@@ -191,9 +191,9 @@ type ToolState struct {
 }
 
 // State is the tool state of one conversation. Create one with [NewState]
-// (or get one from a [Store]); the zero value is not usable. A State is not
-// safe for concurrent use: change it inside [Store.Update], which
-// serializes changes per conversation.
+// (or get one with [Load]); the zero value is not usable. A State is not
+// safe for concurrent use: change it inside [Update], which loses no
+// change of concurrent writers.
 //
 // The methods that take now first apply the rules (cool-down, dependencies)
 // at that time, so every status they report is current.

@@ -8,15 +8,21 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/store"
 )
 
-// Tracker connects a [Store] to agent runs through [agentloop.Hooks]. Set
-// its fields before first use and do not change them afterwards; a Tracker
-// is then safe for concurrent use by any number of runs.
+// Tracker connects the tool states kept in a store to agent runs through
+// [agentloop.Hooks]: each run's conversation id
+// ([agentloop.WithConversationID]; the aisdk handler sets it to the chat
+// id) names the conversation whose states it reads and writes (see
+// [DocName]). Set its
+// fields before first use and do not change them afterwards; a Tracker is
+// then safe for concurrent use by any number of runs.
 type Tracker struct {
-	// Store keeps the states. Required: with a nil Store every hook fails
-	// (reported to OnError, or cancelling the run).
-	Store Store
+	// Docs keeps the states, one document per conversation ([DocName]).
+	// Required: with nil Docs every hook fails (reported to OnError, or
+	// cancelling the run).
+	Docs store.Docs
 	// Config, when non-nil, is the config in force: it replaces the stored
 	// config on every update the Tracker makes (so a changed threshold or
 	// dependency applies to old conversations too). A Config that fails
@@ -30,14 +36,13 @@ type Tracker struct {
 	// the run then goes on (a load failure offers the tools unnarrowed, a
 	// record failure loses that record). When nil, a store error cancels
 	// the run with it. A corrupt or unknown-version state is reported
-	// here, then set aside with [Store.Discard] so that the conversation
-	// starts fresh; with a nil
-	// OnError it cancels the run instead (with an error wrapping
-	// [ErrCorrupt] or [ErrVersion]) and stays stored.
+	// here, then set aside with [Discard] so that the conversation starts
+	// fresh; with a nil OnError it cancels the run instead (with an error
+	// wrapping [ErrCorrupt] or [ErrVersion]) and stays stored. A run
+	// without a conversation id is reported the same way, with an error
+	// wrapping [ErrEmptyID].
 	OnError func(conversationID string, err error)
 }
-
-var errNoStore = errors.New("toolstate: Tracker.Store is nil")
 
 func (t *Tracker) now() time.Time {
 	if t.Now != nil {
@@ -49,25 +54,22 @@ func (t *Tracker) now() time.Time {
 // update runs fn on the conversation's state, applying the Tracker's
 // config first and replacing a corrupt state with a fresh one.
 func (t *Tracker) update(ctx context.Context, id string, fn func(*State) error) error {
-	if t.Store == nil {
-		return errNoStore
-	}
 	apply := func(s *State) error {
 		if t.Config != nil {
 			s.Config = t.Config.clone()
 		}
 		return fn(s)
 	}
-	err := t.Store.Update(ctx, id, apply)
+	err := Update(ctx, t.Docs, id, apply)
 	if undecodable(err) {
 		if t.OnError == nil {
 			return err
 		}
 		t.OnError(id, fmt.Errorf("toolstate: starting conversation %q fresh: %w", id, err))
-		if derr := t.Store.Discard(ctx, id); derr != nil {
+		if derr := Discard(ctx, t.Docs, id); derr != nil {
 			return derr
 		}
-		err = t.Store.Update(ctx, id, apply)
+		err = Update(ctx, t.Docs, id, apply)
 	}
 	return err
 }
@@ -81,11 +83,22 @@ func (t *Tracker) fail(id string, err error) error {
 	return nil
 }
 
-// Hooks returns the hooks for one run of a conversation; pass them with
-// agentloop.WithHooks. Get new hooks for each run (it is cheap): they
-// remember the tools offered on their run's latest model call. Any number
-// of runs of one conversation may go on at once, each with its own hooks;
-// their updates are serialized by the store.
+// run is what the hooks remember of one run.
+type run struct {
+	id      string // the conversation id
+	mu      sync.Mutex
+	offered map[string]bool // tools offered on the latest model call; nil before the first
+}
+
+type runKey struct{ t *Tracker }
+
+// Hooks returns the hooks that plug the Tracker into runs: put them in
+// Agent.Hooks (with [agentloop.ComposeHooks] beside others) or pass them
+// with [agentloop.WithHooks]. The same Hooks serve every run: OnRunStart
+// reads the run's conversation id (a run without one is not tracked, and
+// is reported as OnError says) and the hooks remember the tools offered on
+// the run's latest model call. Any number of runs of one conversation may
+// go on at once; their updates are serialized by the store's versions.
 //
 // BeforeModelCall adds the offered tools the state does not know yet, then
 // removes from req.Tools every tool that is not available. AfterToolCall
@@ -97,19 +110,26 @@ func (t *Tracker) fail(id string, err error) error {
 // calls a cancel cut short ([agentloop.ErrCancelled]). A timeout, a panic
 // and the tool's own error are failures. A result that arrives after the
 // run was cancelled is still recorded.
-func (t *Tracker) Hooks(conversationID string) *agentloop.Hooks {
-	var (
-		mu      sync.Mutex
-		offered map[string]bool // tools offered on the latest model call; nil before the first
-	)
+func (t *Tracker) Hooks() *agentloop.Hooks {
 	return &agentloop.Hooks{
+		OnRunStart: func(ctx context.Context, start agentloop.RunStart) (context.Context, error) {
+			if start.ConversationID == "" {
+				err := fmt.Errorf("%w: the run has no conversation id (agentloop.WithConversationID), so its tool states are not tracked", ErrEmptyID)
+				return ctx, t.fail("", err)
+			}
+			return context.WithValue(ctx, runKey{t}, &run{id: start.ConversationID}), nil
+		},
 		BeforeModelCall: func(ctx context.Context, req *agentloop.Request) error {
+			r, _ := ctx.Value(runKey{t}).(*run)
+			if r == nil {
+				return nil // no conversation id: reported at the start
+			}
 			names := make([]string, len(req.Tools))
 			for i, d := range req.Tools {
 				names[i] = d.Name
 			}
 			var keep map[string]bool
-			err := t.update(ctx, conversationID, func(s *State) error {
+			err := t.update(ctx, r.id, func(s *State) error {
 				now := t.now()
 				s.Sync(now, names...)
 				keep = make(map[string]bool, len(names))
@@ -119,7 +139,7 @@ func (t *Tracker) Hooks(conversationID string) *agentloop.Hooks {
 				return nil
 			})
 			if err != nil {
-				return t.fail(conversationID, err)
+				return t.fail(r.id, err)
 			}
 			tools := req.Tools[:0:0]
 			for _, d := range req.Tools {
@@ -128,21 +148,25 @@ func (t *Tracker) Hooks(conversationID string) *agentloop.Hooks {
 				}
 			}
 			req.Tools = tools
-			mu.Lock()
-			offered = keep
-			mu.Unlock()
+			r.mu.Lock()
+			r.offered = keep
+			r.mu.Unlock()
 			return nil
 		},
 		AfterToolCall: func(ctx context.Context, call agentloop.ToolCall, result *agentloop.ToolResult) error {
-			mu.Lock()
-			skip := offered != nil && !offered[call.Name]
-			mu.Unlock()
+			r, _ := ctx.Value(runKey{t}).(*run)
+			if r == nil {
+				return nil
+			}
+			r.mu.Lock()
+			skip := r.offered != nil && !r.offered[call.Name]
+			r.mu.Unlock()
 			if skip || errors.Is(result.Err, agentloop.ErrCancelled) || errors.Is(result.Err, agentloop.ErrInvalidArgs) {
 				return nil
 			}
 			isErr, content := result.IsError, result.Content
 			// What happened is recorded even when the run was cancelled meanwhile.
-			err := t.update(context.WithoutCancel(ctx), conversationID, func(s *State) error {
+			err := t.update(context.WithoutCancel(ctx), r.id, func(s *State) error {
 				if isErr {
 					s.RecordFailure(call.Name, content, t.now())
 				} else {
@@ -151,7 +175,7 @@ func (t *Tracker) Hooks(conversationID string) *agentloop.Hooks {
 				return nil
 			})
 			if err != nil {
-				return t.fail(conversationID, err)
+				return t.fail(r.id, err)
 			}
 			return nil
 		},
@@ -161,10 +185,7 @@ func (t *Tracker) Hooks(conversationID string) *agentloop.Hooks {
 // Summary returns the one-line summary of the conversation's tool states
 // (see [State.Summary]) with the given tool names included, for logs.
 func (t *Tracker) Summary(ctx context.Context, conversationID string, names ...string) (string, error) {
-	if t.Store == nil {
-		return "", errNoStore
-	}
-	s, err := t.Store.Load(ctx, conversationID)
+	s, err := Load(ctx, t.Docs, conversationID)
 	if err != nil {
 		return "", err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/toolstate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,17 +21,14 @@ import (
 // brokenStore fails every call, like a full disk.
 type brokenStore struct{ err error }
 
-func (b brokenStore) Load(context.Context, string) (*toolstate.State, error) { return nil, b.err }
-func (b brokenStore) Update(context.Context, string, func(*toolstate.State) error) error {
-	return b.err
-}
-func (b brokenStore) Delete(context.Context, string) error  { return b.err }
-func (b brokenStore) Discard(context.Context, string) error { return b.err }
+func (b brokenStore) GetDoc(context.Context, string, string) (*store.Doc, error) { return nil, b.err }
+func (b brokenStore) PutDoc(context.Context, *store.Doc) error                   { return b.err }
+func (b brokenStore) DeleteDoc(context.Context, string, string, int64) error     { return b.err }
 
 func TestTracker_StoreFailureWithOnErrorOffersEveryToolAndReports(t *testing.T) {
 	diskFull := errors.New("disk full")
 	var reported []error
-	tr := &toolstate.Tracker{Store: brokenStore{diskFull}, OnError: func(id string, err error) { reported = append(reported, err) }}
+	tr := &toolstate.Tracker{Docs: brokenStore{diskFull}, OnError: func(id string, err error) { reported = append(reported, err) }}
 	model := simtest.NewModel(
 		simtest.Turn{Expect: simtest.Expect{Tools: []string{"a", "b"}}, Reply: []simtest.Step{simtest.Call("c1", "a", nil)}},
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
@@ -45,20 +43,20 @@ func TestTracker_StoreFailureWithOnErrorOffersEveryToolAndReports(t *testing.T) 
 
 func TestTracker_StoreFailureWithoutOnErrorCancelsTheRun(t *testing.T) {
 	diskFull := errors.New("disk full")
-	tr := &toolstate.Tracker{Store: brokenStore{diskFull}}
+	tr := &toolstate.Tracker{Docs: brokenStore{diskFull}}
 	agent := &agentloop.Agent{Model: simtest.NewModel(), Tools: []*agentloop.Tool{okTool(t, "a")}}
-	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks("c"))))
+	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID("c")))
 	assert.ErrorIs(t, err, diskFull)
 }
 
 func TestTracker_ResultsOfHiddenToolsAreNotRecorded(t *testing.T) {
 	clk := newClock()
-	store := toolstate.NewMemoryStore()
-	require.NoError(t, store.Update(context.Background(), "c", func(s *toolstate.State) error {
+	store := newDocs(t)
+	require.NoError(t, toolstate.Update(context.Background(), store, "c", func(s *toolstate.State) error {
 		s.Disable("a", "off", clk.Now())
 		return nil
 	}))
-	tr := &toolstate.Tracker{Store: store, Now: clk.Now}
+	tr := &toolstate.Tracker{Docs: store, Now: clk.Now}
 	model := simtest.NewModel(
 		// The model calls the hidden tool anyway; the loop answers it with an error.
 		simtest.Turn{Expect: simtest.Expect{Tools: []string{"b"}}, Reply: []simtest.Step{simtest.Call("c1", "a", nil), simtest.Call("c2", "made_up", nil)}},
@@ -66,7 +64,7 @@ func TestTracker_ResultsOfHiddenToolsAreNotRecorded(t *testing.T) {
 	)
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{okTool(t, "a"), okTool(t, "b")}}
 	assert.Equal(t, "ok", runOnce(t, agent, tr, "c", "go"))
-	s, err := store.Load(context.Background(), "c")
+	s, err := toolstate.Load(context.Background(), store, "c")
 	require.NoError(t, err)
 	assert.Zero(t, s.Tools["a"].Failures)
 	assert.NotContains(t, s.Tools, "made_up")
@@ -83,11 +81,54 @@ func TestState_LongFailureDetailIsCutOnARuneBoundary(t *testing.T) {
 }
 
 func TestTracker_InvalidConfigFailsTheRunNamingTheProblem(t *testing.T) {
-	tr := &toolstate.Tracker{Store: toolstate.NewMemoryStore(), Config: &toolstate.Config{FailureThreshold: -2}}
+	tr := &toolstate.Tracker{Docs: newDocs(t), Config: &toolstate.Config{FailureThreshold: -2}}
 	agent := &agentloop.Agent{Model: simtest.NewModel(), Tools: []*agentloop.Tool{okTool(t, "a")}}
-	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks("c"))))
+	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID("c")))
 	require.ErrorIs(t, err, toolstate.ErrInvalid)
 	assert.Contains(t, err.Error(), "failure threshold -2 is negative")
+}
+
+func TestTracker_ARunWithoutAConversationIDIsReportedNotTracked(t *testing.T) {
+	var reported []error
+	st := newDocs(t)
+	tr := &toolstate.Tracker{Docs: st, OnError: func(id string, err error) { reported = append(reported, err) }}
+	model := simtest.NewModel(
+		simtest.Turn{Expect: simtest.Expect{Tools: []string{"a"}}, Reply: []simtest.Step{simtest.Call("c1", "a", nil)}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
+	)
+	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{okTool(t, "a")}}
+	text, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks())))
+	require.NoError(t, err)
+	assert.Equal(t, "ok", text)
+	require.Len(t, reported, 1, "reported once, at the run's start")
+	assert.ErrorIs(t, reported[0], toolstate.ErrEmptyID)
+	assert.ErrorContains(t, reported[0], "WithConversationID")
+
+	// Without OnError the run fails instead of going on untracked.
+	tr = &toolstate.Tracker{Docs: st}
+	_, err = agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks())))
+	assert.ErrorIs(t, err, toolstate.ErrEmptyID)
+}
+
+// The hooks are shared by every run: each run records in its own
+// conversation.
+func TestTracker_OneHooksServeEveryConversation(t *testing.T) {
+	st := newDocs(t)
+	tr := &toolstate.Tracker{Docs: st, Now: newClock().Now}
+	agent := &agentloop.Agent{Tools: []*agentloop.Tool{failingTool(t, "flaky")}, Hooks: tr.Hooks()}
+	for _, id := range []string{"c", "chat"} {
+		agent.Model = simtest.NewModel(
+			simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "flaky", nil)}},
+			simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
+		)
+		_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(id)}, agentloop.WithConversationID(id)))
+		require.NoError(t, err)
+	}
+	for _, id := range []string{"c", "chat"} {
+		s, err := toolstate.Load(context.Background(), st, id)
+		require.NoError(t, err)
+		assert.Equal(t, 1, s.Tools["flaky"].Failures, "conversation %q", id)
+	}
 }
 
 func TestTracker_NilStoreIsAnErrorNotAPanic(t *testing.T) {
@@ -97,9 +138,9 @@ func TestTracker_NilStoreIsAnErrorNotAPanic(t *testing.T) {
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{okTool(t, "a")}}
 	assert.Equal(t, "ok", runOnce(t, agent, tr, "c", "go"))
 	require.Len(t, reported, 1)
-	assert.ErrorContains(t, reported[0], "Tracker.Store is nil")
+	assert.ErrorContains(t, reported[0], "toolstate: no store")
 	_, err := tr.Summary(context.Background(), "c")
-	assert.ErrorContains(t, err, "Tracker.Store is nil")
+	assert.ErrorContains(t, err, "toolstate: no store")
 }
 
 // Only results that say something about the tool's health are counted: the
@@ -107,8 +148,8 @@ func TestTracker_NilStoreIsAnErrorNotAPanic(t *testing.T) {
 // the schema (the model's mistake) and calls a cancel cut short are not.
 func TestTracker_CountsOnlyTheToolsOwnFailures(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := toolstate.NewMemoryStore()
-		tr := &toolstate.Tracker{Store: store, Now: newClock().Now}
+		store := newDocs(t)
+		tr := &toolstate.Tracker{Docs: store, Now: newClock().Now}
 		slow, err := agentloop.NewRawTool("slow", "Waits.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
 			<-ctx.Done()
 			return "", ctx.Err()
@@ -125,7 +166,7 @@ func TestTracker_CountsOnlyTheToolsOwnFailures(t *testing.T) {
 		)
 		agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{failingTool(t, "flaky"), slow}}
 		assert.Equal(t, "ok", runOnce(t, agent, tr, "c", "go"))
-		s, err := store.Load(context.Background(), "c")
+		s, err := toolstate.Load(context.Background(), store, "c")
 		require.NoError(t, err)
 		assert.Equal(t, 1, s.Tools["flaky"].Failures, "the schema mismatch is not the tool's failure")
 		assert.Equal(t, 1, s.Tools["slow"].Failures, "a timeout is a failure")
@@ -139,9 +180,9 @@ func TestTracker_CountsOnlyTheToolsOwnFailures(t *testing.T) {
 		})
 		require.NoError(t, err)
 		agent = &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Call("c4", "block", nil)}}), Tools: []*agentloop.Tool{block}}
-		_, err = agentloop.Drain(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks("c"))))
+		_, err = agentloop.Drain(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID("c")))
 		require.ErrorIs(t, err, agentloop.ErrCancelled)
-		s, err = store.Load(context.Background(), "c")
+		s, err = toolstate.Load(context.Background(), store, "c")
 		require.NoError(t, err)
 		assert.Zero(t, s.Tools["block"].Failures)
 	})

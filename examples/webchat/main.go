@@ -132,7 +132,7 @@ type config struct {
 	lease        time.Duration // aisdk.Handler.StreamLease; 0 means its default
 	pace         time.Duration // the built-in demo's pause after each word; 0 streams at once
 	mcp          *mcpflags.Flags
-	hooks        *agentloop.Hooks // the agent's hooks (tracing); nil for none
+	traces       *tracing // traces the runs; nil for none
 }
 
 // memoryDB is the -db value that keeps the chats in memory.
@@ -201,7 +201,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		return err
 	}
 	defer tracing.stop(ctx, stderr)
-	cfg.hooks = tracing.agentHooks()
+	cfg.traces = tracing
 	s, err := newServer(ctx, cfg, stderr)
 	if err != nil {
 		return err
@@ -279,23 +279,27 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 	if err != nil {
 		return nil, err
 	}
+	// One rule for every route (access.go): the Host names served and the
+	// origins that may change anything; the chat routes and the tool
+	// states also ask it with their chat id.
+	acc := newAccess(cfg)
+	states := newToolStates(st, tools, acc, logw)
+	traced, err := cfg.traces.agentHooks(st)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	agent := &agentloop.Agent{
 		Model: model,
 		System: "You are the agentloop web chat demo. Use the tools when they help. " +
 			"create_record shows the user a form in the browser; delete_record needs the user's approval.",
 		Tools:    tools,
 		MaxTurns: 8,
-		Hooks:    cfg.hooks,
+		Hooks:    agentloop.ComposeHooks(traced, states.hooks()),
 	}
-	// One rule for every route (access.go): the Host names served and the
-	// origins that may change anything; the chat routes and the tool
-	// states also ask it with their chat id.
-	acc := newAccess(cfg)
-	states := newToolStates(st, tools, acc, logw)
 	logger := slog.New(slog.NewTextHandler(logw, nil))
 	chat := &aisdk.Handler{
 		Agent:          agent,
-		Prepare:        states.prepare,
 		Store:          st,
 		Authorize:      acc.authorize,
 		StreamLease:    cfg.lease,

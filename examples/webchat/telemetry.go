@@ -11,14 +11,14 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/examples/internal/otelenv"
+	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/telemetry"
 )
 
 // tracing is the server's OpenTelemetry setup; a nil *tracing traces
 // nothing.
 type tracing struct {
-	tr    *otelenv.Tracing
-	hooks *agentloop.Hooks
+	tr *otelenv.Tracing
 }
 
 // startTracing exports traces when the OpenTelemetry environment asks for
@@ -30,21 +30,18 @@ func startTracing(ctx context.Context, logw io.Writer) (*tracing, error) {
 	if err != nil || tr == nil {
 		return nil, err
 	}
-	hooks, err := telemetry.NewHooks(telemetry.Options{TracerProvider: tr.Provider})
-	if err != nil {
-		return nil, err
-	}
 	fmt.Fprintf(logw, "webchat: traces exported to %s\n", strings.Join(tr.Exporters, ", "))
-	return &tracing{tr: tr, hooks: hooks}, nil
+	return &tracing{tr: tr}, nil
 }
 
-// agentHooks returns the hooks that trace the agent's runs; nil when not
-// tracing.
-func (t *tracing) agentHooks() *agentloop.Hooks {
+// agentHooks returns the hooks that trace the agent's runs, keeping each
+// chat's paused run in st so that the run resuming it links to it (on any
+// replica); nil when not tracing.
+func (t *tracing) agentHooks(st store.Docs) (*agentloop.Hooks, error) {
 	if t == nil {
-		return nil
+		return nil, nil
 	}
-	return t.hooks
+	return telemetry.NewHooks(telemetry.Options{TracerProvider: t.tr.Provider, Pauses: st})
 }
 
 // handler wraps h so that each request is a server span, the parent of

@@ -113,7 +113,7 @@ func TestRun_NoTracesUnlessTheEnvironmentAsks(t *testing.T) {
 		t.Fatalf("startTracing = %v, %v; want nothing", tr, err)
 	}
 	h := http.NewServeMux()
-	if tr.handler(h) != http.Handler(h) || tr.agentHooks() != nil {
+	if hooks, err := tr.agentHooks(nil); tr.handler(h) != http.Handler(h) || hooks != nil || err != nil {
 		t.Error("without tracing, the handler is wrapped or the agent gets hooks")
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/agentloop/agentloop"
-	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/toolstate"
 )
@@ -25,24 +24,19 @@ type toolStates struct {
 // authorization and cross-origin check as the chat routes. Store problems
 // are logged to logw and do not stop a chat.
 func newToolStates(st store.Docs, tools []*agentloop.Tool, acc access, logw io.Writer) *toolStates {
-	states := toolstate.NewDocStore(st)
 	return &toolStates{
 		tracker: &toolstate.Tracker{
-			Store: states,
+			Docs: st,
 			OnError: func(chatID string, err error) {
 				fmt.Fprintf(logw, "webchat: tool states of chat %q: %v\n", chatID, err)
 			},
 		},
-		api: toolstate.NewHandler(states, toolstate.WithTools(toolstate.Names(tools)...), toolstate.WithAuthorize(acc.authorize),
+		api: toolstate.NewHandler(st, toolstate.WithTools(toolstate.Names(tools)...), toolstate.WithAuthorize(acc.authorize),
 			toolstate.WithCrossOriginProtection(acc.origins), toolstate.WithLogger(slog.New(slog.NewTextHandler(logw, nil)))),
 	}
 }
 
-// prepare is the chat handler's Prepare: each run of a chat gets the hooks
-// of that chat's tool states.
-func (t *toolStates) prepare(r *http.Request, req *aisdk.ChatRequest) ([]agentloop.Option, error) {
-	if req.ID == "" {
-		return nil, nil
-	}
-	return []agentloop.Option{agentloop.WithHooks(t.tracker.Hooks(req.ID))}, nil
-}
+// hooks are the agent's hooks for the tool states: the chat handler runs
+// each chat with its chat id as the conversation id, which the tracker
+// reads from the run.
+func (t *toolStates) hooks() *agentloop.Hooks { return t.tracker.Hooks() }

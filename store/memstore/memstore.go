@@ -41,7 +41,8 @@ type Store struct {
 	closed  bool
 	seq     int64 // the last version handed out
 	chats   map[string]*chat
-	streams map[string]*stream // by stream id
+	docs    map[string]*store.Doc // the documents of no chat, by name
+	streams map[string]*stream    // by stream id
 }
 
 type chat struct {
@@ -241,11 +242,23 @@ func (s *Store) GetDoc(ctx context.Context, chatID, name string) (*store.Doc, er
 	return &out, nil
 }
 
-func (s *Store) doc(chatID, name string) *store.Doc {
+// docsOf returns the documents of the chat (nil if it does not exist), or
+// of no chat for chatID "".
+func (s *Store) docsOf(chatID string) map[string]*store.Doc {
+	if chatID == "" {
+		if s.docs == nil {
+			s.docs = map[string]*store.Doc{}
+		}
+		return s.docs
+	}
 	if c := s.chats[chatID]; c != nil {
-		return c.docs[name]
+		return c.docs
 	}
 	return nil
+}
+
+func (s *Store) doc(chatID, name string) *store.Doc {
+	return s.docsOf(chatID)[name]
 }
 
 // PutDoc implements [store.Docs].
@@ -258,19 +271,19 @@ func (s *Store) PutDoc(ctx context.Context, d *store.Doc) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	c := s.chats[d.ChatID]
-	if c == nil {
+	docs := s.docsOf(d.ChatID)
+	if docs == nil {
 		return notFound("chat", d.ChatID)
 	}
 	var have int64
-	if old := c.docs[d.Name]; old != nil {
+	if old := docs[d.Name]; old != nil {
 		have = old.Version
 	}
 	if have != d.Version {
 		return &store.ConflictError{ChatID: d.ChatID, Doc: d.Name, Want: d.Version, Have: have}
 	}
 	rec := &store.Doc{ChatID: d.ChatID, Name: d.Name, Version: s.nextVersion(), Updated: s.clock(), Data: data}
-	c.docs[d.Name] = rec
+	docs[d.Name] = rec
 	d.Version, d.Updated = rec.Version, rec.Updated
 	return nil
 }
@@ -291,7 +304,7 @@ func (s *Store) DeleteDoc(ctx context.Context, chatID, name string, version int6
 	case d.Version != version:
 		return &store.ConflictError{ChatID: chatID, Doc: name, Want: version, Have: d.Version}
 	}
-	delete(s.chats[chatID].docs, name)
+	delete(s.docsOf(chatID), name)
 	return nil
 }
 
@@ -540,6 +553,9 @@ func notFound(what, id string) error {
 }
 
 func docNotFound(chatID, name string) error {
+	if chatID == "" {
+		return fmt.Errorf("%w: document %q of no chat", store.ErrNotFound, name)
+	}
 	return fmt.Errorf("%w: document %q of chat %q", store.ErrNotFound, name, chatID)
 }
 

@@ -181,7 +181,7 @@ func (s *Store) GetDoc(ctx context.Context, chatID, name string) (*store.Doc, er
 		return nil, err
 	}
 	d := &store.Doc{ChatID: chatID, Name: name}
-	err := s.pool.QueryRow(ctx, `SELECT version, updated, data FROM agentloop_docs WHERE chat_id = $1 AND name = $2`, chatID, name).
+	err := s.pool.QueryRow(ctx, `SELECT version, updated, data FROM `+docTable(chatID)+` WHERE chat_id = $1 AND name = $2`, chatID, name).
 		Scan(&d.Version, &d.Updated, &d.Data)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, docNotFound(chatID, name)
@@ -194,15 +194,28 @@ func (s *Store) GetDoc(ctx context.Context, chatID, name string) (*store.Doc, er
 }
 
 func docNotFound(chatID, name string) error {
+	if chatID == "" {
+		return fmt.Errorf("%w: document %q of no chat", store.ErrNotFound, name)
+	}
 	return fmt.Errorf("%w: document %q of chat %q", store.ErrNotFound, name, chatID)
+}
+
+// docTable is the table of the chat's documents: agentloop_docs, or
+// agentloop_chatless_docs for the documents of no chat (chatID ""), which
+// has the same columns.
+func docTable(chatID string) string {
+	if chatID == "" {
+		return "agentloop_chatless_docs"
+	}
+	return "agentloop_docs"
 }
 
 // docVersion returns the stored version of the document (0 if there is
 // none) and whether its chat exists.
 func (s *Store) docVersion(ctx context.Context, chatID, name string) (version int64, chatExists bool, err error) {
 	err = s.pool.QueryRow(ctx, `SELECT
-			coalesce((SELECT version FROM agentloop_docs WHERE chat_id = $1 AND name = $2), 0),
-			EXISTS (SELECT FROM agentloop_chats WHERE id = $1)`, chatID, name).Scan(&version, &chatExists)
+			coalesce((SELECT version FROM `+docTable(chatID)+` WHERE chat_id = $1 AND name = $2), 0),
+			$1 = '' OR EXISTS (SELECT FROM agentloop_chats WHERE id = $1)`, chatID, name).Scan(&version, &chatExists)
 	return version, chatExists, err
 }
 
@@ -222,12 +235,12 @@ func (s *Store) PutDoc(ctx context.Context, d *store.Doc) error {
 	var updated time.Time
 	var err error
 	if d.Version == 0 {
-		err = s.pool.QueryRow(ctx, `INSERT INTO agentloop_docs (chat_id, name, data, version, updated)
+		err = s.pool.QueryRow(ctx, `INSERT INTO `+docTable(d.ChatID)+` (chat_id, name, data, version, updated)
 			VALUES ($1, $2, $3, nextval('agentloop_versions'), coalesce($4::timestamptz, now()))
 			ON CONFLICT (chat_id, name) DO NOTHING
 			RETURNING version, updated`, d.ChatID, d.Name, data, s.clockArg()).Scan(&version, &updated)
 	} else {
-		err = s.pool.QueryRow(ctx, `UPDATE agentloop_docs
+		err = s.pool.QueryRow(ctx, `UPDATE `+docTable(d.ChatID)+`
 			SET data = $3, version = nextval('agentloop_versions'), updated = coalesce($5::timestamptz, now())
 			WHERE chat_id = $1 AND name = $2 AND version = $4
 			RETURNING version, updated`, d.ChatID, d.Name, data, d.Version, s.clockArg()).Scan(&version, &updated)
@@ -259,7 +272,7 @@ func (s *Store) DeleteDoc(ctx context.Context, chatID, name string, version int6
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM agentloop_docs WHERE chat_id = $1 AND name = $2 AND version = $3`, chatID, name, version)
+	tag, err := s.pool.Exec(ctx, `DELETE FROM `+docTable(chatID)+` WHERE chat_id = $1 AND name = $2 AND version = $3`, chatID, name, version)
 	if err != nil {
 		return s.fail("delete document", err)
 	}

@@ -59,6 +59,17 @@ var migrations = []string{
 		data      bytea NOT NULL,
 		PRIMARY KEY (stream_id, seq)
 	);`,
+	// 2: documents of no chat (store.Doc with an empty ChatID), in a table
+	// of their own with the same columns, so that every query of a
+	// document reads the same and the chats' foreign key stays as it is.
+	`CREATE TABLE agentloop_chatless_docs (
+		chat_id text COLLATE "C" NOT NULL DEFAULT '' CHECK (chat_id = ''),
+		name    text COLLATE "C" NOT NULL,
+		version bigint NOT NULL,
+		updated timestamptz NOT NULL,
+		data    bytea NOT NULL,
+		PRIMARY KEY (chat_id, name)
+	);`,
 }
 
 // SchemaVersion is the version of the schema this build creates and reads.

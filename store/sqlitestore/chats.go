@@ -183,7 +183,7 @@ func (s *Store) GetDoc(ctx context.Context, chatID, name string) (*store.Doc, er
 	}
 	d := &store.Doc{ChatID: chatID, Name: name}
 	var updated int64
-	err := s.r.QueryRowContext(ctx, `SELECT version, updated, data FROM agentloop_docs WHERE chat_id = ? AND name = ?`, chatID, name).
+	err := s.r.QueryRowContext(ctx, `SELECT version, updated, data FROM `+docTable(chatID)+` WHERE chat_id = ? AND name = ?`, chatID, name).
 		Scan(&d.Version, &updated, &d.Data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, docNotFound(chatID, name)
@@ -196,12 +196,25 @@ func (s *Store) GetDoc(ctx context.Context, chatID, name string) (*store.Doc, er
 }
 
 func docNotFound(chatID, name string) error {
+	if chatID == "" {
+		return fmt.Errorf("%w: document %q of no chat", store.ErrNotFound, name)
+	}
 	return fmt.Errorf("%w: document %q of chat %q", store.ErrNotFound, name, chatID)
+}
+
+// docTable is the table of the chat's documents: agentloop_docs, or
+// agentloop_chatless_docs for the documents of no chat (chatID ""), which
+// has the same columns.
+func docTable(chatID string) string {
+	if chatID == "" {
+		return "agentloop_chatless_docs"
+	}
+	return "agentloop_docs"
 }
 
 func docVersion(ctx context.Context, tx *sql.Tx, chatID, name string) (int64, error) {
 	var v int64
-	err := tx.QueryRowContext(ctx, `SELECT version FROM agentloop_docs WHERE chat_id = ? AND name = ?`, chatID, name).Scan(&v)
+	err := tx.QueryRowContext(ctx, `SELECT version FROM `+docTable(chatID)+` WHERE chat_id = ? AND name = ?`, chatID, name).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -219,12 +232,14 @@ func (s *Store) PutDoc(ctx context.Context, d *store.Doc) error {
 	}
 	var version, now int64
 	err := s.write(ctx, "put document", func(tx *sql.Tx) error {
-		chat, err := chatVersion(ctx, tx, d.ChatID)
-		if err != nil {
-			return err
-		}
-		if chat == 0 {
-			return notFound("chat", d.ChatID)
+		if d.ChatID != "" {
+			chat, err := chatVersion(ctx, tx, d.ChatID)
+			if err != nil {
+				return err
+			}
+			if chat == 0 {
+				return notFound("chat", d.ChatID)
+			}
 		}
 		have, err := docVersion(ctx, tx, d.ChatID, d.Name)
 		if err != nil {
@@ -237,7 +252,7 @@ func (s *Store) PutDoc(ctx context.Context, d *store.Doc) error {
 			return err
 		}
 		now = s.clock()
-		_, err = tx.ExecContext(ctx, `INSERT INTO agentloop_docs (chat_id, name, version, updated, data) VALUES (?, ?, ?, ?, ?)
+		_, err = tx.ExecContext(ctx, `INSERT INTO `+docTable(d.ChatID)+` (chat_id, name, version, updated, data) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (chat_id, name) DO UPDATE SET version = excluded.version, updated = excluded.updated, data = excluded.data`,
 			d.ChatID, d.Name, version, now, data)
 		return db(err)
@@ -264,7 +279,7 @@ func (s *Store) DeleteDoc(ctx context.Context, chatID, name string, version int6
 		case have != version:
 			return &store.ConflictError{ChatID: chatID, Doc: name, Want: version, Have: have}
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM agentloop_docs WHERE chat_id = ? AND name = ?`, chatID, name)
+		_, err = tx.ExecContext(ctx, `DELETE FROM `+docTable(chatID)+` WHERE chat_id = ? AND name = ?`, chatID, name)
 		return db(err)
 	})
 }

@@ -57,6 +57,17 @@ var migrations = []string{
 		data      BLOB NOT NULL,
 		PRIMARY KEY (stream_id, seq)
 	) WITHOUT ROWID;`,
+	// 2: documents of no chat (store.Doc with an empty ChatID), in a table
+	// of their own with the same columns, so that every query of a
+	// document reads the same and the chats' foreign key stays as it is.
+	`CREATE TABLE agentloop_chatless_docs (
+		chat_id TEXT NOT NULL DEFAULT '' CHECK (chat_id = ''),
+		name    TEXT NOT NULL,
+		version INTEGER NOT NULL,
+		updated INTEGER NOT NULL,
+		data    BLOB NOT NULL,
+		PRIMARY KEY (chat_id, name)
+	);`,
 }
 
 // SchemaVersion is the version of the schema this build creates and reads.

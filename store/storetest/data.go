@@ -150,8 +150,12 @@ var dataTests = []test{
 			_, err = e.s.GetChat(e.ctx, id)
 			require.ErrorIs(t, err, store.ErrInvalid, "id %q", id)
 			require.ErrorIs(t, e.s.DeleteChat(e.ctx, id, 1), store.ErrInvalid, "id %q", id)
-			_, err = e.s.GetDoc(e.ctx, id, "doc")
-			require.ErrorIs(t, err, store.ErrInvalid, "id %q", id)
+			if id != "" { // "" names the documents of no chat
+				_, err = e.s.GetDoc(e.ctx, id, "doc")
+				require.ErrorIs(t, err, store.ErrInvalid, "id %q", id)
+			}
+			_, err = e.s.GetDoc(e.ctx, "", id)
+			require.ErrorIs(t, err, store.ErrInvalid, "document name %q", id)
 			_, err = e.s.StartStream(e.ctx, id, minute)
 			require.ErrorIs(t, err, store.ErrInvalid, "id %q", id)
 			_, err = e.s.ActiveStream(e.ctx, id)

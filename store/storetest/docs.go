@@ -96,7 +96,7 @@ var docTests = []test{
 	{"InvalidNamesAreRefused", func(t *testing.T, su *suite) {
 		e := su.env(t)
 		e.create(e.s, "chat-1", "", nil)
-		for _, d := range []*store.Doc{nil, {ChatID: "chat-1"}, {Name: "x"}, {ChatID: "chat-1", Name: "a\x00"}} {
+		for _, d := range []*store.Doc{nil, {ChatID: "chat-1"}, {}, {ChatID: "chat-1", Name: "a\x00"}, {ChatID: "a\x00", Name: "x"}} {
 			require.ErrorIs(t, e.s.PutDoc(e.ctx, d), store.ErrInvalid)
 		}
 		_, err := e.s.GetDoc(e.ctx, "chat-1", "")

@@ -60,6 +60,8 @@ func Run(t *testing.T, newStore NewStore, opts Options) {
 	}{
 		{"Chats", chatTests},
 		{"Docs", docTests},
+		{"DocsOfNoChat", chatlessDocTests},
+		{"ConversationDocs", conversationDocTests},
 		{"Concurrency", concurrencyTests},
 		{"Data", dataTests},
 		{"Schema", schemaTests},
