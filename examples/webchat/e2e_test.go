@@ -112,8 +112,9 @@ var (
 // TestBrowser_PageAtDesktopAndPhoneSizes drives the embedded page in
 // headless Chromium (e2e/e2e.mjs) at 1280×800 and 390×844, checking on
 // every screen that nothing overflows sideways, that the chat column
-// keeps 300 px on the phone, and that axe-core finds no serious or
-// critical violation. Against the built-in demo (unpaced): the welcome
+// keeps 300 px on the phone, that the page's Content-Security-Policy
+// refused nothing (the server's own headers, checked on every page load),
+// and that axe-core finds no serious or critical violation. Against the built-in demo (unpaced): the welcome
 // screen's suggestion, Markdown (bold, a table, a highlighted code block,
 // safe links) in light and dark mode, scroll-to-bottom, Shift+Enter and a
 // long word that wraps, edit and resend, regenerate, the create_record

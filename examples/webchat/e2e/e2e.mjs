@@ -5,7 +5,8 @@
 // Drives Debian's Chromium (/usr/bin/chromium, never a downloaded browser)
 // with playwright-core, at a desktop size (1280×800) and a phone size
 // (390×844). On every screen it checks that nothing overflows sideways
-// (and on the phone that the chat column keeps at least 300 px) and runs
+// (and on the phone that the chat column keeps at least 300 px), that the
+// Content-Security-Policy the server sends refused nothing, and runs
 // axe-core, failing on a serious or critical violation. SCREENSHOTS
 // (default ./screenshots) is where each state is saved, as
 // <size>-<nn>-<state>.png. Exits non-zero if any step failed.
@@ -64,6 +65,14 @@ const browser = await chromium.launchPersistentContext(userDataDir, {
 });
 
 await browser.grantPermissions(["clipboard-read", "clipboard-write"]);
+// Every page records what its Content-Security-Policy refused: check()
+// fails on any (the page must work under the policy the server sends).
+await browser.addInitScript(() => {
+  window.__cspViolations = [];
+  document.addEventListener("securitypolicyviolation", (e) => {
+    window.__cspViolations.push(`${e.violatedDirective} refused ${e.blockedURI || "inline"} (${e.sourceFile}:${e.lineNumber})`);
+  });
+});
 
 const log = (...a) => console.log("e2e:", ...a);
 let failed = false;
@@ -77,9 +86,11 @@ async function check(page, what) {
     vw: window.innerWidth,
     chat: document.querySelector(".chat")?.getBoundingClientRect().width ?? 0,
   }));
+  const csp = await page.evaluate(() => window.__cspViolations ?? []);
+  if (csp.length) throw new Error(`${what}: the Content-Security-Policy refused: ${csp.join("; ")}`);
   if (m.scroll > m.vw) throw new Error(`${what}: the page is ${m.scroll} px wide in a ${m.vw} px viewport (it scrolls sideways)`);
   if (page.size === "phone" && m.chat < 300) throw new Error(`${what}: the chat column is ${m.chat} px wide on the phone, want at least 300`);
-  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.addScriptTag({ content: axeSource });
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.evaluate(axeSource); // not a <script>: the page's CSP refuses inline scripts
   const violations = await page.evaluate(async () => {
     const r = await window.axe.run(document, { resultTypes: ["violations"] });
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
@@ -101,6 +112,15 @@ async function shot(page, name, what) {
   log(`screenshot ${file}: ${what}`);
 }
 
+// checkPageHeaders checks the security headers of the page's HTML.
+function checkPageHeaders(h, what) {
+  const csp = h["content-security-policy"] ?? "";
+  for (const want of ["script-src 'self'", "frame-ancestors 'none'", "default-src 'self'"]) {
+    if (!csp.includes(want)) throw new Error(`${what}: Content-Security-Policy ${JSON.stringify(csp)} lacks ${want}`);
+  }
+  if (h["x-content-type-options"] !== "nosniff") throw new Error(`${what}: X-Content-Type-Options is ${JSON.stringify(h["x-content-type-options"])}`);
+}
+
 async function newPage(size, url = base) {
   const page = await browser.newPage();
   page.size = size;
@@ -119,7 +139,8 @@ async function newPage(size, url = base) {
   page.on("console", (m) => {
     if (m.type() === "error") log("console error:", m.text());
   });
-  await page.goto(url + "/");
+  const res = await page.goto(url + "/");
+  checkPageHeaders(res.headers(), `${size} ${url}/`);
   return page;
 }
 
@@ -158,9 +179,10 @@ async function welcomeAndMarkdown(page) {
   await expectText(page.locator(".msg.assistant"), "Links open in a new tab", "Markdown answer");
   await idle(page);
   const answer = lastAssistant(page);
-  if (!(await answer.locator("strong").filter({ hasText: "GitHub-flavoured Markdown" }).count())) {
-    throw new Error(`**bold** is not a <strong>: ${await answer.innerHTML()}`);
-  }
+  // The Markdown renderer is a chunk of its own, fetched after the first
+  // screen: until it is in, the answer shows as plain text.
+  await answer.locator("strong").filter({ hasText: "GitHub-flavoured Markdown" }).first().waitFor()
+    .catch(async () => { throw new Error(`**bold** is not a <strong>: ${await answer.innerHTML()}`); });
   if (!(await answer.locator("table td code").filter({ hasText: "get_weather" }).count())) throw new Error("the GFM table is not rendered");
   const tokens = await answer.locator("pre code .token.keyword").allInnerTexts();
   if (!tokens.includes("for") || !tokens.includes("range")) throw new Error(`the Go block is not highlighted: keywords ${JSON.stringify(tokens)}`);

@@ -12,7 +12,7 @@ import {
   useAui,
   useAuiState,
 } from "@assistant-ui/react";
-import { MarkdownText } from "./Markdown.jsx";
+import { MarkdownText } from "./LazyMarkdown.jsx";
 import { ToolFallback } from "./tools.jsx";
 import { friendlyError } from "./errors.js";
 import {
