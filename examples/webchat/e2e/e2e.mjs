@@ -81,15 +81,41 @@ const axeTotals = { scans: 0, serious: 0, critical: 0, moderate: 0, minor: 0 };
 // check runs the per-screen checks: no sideways overflow, the chat column
 // wide enough on a phone, and no serious or critical axe violation.
 async function check(page, what) {
-  const m = await page.evaluate(() => ({
-    scroll: document.documentElement.scrollWidth,
-    vw: window.innerWidth,
-    chat: document.querySelector(".chat")?.getBoundingClientRect().width ?? 0,
-  }));
+  const m = await page.evaluate(() => {
+    const shown = (el) => {
+      const r = el.getBoundingClientRect();
+      const st = getComputedStyle(el);
+      return r.width > 0 && st.visibility !== "hidden" && st.display !== "none" && r.right > 0 && r.left < window.innerWidth;
+    };
+    // Targets a finger must hit: header buttons, icon and round buttons.
+    const small = [...document.querySelectorAll(".topbar button, .icon-btn, .round-btn")]
+      .filter((b) => shown(b) && b.closest(".threads, .panel")?.classList.contains("open") !== false)
+      .map((b) => ({ name: b.getAttribute("aria-label") || b.textContent.trim(), ...b.getBoundingClientRect().toJSON() }))
+      .filter((r) => r.width < 43.5 || r.height < 43.5)
+      .map((r) => `${r.name} ${Math.round(r.width)}×${Math.round(r.height)}`);
+    const input = document.querySelector(".composer textarea");
+    return {
+      scroll: document.documentElement.scrollWidth,
+      vw: window.innerWidth,
+      chat: document.querySelector(".chat")?.getBoundingClientRect().width ?? 0,
+      composer: document.querySelector(".composer")?.getBoundingClientRect().width ?? null,
+      header: document.querySelector(".topbar")?.getBoundingClientRect().height ?? 0,
+      inputFont: input ? parseFloat(getComputedStyle(input).fontSize) : null,
+      small,
+    };
+  });
   const csp = await page.evaluate(() => window.__cspViolations ?? []);
   if (csp.length) throw new Error(`${what}: the Content-Security-Policy refused: ${csp.join("; ")}`);
   if (m.scroll > m.vw) throw new Error(`${what}: the page is ${m.scroll} px wide in a ${m.vw} px viewport (it scrolls sideways)`);
   if (page.size === "phone" && m.chat < 300) throw new Error(`${what}: the chat column is ${m.chat} px wide on the phone, want at least 300`);
+  // The chat gets the room: a message box of at least 700 px on the
+  // desktop, one header line (at most 56 px) at both sizes.
+  if (page.size === "desktop" && m.composer !== null && m.composer < 700) throw new Error(`${what}: the message box is ${m.composer} px wide at 1280 px, want at least 700`);
+  if (m.header > 56) throw new Error(`${what}: the header is ${m.header} px tall, want one line (at most 56 px)`);
+  // On the phone: a 16 px message box (mobile Safari zooms into smaller
+  // text) and targets of at least 44 px.
+  if (page.size === "phone" && m.inputFont !== null && m.inputFont < 16) throw new Error(`${what}: the message box's text is ${m.inputFont} px, want 16`);
+  if (page.size === "phone" && m.small.length) throw new Error(`${what}: targets smaller than 44 px: ${m.small.join(", ")}`);
   if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.evaluate(axeSource); // not a <script>: the page's CSP refuses inline scripts
   const violations = await page.evaluate(async () => {
     const r = await window.axe.run(document, { resultTypes: ["violations"] });
@@ -350,9 +376,9 @@ async function formCancel(page) {
 async function toolStates(page) {
   const panel = page.getByTestId("tool-states");
   const phone = page.size === "phone";
-  // On the phone the panel is a drawer behind a header button.
+  // The panel is a drawer behind a header button, at both sizes: the chat
+  // keeps the room.
   const openPanel = async () => {
-    if (!phone) return;
     await page.getByRole("button", { name: "Tool states" }).click();
     await page.waitForFunction(() => {
       const r = document.querySelector('[data-testid="tool-states"]').getBoundingClientRect();
@@ -362,7 +388,6 @@ async function toolStates(page) {
     if (focused !== "Close tool states") throw new Error(`the open drawer does not have the focus (it is on ${JSON.stringify(focused)})`);
   };
   const closePanel = async () => {
-    if (!phone) return;
     // Escape inside the drawer closes it and gives the focus back.
     await panel.getByRole("button", { name: "Close tool states" }).focus();
     await page.keyboard.press("Escape");
@@ -370,7 +395,7 @@ async function toolStates(page) {
     const focused = await page.evaluate(() => document.activeElement?.textContent);
     if (!focused?.includes("Tool states")) throw new Error(`after closing the drawer the focus is on ${JSON.stringify(focused)}, not its button`);
   };
-  if (phone && (await panel.isVisible())) throw new Error("the tool-state drawer is open before it is asked for");
+  if (await panel.isVisible()) throw new Error("the tool-state drawer is open before it is asked for");
 
   // Against a server running toolstates.json: three failing get_weather
   // calls make the tool failed in the panel; Reset makes it available again.
@@ -385,15 +410,14 @@ async function toolStates(page) {
   } catch (e) {
     throw new Error(`tool-state panel does not show get_weather failed: ${JSON.stringify(await panel.innerText())}`);
   }
-  await shot(page, "11-tool-failed", phone
-    ? "the tool-state drawer open over the chat: get_weather failed after three failures"
-    : "three failed get_weather calls (one line each) and the tool-state panel showing get_weather failed");
+  await shot(page, "11-tool-failed", "the tool-state drawer open over the chat: get_weather failed after three failures");
+  await expectFocusTrapped(page, panel, "the tool-state drawer");
   await panel.getByRole("button", { name: "Reset" }).click();
   await panel.locator('tr[data-tool="get_weather"][data-status="available"]').waitFor()
     .catch(async () => {
       throw new Error(`after Reset, get_weather is not available: ${JSON.stringify(await panel.innerText().catch(() => ""))}`);
     });
-  if (!phone) await shot(page, "12-tool-reset", "the tool-state panel after Reset: get_weather available again");
+  if (!phone) await shot(page, "12-tool-reset", "the tool-state drawer after Reset: get_weather available again");
   await closePanel();
 
   // The next turn streams some text and a get_weather call, then hangs
@@ -406,10 +430,19 @@ async function toolStates(page) {
   await expectText(slow, "looking up the forecast", "get_weather's running state");
   const stop = page.locator(".composer .stop");
   await stop.waitFor();
+  // Enter while a reply runs sends nothing, adds no line, and says why.
+  const posts = page.chatBodies.length;
+  await composer(page).fill("one more thing");
+  await composer(page).press("Enter");
+  await expectText(page.getByTestId("composer-hint"), "A reply is running", "the hint after Enter during a reply");
+  if ((await composer(page).inputValue()) !== "one more thing" || page.chatBodies.length !== posts) {
+    throw new Error(`Enter during a reply changed the box to ${JSON.stringify(await composer(page).inputValue())} or sent (${page.chatBodies.length - posts} requests)`);
+  }
   await shot(page, "13-running", "a run in progress (the model hangs) with get_weather Berlin running and the Stop button shown");
   if (phone) await page.keyboard.press("Escape");
   else await stop.click();
   await idle(page);
+  await composer(page).fill("");
   await expectText(slow, "not finished", "get_weather's state after Stop");
   await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped mark");
   await shot(page, "14-stopped", `after ${phone ? "Escape" : "Stop"}: the reply is marked stopped, get_weather Berlin not finished`);
@@ -417,13 +450,15 @@ async function toolStates(page) {
   // The next turn fails in the model: a short sentence, not the Go error.
   await send(page, "And now fail.");
   const error = lastAssistant(page).getByTestId("error");
-  await expectText(error, "Something went wrong while answering", "the failed run's message");
+  // The page shows the server's text for the page (webchat's ErrorText),
+  // not a generic sentence, and never the raw Go error chain.
+  await expectText(error, "The simulated model failed: simulated model failure", "the failed run's message from the server");
   const shown = await error.innerText();
-  if (/simulated|simtest|turn \d|agentloop/i.test(shown)) throw new Error(`the page shows the raw error: ${JSON.stringify(shown)}`);
+  if (/simtest|turn \d|agentloop/i.test(shown)) throw new Error(`the page shows the raw error: ${JSON.stringify(shown)}`);
   // The stopped call stays "not finished" once the next message cancels it for good.
   const stoppedLine = await slow.locator(".tool-status").innerText();
   if (stoppedLine !== "not finished") throw new Error(`the stopped call after the next message: ${JSON.stringify(stoppedLine)}`);
-  await shot(page, "15-error", "a failed run: one short human sentence (the detail is in the server log)");
+  await shot(page, "15-error", "a failed run: the server's sentence for the page (the detail is in the server log)");
 }
 
 // statuses resolves to the statuses of the next n responses whose path
@@ -446,6 +481,22 @@ function statuses(page, re, n) {
     };
     page.on("response", on);
   });
+}
+
+// expectFocusTrapped checks that Tab and Shift+Tab keep the focus inside
+// an open drawer: Shift+Tab from its first control goes to its last, Tab
+// from its last back to its first.
+async function expectFocusTrapped(page, drawer, what) {
+  const inside = () => drawer.evaluate((el) => el.contains(document.activeElement));
+  await drawer.locator("button").first().focus();
+  await page.keyboard.press("Shift+Tab");
+  if (!(await inside())) throw new Error(`${what}: Shift+Tab from its first control left the drawer`);
+  await page.keyboard.press("Tab");
+  if (!(await inside())) throw new Error(`${what}: Tab from its last control left the drawer`);
+  for (let i = 0; i < 12; i++) {
+    await page.keyboard.press("Tab");
+    if (!(await inside())) throw new Error(`${what}: Tab ${i + 1} times left the drawer`);
+  }
 }
 
 // chatInPage is the chat id in the page's address ("" for none).
@@ -508,7 +559,10 @@ async function chatsReloadResume(page) {
   const weather = "What is the weather in Paris?";
   await page.getByTestId("welcome").waitFor();
   await (await chatList(page)).getByText("No chats yet.").waitFor();
-  if (page.size === "phone") await page.keyboard.press("Escape");
+  if (page.size === "phone") {
+    await expectFocusTrapped(page, page.getByTestId("thread-list"), "the chat list drawer");
+    await page.keyboard.press("Escape");
+  }
 
   // Chat A streams its answer; the page is reloaded mid-run and resumes
   // the stream from the server: the part streamed before the reload, then
@@ -619,6 +673,19 @@ async function chatsReloadResume(page) {
   await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped mark after reload");
   await expectText(rome, "not finished", "get_weather Rome after Stop and reload");
   await shot(page, "21-stopped-reloaded", "a reply stopped after a reload, reloaded again: marked stopped, get_weather Rome not finished");
+
+  // A text reply (no tool call) stopped mid-stream keeps its mark after a
+  // reload too.
+  await send(page, markdown);
+  await expectText(lastAssistant(page), "What answers can look like", "a text reply streaming");
+  await running(page, "the text reply");
+  await page.locator(".composer .stop").click();
+  await idle(page);
+  await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped text reply's mark");
+  await page.reload();
+  await expectText(lastAssistant(page), "What answers can look like", "the stopped text reply after reload");
+  await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped text reply's mark after reload");
+  await shot(page, "24-text-stopped-reloaded", "a text reply stopped mid-stream, reloaded: still marked stopped");
 
   // Delete chat A, the one on screen: it leaves the list, a new chat
   // shows, and its address no longer opens it.

@@ -27,9 +27,11 @@ function Banner() {
       .catch(() => setInfo(null));
   }, []);
   if (!info) return null;
+  // One line: on a phone only its first word shows (style.css), the title
+  // has it all.
   return info.simulator ? (
-    <p className="banner sim" data-testid="banner" title={info.model}>
-      <b>Simulator:</b> a scripted demo answers; no language model runs.
+    <p className="banner sim" data-testid="banner" title={`Simulator: a scripted demo answers; no language model runs (${info.model}).`}>
+      <b>Simulator</b><span className="banner-detail">: a scripted demo answers; no language model runs.</span>
     </p>
   ) : (
     <p className="banner" data-testid="banner">Model: {info.model}</p>
@@ -204,6 +206,12 @@ export function App() {
     refresh();
   };
 
+  // The tab's title follows the chat on screen.
+  const title = chat?.saved ? list.chats.find((c) => c.id === chat.id)?.title : "";
+  useEffect(() => {
+    document.title = title ? `${title} · agentloop webchat` : "agentloop webchat";
+  }, [title]);
+
   return (
     <div className="app">
       <header className="topbar">
@@ -229,7 +237,7 @@ export function App() {
             <p className="loading hint" role="status" data-testid="loading">Loading the chat…</p>
           )}
         </main>
-        {drawer && <div className="backdrop" aria-hidden="true" onClick={closeDrawer} />}
+        {drawer && <div className={"backdrop" + (drawer === "states" ? " all" : "")} aria-hidden="true" onClick={closeDrawer} />}
         <ToolStatesPanel id="tool-states" chatId={chat?.saved ? chat.id : ""} version={runs} open={drawer === "states"} onClose={closeDrawer} />
       </div>
     </div>

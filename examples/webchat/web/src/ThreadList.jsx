@@ -4,6 +4,7 @@
 // left, shown while open is true.
 import { useEffect, useRef } from "react";
 import { CloseIcon, PlusIcon, TrashIcon } from "./icons.jsx";
+import { trapTab } from "./focusTrap.js";
 
 // chatTitle is what the list calls a chat: the server's title (the start
 // of its first message), or a stand-in for a chat without one.
@@ -17,6 +18,7 @@ const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeS
 // close button, or Escape inside it) asks to hide the drawer.
 export function ThreadList({ id, list, currentId, open, onNew, onSwitch, onDelete, onMore, onClose }) {
   const closeRef = useRef(null);
+  const navRef = useRef(null);
   // Opening the drawer moves the focus into it, so a keyboard can use it.
   useEffect(() => {
     if (open) closeRef.current?.focus();
@@ -24,8 +26,10 @@ export function ThreadList({ id, list, currentId, open, onNew, onSwitch, onDelet
   const listed = list.chats.some((c) => c.id === currentId);
 
   return (
-    <nav id={id} className={"threads" + (open ? " open" : "")} aria-labelledby={id + "-title"} data-testid="thread-list"
+    <nav id={id} ref={navRef} className={"threads" + (open ? " open" : "")} aria-labelledby={id + "-title"} data-testid="thread-list"
       onKeyDown={(e) => {
+        // While it is open as a drawer, the focus stays inside it.
+        if (open) trapTab(e, navRef.current);
         if (e.key === "Escape" && open) {
           e.preventDefault();
           onClose();
