@@ -182,10 +182,11 @@ const lastAssistant = (page) => page.locator(".msg.assistant").last();
 const lastUser = (page) => page.locator(".msg.user").last();
 const idle = (page) => page.locator(".composer .send").waitFor();
 
-// expectText waits until the locator's text contains want.
-async function expectText(locator, want, what) {
+// expectText waits until the locator's text contains want, shown (or, with
+// state "attached", in the page: a tool call's card inside a folded group).
+async function expectText(locator, want, what, state = "visible") {
   try {
-    await locator.filter({ hasText: want }).first().waitFor();
+    await locator.filter({ hasText: want }).first().waitFor({ state });
   } catch (e) {
     const got = await locator.allInnerTexts().catch(() => []);
     throw new Error(`${what}: want text containing ${JSON.stringify(want)}, got ${JSON.stringify(got)}`);
@@ -210,6 +211,25 @@ async function welcomeAndMarkdown(page) {
   await answer.locator("strong").filter({ hasText: "GitHub-flavoured Markdown" }).first().waitFor()
     .catch(async () => { throw new Error(`**bold** is not a <strong>: ${await answer.innerHTML()}`); });
   if (!(await answer.locator("table td code").filter({ hasText: "get_weather" }).count())) throw new Error("the GFM table is not rendered");
+  // Typography: a heading larger than the text, a quote set apart, code of
+  // at least 13 px, task-list checkboxes with names, footnote links that
+  // stay on the page, and (on the phone) a wide table that says it scrolls.
+  const t = await answer.evaluate((el) => {
+    const px = (sel) => parseFloat(getComputedStyle(el.querySelector(sel)).fontSize);
+    const quote = el.querySelector("blockquote");
+    return {
+      h2: px("h2"), p: px("p"), code: px("pre code"),
+      quote: quote ? parseFloat(getComputedStyle(quote).borderLeftWidth) : 0,
+      boxes: [...el.querySelectorAll('input[type="checkbox"]')].map((b) => b.getAttribute("aria-label")),
+      footnotes: [...el.querySelectorAll('a[href^="#"]')].map((a) => a.getAttribute("target")),
+    };
+  });
+  if (!(t.h2 > t.p * 1.1)) throw new Error(`the heading (${t.h2} px) is not larger than the text (${t.p} px)`);
+  if (t.code < 13) throw new Error(`code is ${t.code} px, want at least 13`);
+  if (t.quote < 2) throw new Error("the quote has no rule beside it");
+  if (JSON.stringify(t.boxes) !== '["Done","Not done"]') throw new Error(`task-list checkboxes named ${JSON.stringify(t.boxes)}`);
+  if (t.footnotes.length < 2 || t.footnotes.some((target) => target !== null)) throw new Error(`footnote links: targets ${JSON.stringify(t.footnotes)}, want two or more that stay on the page`);
+  if (page.size === "phone") await answer.locator(".table-hint").filter({ hasText: "Scroll sideways" }).first().waitFor();
   const tokens = await answer.locator("pre code .token.keyword").allInnerTexts();
   if (!tokens.includes("for") || !tokens.includes("range")) throw new Error(`the Go block is not highlighted: keywords ${JSON.stringify(tokens)}`);
   const pre = answer.locator("pre").first();
@@ -310,8 +330,8 @@ async function formAndApproval(page, { approve, newName, tag, shots: take }) {
   await send(page, "What is the weather in Paris, and what is 2 + 3?");
   // Streamed text from the first step, and the backend tools' UIs.
   await expectText(page.locator(".msg.assistant"), "Let me look up the weather in Paris", "streamed text");
-  await expectText(page.locator(".tool"), "get_weather Paris", "get_weather tool UI");
-  await expectText(page.locator(".tool"), "= 5", "add tool UI result");
+  await expectText(page.locator(".tool"), "get_weather Paris", "get_weather tool UI", "attached");
+  await expectText(page.locator(".tool"), "= 5", "add tool UI result", "attached");
 
   // The browser-side form tool, prefilled with the model's arguments.
   const form = page.getByTestId("create-record-form");
@@ -330,6 +350,11 @@ async function formAndApproval(page, { approve, newName, tag, shots: take }) {
   if (!def?.description || props !== "email,name") {
     throw new Error(`the chat request's tools do not define create_record with name and email: ${JSON.stringify(page.chatBodies[0]?.tools)}`);
   }
+  // The form's group is open and cannot be folded while it waits.
+  const formGroup = page.getByTestId("tool-group").filter({ has: form });
+  if ((await formGroup.getAttribute("data-state")) !== "waiting" || !(await formGroup.evaluate((d) => d.open))) {
+    throw new Error(`the form's tool group is ${await formGroup.getAttribute("data-state")}, open ${await formGroup.evaluate((d) => d.open)}; want waiting and open`);
+  }
   await name.fill(newName);
   if (take) await shot(page, "08-form", `get_weather and add done; the create_record form, prefilled by the model, with the name edited to ${newName}`);
   await form.getByRole("button", { name: "Create" }).click();
@@ -337,7 +362,7 @@ async function formAndApproval(page, { approve, newName, tag, shots: take }) {
   // The run continues on the server: next comes the approval prompt.
   const approval = page.getByTestId("approval");
   await approval.waitFor();
-  await expectText(page.getByTestId("create-record-result"), newName, "form result shown");
+  await expectText(page.getByTestId("create-record-result"), newName, "form result shown", "attached");
   if (take) await shot(page, "09-approval", `the form's result (${newName}) and the approval prompt for delete_record {"id":42}`);
   await approval.getByRole("button", { name: approve ? "Approve" : "Deny" }).click();
 
@@ -349,10 +374,21 @@ async function formAndApproval(page, { approve, newName, tag, shots: take }) {
   if (!answer.includes(final)) throw new Error(`final answer does not say ${JSON.stringify(final)}: ${answer}`);
   if (await page.getByTestId("approval").count()) throw new Error("approval buttons still shown after answering");
   if (!approve) {
-    const line = await page.getByTestId("tool-delete_record").locator(".tool-status").innerText();
+    const line = await page.getByTestId("tool-delete_record").locator(".tool-status").textContent();
     if (!/^Denied/.test(line) || /error/i.test(line)) throw new Error(`a denied call should say so once: ${JSON.stringify(line)}`);
   }
   await idle(page);
+  // Done, the calls fold into one row each run of calls: human labels and
+  // one status; a click opens the cards.
+  const groups = page.getByTestId("tool-group");
+  const first = groups.first();
+  await expectText(first.locator("summary"), "Weather in Paris", "the folded row's label");
+  const row = await first.locator("summary").innerText();
+  if (/get_weather|_/.test(row) || !/done/.test(row)) throw new Error(`the folded row reads ${JSON.stringify(row)}: want human labels and "done"`);
+  if (await first.evaluate((d) => d.open)) throw new Error("a finished group of tool calls is not folded");
+  if (await first.locator(".tool").first().isVisible()) throw new Error("a folded group shows its cards");
+  await first.locator("summary").click();
+  await first.locator(".tool").filter({ hasText: "get_weather Paris" }).waitFor();
   await shot(page, `10-final-${tag}`, `the final answer (a Markdown list) after ${approve ? "approving" : "denying"} delete_record, naming ${newName}`);
 }
 
@@ -402,7 +438,7 @@ async function toolStates(page) {
   await send(page, "Please fail the weather tool three times.");
   await expectText(page.locator(".msg.assistant"), "The weather tool failed three times.", "answer after the failures");
   // A failed call says so in one line, without "error" twice.
-  const failedLine = await page.locator(".tool.error .tool-status").first().innerText();
+  const failedLine = await page.locator(".tool.error .tool-status").first().textContent();
   if (failedLine !== "Failed: city is empty; pass a city name") throw new Error(`failed tool line: ${JSON.stringify(failedLine)}`);
   await openPanel();
   try {
@@ -427,7 +463,7 @@ async function toolStates(page) {
   await send(page, "Now something slow.");
   await expectText(page.locator(".msg.assistant"), "Working on a long answer", "text before the hang");
   const slow = page.locator(".tool").filter({ hasText: "get_weather Berlin" });
-  await expectText(slow, "looking up the forecast", "get_weather's running state");
+  await expectText(slow, "looking up the forecast", "get_weather's running state", "attached");
   const stop = page.locator(".composer .stop");
   await stop.waitFor();
   // Enter while a reply runs sends nothing, adds no line, and says why.
@@ -443,7 +479,7 @@ async function toolStates(page) {
   else await stop.click();
   await idle(page);
   await composer(page).fill("");
-  await expectText(slow, "not finished", "get_weather's state after Stop");
+  await expectText(slow, "not finished", "get_weather's state after Stop", "attached");
   await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped mark");
   await shot(page, "14-stopped", `after ${phone ? "Escape" : "Stop"}: the reply is marked stopped, get_weather Berlin not finished`);
 
@@ -456,7 +492,7 @@ async function toolStates(page) {
   const shown = await error.innerText();
   if (/simtest|turn \d|agentloop/i.test(shown)) throw new Error(`the page shows the raw error: ${JSON.stringify(shown)}`);
   // The stopped call stays "not finished" once the next message cancels it for good.
-  const stoppedLine = await slow.locator(".tool-status").innerText();
+  const stoppedLine = await slow.locator(".tool-status").textContent();
   if (stoppedLine !== "not finished") throw new Error(`the stopped call after the next message: ${JSON.stringify(stoppedLine)}`);
   await shot(page, "15-error", "a failed run: the server's sentence for the page (the detail is in the server log)");
 }
@@ -619,7 +655,7 @@ async function chatsReloadResume(page) {
   await page.reload();
   const form = page.getByTestId("create-record-form");
   await form.waitFor();
-  await expectText(page.locator(".tool"), "get_weather Paris", "chat B's get_weather after reload");
+  await expectText(page.locator(".tool"), "get_weather Paris", "chat B's get_weather after reload", "attached");
   if ((await form.locator('input[name="name"]').inputValue()) !== "Ada Lovelace") throw new Error("the reloaded form lost the model's values");
   await form.locator('input[name="name"]').fill("Katherine Johnson");
   await form.getByRole("button", { name: "Create" }).click();
@@ -627,7 +663,7 @@ async function chatsReloadResume(page) {
   await idle(page);
   await page.reload();
   await page.getByTestId("approval").waitFor();
-  await expectText(page.getByTestId("create-record-result"), "Katherine Johnson", "the form's result after reload");
+  await expectText(page.getByTestId("create-record-result"), "Katherine Johnson", "the form's result after reload", "attached");
   await shot(page, "20-reloaded-approval", "chat B reloaded: get_weather done, the submitted form, and the approval still waiting");
   await page.getByTestId("approval").getByRole("button", { name: "Approve" }).click();
   await expectText(lastAssistant(page), "That is the whole demo.", "chat B's final answer");
@@ -658,11 +694,11 @@ async function chatsReloadResume(page) {
   // Reloaded while get_weather runs, then stopped: the run stops on the
   // server (202), the reply is marked stopped, also after another reload.
   await send(page, "And the weather in Rome?");
-  await expectText(page.locator(".tool"), "looking up the forecast", "get_weather Rome running");
+  await expectText(page.locator(".tool"), "looking up the forecast", "get_weather Rome running", "attached");
   await page.reload();
   await running(page, "chat A reloaded while get_weather Rome runs");
   const rome = page.locator(".tool").filter({ hasText: "get_weather Rome" });
-  await expectText(rome, "looking up the forecast", "get_weather Rome still running after the reload");
+  await expectText(rome, "looking up the forecast", "get_weather Rome still running after the reload", "attached");
   const stopResponse = page.waitForResponse((r) => /^\/api\/chat\/[^/]+\/stop$/.test(new URL(r.url()).pathname));
   await page.locator(".composer .stop").click();
   const stopStatus = (await stopResponse).status();
@@ -671,7 +707,7 @@ async function chatsReloadResume(page) {
   await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped mark");
   await page.reload();
   await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped mark after reload");
-  await expectText(rome, "not finished", "get_weather Rome after Stop and reload");
+  await expectText(rome, "not finished", "get_weather Rome after Stop and reload", "attached");
   await shot(page, "21-stopped-reloaded", "a reply stopped after a reload, reloaded again: marked stopped, get_weather Rome not finished");
 
   // A text reply (no tool call) stopped mid-stream keeps its mark after a
@@ -728,7 +764,7 @@ async function cannedStream(page) {
   );
   await send(page, "canned");
   await expectText(lastAssistant(page), "good one", "the canned answer");
-  await expectText(page.getByTestId("tool-partial"), '{"found":3}', "the preliminary output shown as partial");
+  await expectText(page.getByTestId("tool-partial"), '{"found":3}', "the preliminary output shown as partial", "attached");
   const state = await page.getByTestId("tool-research").getAttribute("data-state");
   if (state === "done") throw new Error("a call with only preliminary output shows as done");
   if (await lastAssistant(page).locator('a[href^="javascript:"]').count()) throw new Error("a javascript: link was rendered");

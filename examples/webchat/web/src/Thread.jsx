@@ -14,6 +14,7 @@ import {
 } from "@assistant-ui/react";
 import { MarkdownText } from "./LazyMarkdown.jsx";
 import { ToolFallback } from "./tools.jsx";
+import { ToolGroup } from "./ToolGroup.jsx";
 import { friendlyError } from "./errors.js";
 import {
   ArrowDownIcon,
@@ -205,7 +206,7 @@ function AssistantMessage() {
   return (
     <MessagePrimitive.Root className="msg assistant" data-role="assistant">
       <div className="bubble">
-        <MessagePrimitive.Parts components={{ Text: MarkdownText, Reasoning, tools: { Fallback: ToolFallback } }} />
+        <MessagePrimitive.Parts components={{ Text: MarkdownText, Reasoning, ToolGroup, tools: { Fallback: ToolFallback } }} />
         <AuiIf condition={waiting}>
           <span className="typing" role="status" aria-label="The assistant is answering">
             <span />
