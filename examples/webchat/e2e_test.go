@@ -104,7 +104,7 @@ var (
 		"00-welcome", "01-markdown", "02-markdown-dark", "03-scrolled-up", "04-long-word",
 		"05-editing", "06-edited", "07-regenerated", "08-form", "09-approval", "10-final-approve",
 		"11-tool-failed", "13-running", "14-stopped", "15-error",
-		"18-resumed", "19-chat-list", "20-reloaded-approval", "21-stopped-reloaded", "22-deleted", "23-chat-gone",
+		"18-resumed", "19-chat-list", "20-reloaded-approval", "21-stopped-reloaded", "22a-undo", "22-deleted", "23-chat-gone",
 		"24-text-stopped-reloaded",
 	}
 	desktopOnlyShots = []string{"10-final-deny", "10-final-cancel", "12-tool-reset", "16-preliminary", "17-unreachable"}

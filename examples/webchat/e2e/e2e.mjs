@@ -608,6 +608,11 @@ async function chatsReloadResume(page) {
   await running(page, "chat A's first answer");
   const chatA = chatInPage(page);
   if (!chatA) throw new Error("the address does not name the chat after its first message");
+  // The tab's title follows the chat, and the list shows its reply running.
+  await page.waitForFunction((t) => document.title.startsWith(t), markdown.slice(0, 20))
+    .catch(async () => { throw new Error(`the tab's title is ${JSON.stringify(await page.title())}, want the chat's title`); });
+  await page.locator(`[data-chat="${chatA}"] [data-testid="thread-running"]`).waitFor({ state: "attached" })
+    .catch(() => { throw new Error("the chat list shows no running sign on the chat whose reply runs"); });
   await page.reload();
   await running(page, "chat A reloaded mid-run");
   if (chatInPage(page) !== chatA) throw new Error(`after reload the address names ${chatInPage(page)}, want ${chatA}`);
@@ -633,6 +638,23 @@ async function chatsReloadResume(page) {
   if (!chatB || chatB === chatA) throw new Error(`chat B's address names ${JSON.stringify(chatB)} (chat A is ${chatA})`);
   await chatList(page);
   await expectTitles(page, [weather, markdown], "two chats, the newest first");
+  const days = await page.locator('[data-testid="thread-list"] .thread-day').allInnerTexts();
+  if (JSON.stringify(days.map((d) => d.toLowerCase())) !== '["today"]') throw new Error(`the list's day headings: ${JSON.stringify(days)}, want Today`);
+  if (await page.locator('[data-chat] [data-testid="thread-running"]').count()) throw new Error("a running sign on a chat whose reply ended");
+  // Search narrows the list to the titles that contain the words.
+  const search = page.getByRole("searchbox", { name: "Search chats" });
+  await search.fill("markdown");
+  await expectTitles(page, [markdown], "the list searched for “markdown”");
+  await search.fill("no such chat");
+  await page.getByTestId("thread-list").getByText("No chat title contains").waitFor();
+  await search.fill("");
+  await expectTitles(page, [weather, markdown], "the list with the search cleared");
+  // Export saves the chat on screen as Markdown.
+  const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("export-chat").click()]);
+  const exported = readFileSync(await download.path(), "utf8");
+  if (!download.suggestedFilename().endsWith(".md") || !exported.includes("## You") || !exported.includes(weather) || !exported.includes("get_weather")) {
+    throw new Error(`the export (${download.suggestedFilename()}) reads ${JSON.stringify(exported.slice(0, 300))}`);
+  }
   await shot(page, "19-chat-list", page.size === "phone"
     ? "the chat list drawer: two chats, the current one (waiting for the form) marked"
     : "two chats in the list, the current one (waiting for the create_record form) marked");
@@ -725,10 +747,22 @@ async function chatsReloadResume(page) {
 
   // Delete chat A, the one on screen: it leaves the list, a new chat
   // shows, and its address no longer opens it.
-  const list = await chatList(page);
+  let list = await chatList(page);
   await list.getByRole("button", { name: `Delete chat: ${markdown}` }).click();
   await expectTitles(page, [weather], "the list after deleting chat A");
   await page.getByTestId("welcome").waitFor();
+  // Undo brings it back (the server never deleted it) and shows it again.
+  await page.getByTestId("undo-delete").getByRole("button", { name: "Undo" }).click();
+  await expectTitles(page, [markdown, weather], "the list after Undo");
+  await expectText(lastAssistant(page), "What answers can look like", "chat A shown again after Undo");
+  if (chatInPage(page) !== chatA) throw new Error(`after Undo the address names ${chatInPage(page)}, want ${chatA}`);
+  list = await chatList(page);
+  await list.getByRole("button", { name: `Delete chat: ${markdown}` }).click();
+  await expectTitles(page, [weather], "the list after deleting chat A again");
+  await page.getByTestId("welcome").waitFor();
+  await page.getByTestId("undo-delete").waitFor();
+  await shot(page, "22a-undo", "chat A deleted: the list holds chat B only, a new chat is on screen, and Undo is offered");
+  await page.getByTestId("undo-delete").waitFor({ state: "detached", timeout: 12000 });
   if (chatInPage(page) !== "") throw new Error(`after deleting the chat on screen the address names ${chatInPage(page)}`);
   const gone = await page.evaluate((id) => fetch(`/api/chats/${id}`).then((r) => r.status), chatA);
   if (gone !== 404) throw new Error(`GET /api/chats/{deleted chat} answered ${gone}, want 404`);
