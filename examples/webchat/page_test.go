@@ -187,3 +187,21 @@ func TestAcceptsEncoding(t *testing.T) {
 		assert.Equal(t, tc.want, acceptsEncoding(tc.header, tc.coding), "%q accepts %s", tc.header, tc.coding)
 	}
 }
+
+// Every built file is served with its own type and kept for a year.
+func TestPage_EveryBuiltFileHasItsTypeAndIsImmutable(t *testing.T) {
+	h := pageHandler()
+	entries, err := fs.ReadDir(webDist, "web/dist/assets")
+	require.NoError(t, err)
+	types := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+	for _, e := range entries {
+		ext := path.Ext(e.Name())
+		if ext == ".br" || ext == ".gz" {
+			continue
+		}
+		res := get(t, h, "/assets/"+e.Name(), nil)
+		assert.Equal(t, http.StatusOK, res.StatusCode, e.Name())
+		assert.Equal(t, types[ext], res.Header.Get("Content-Type"), e.Name())
+		assert.Equal(t, "public, max-age=31536000, immutable", res.Header.Get("Cache-Control"), e.Name())
+	}
+}
