@@ -87,8 +87,8 @@ async function check(page, what) {
       const st = getComputedStyle(el);
       return r.width > 0 && st.visibility !== "hidden" && st.display !== "none" && r.right > 0 && r.left < window.innerWidth;
     };
-    // Targets a finger must hit: header buttons, icon and round buttons.
-    const small = [...document.querySelectorAll(".topbar button, .icon-btn, .round-btn")]
+    // Targets a finger must hit: every button.
+    const small = [...document.querySelectorAll("button")]
       .filter((b) => shown(b) && b.closest(".threads, .panel")?.classList.contains("open") !== false)
       .map((b) => ({ name: b.getAttribute("aria-label") || b.textContent.trim(), ...b.getBoundingClientRect().toJSON() }))
       .filter((r) => r.width < 43.5 || r.height < 43.5)
