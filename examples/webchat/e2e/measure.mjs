@@ -47,7 +47,9 @@ const cold = await load(page, cdp, "cold");
 const reload = await load(page, cdp, "reload");
 const width = async () => page.evaluate(() => {
   const w = (s) => Math.round(document.querySelector(s)?.getBoundingClientRect().width ?? 0);
-  return { messages: w(".messages") || w(".chat"), composer: w(".composer"), chat: w(".chat") };
+  // column: the message column (the viewport's children share one max
+  // width); composer: the message box; chat: the area beside the list.
+  return { column: w(".viewport > *"), composer: w(".composer"), chat: w(".chat") };
 });
 const phone = await width();
 await page.setViewportSize({ width: 1280, height: 800 });
