@@ -172,7 +172,9 @@ type run struct {
 	handed     History         // the deep copy of history the last BeforeModelCall got
 	ids        map[string]bool // every tool-call id in history
 	assistants int             // assistant messages in history
-	usage      Usage
+	usage      Usage           // this run's model calls and its sub-runs'
+	own        Usage           // this run's model calls
+	subs       []subUsage      // per sub-agent, in the order first seen; nil without sub-runs
 	turns      int
 	started    bool // OnRunStart was called
 }
@@ -363,7 +365,7 @@ func (r *run) run() (Item, error) {
 		if r.stopped() {
 			return nil, r.cancelled()
 		}
-		if be := r.budget.exceeded(r.model, r.usage); be != nil {
+		if be := r.budget.exceeded(r.model, r.own, r.usage, r.subs); be != nil {
 			be.History = r.snapshot()
 			return nil, be
 		}
@@ -384,7 +386,7 @@ func (r *run) run() (Item, error) {
 			r.answerAll("not run: the model's output was cut off by its length limit", ErrNotRun)
 			return nil, &TurnError{Turn: r.turns, Err: ErrTruncated, History: r.snapshot()}
 		case len(calls) == 0:
-			return Final{Text: tr.msg.Text(), Usage: r.usage, Turns: r.turns, History: r.snapshot()}, nil
+			return Final{Text: tr.msg.Text(), Usage: r.usage, AgentUsage: r.agentUsage(), Turns: r.turns, History: r.snapshot()}, nil
 		case last:
 			r.answerAll("not run: the turn limit was reached", ErrNotRun)
 			return nil, &TurnLimitError{Limit: r.maxTurns, History: r.snapshot()}
@@ -523,6 +525,7 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 	msg := Message{Role: RoleAssistant, Parts: asm.parts}
 	end.Usage, end.Message = asm.usage, msg
 	r.usage = r.usage.Add(asm.usage)
+	r.own = r.own.Add(asm.usage)
 	if streamErr != nil || r.stopped() {
 		// Keep what the model produced; answer its calls.
 		if len(msg.Parts) > 0 {

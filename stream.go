@@ -93,16 +93,24 @@ type Pending struct {
 	// History is the transcript so far; it ends with the assistant message
 	// that made the calls and the results of its server tools.
 	History History
-	// Usage is summed over the run's model calls.
+	// Usage is summed over the run's model calls and its sub-agents'
+	// ([AgentTool]).
 	Usage Usage
+	// AgentUsage is Usage per agent name (this run's agent included) when
+	// sub-agents ran; nil otherwise.
+	AgentUsage map[string]Usage
 }
 
 // Final is the last item of a run that ended with the model's answer.
 type Final struct {
 	// Text is the text of the last turn.
 	Text string
-	// Usage is summed over the run's model calls.
+	// Usage is summed over the run's model calls and its sub-agents'
+	// ([AgentTool]), at every depth.
 	Usage Usage
+	// AgentUsage is Usage per agent name (this run's agent included) when
+	// sub-agents ran; nil otherwise. Agents with one name add up.
+	AgentUsage map[string]Usage
 	// Turns is the number of model calls the run made.
 	Turns int
 	// History is the full transcript, ending with the answer.
