@@ -85,6 +85,8 @@ type TurnEnd struct {
 // called client tools, or tools that need approval. The run ended normally.
 // To resume, append the results ([History.AppendResults]) and decisions
 // ([History.AppendApprovals]) to History and call [Agent.Stream] again.
+// Calls of a paused sub-agent ([AgentTool]) are listed with ids
+// "<callID>/<id>" and answered the same way.
 type Pending struct {
 	// ClientCalls are calls to client tools that await results, in call order.
 	ClientCalls []ToolCall
