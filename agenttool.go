@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Nested is yielded for each item of a sub-agent's run (an [AgentTool]
@@ -105,7 +106,12 @@ func AgentTool(agent *Agent, o AgentToolOptions) (*Tool, error) {
 		}
 	}
 	at := &agentTool{agent: agent, opts: o, model: modelInfo(agent.Model)}
-	return NewRawTool(name, desc, agentToolSchema, at.call)
+	t, err := NewRawTool(name, desc, agentToolSchema, at.call)
+	if err != nil {
+		return nil, err
+	}
+	t.nests = true
+	return t, nil
 }
 
 var agentToolSchema = json.RawMessage(`{"type":"object","properties":{"task":{"type":"string","description":"The task for the agent, with everything it needs to know."}},"required":["task"],"additionalProperties":false}`)
@@ -199,12 +205,100 @@ func (f *forwarder) send(ctx context.Context, it Item) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if s.box != nil {
+		return s.box.put(ctx, progress{job: s.job, item: n})
+	}
 	select {
 	case s.ch <- progress{job: s.job, item: n}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// nestedBoxSize bounds how far a sub-run may run ahead of the consumer.
+const nestedBoxSize = 64
+
+// nestedBox carries Nested items from agent tools' goroutines to the
+// ranging goroutine in batches: a producer waits only when the box is
+// full, and the ranging goroutine takes everything in it at each wake, so
+// a sub-run's items do not cost a goroutine handoff each.
+type nestedBox struct {
+	mu      sync.Mutex
+	items   []progress
+	spare   []progress    // the ranging goroutine's buffer, swapped with items
+	wake    chan struct{} // cap 1: the box became non-empty
+	room    chan struct{} // closed (and replaced) when a full box was emptied
+	waiters int
+}
+
+func newNestedBox() *nestedBox {
+	return &nestedBox{wake: make(chan struct{}, 1), room: make(chan struct{})}
+}
+
+// put adds p to the box, waiting while it is full; it returns ctx's error
+// when ctx ends first.
+func (b *nestedBox) put(ctx context.Context, p progress) error {
+	b.mu.Lock()
+	for len(b.items) >= nestedBoxSize {
+		room := b.room
+		b.waiters++
+		b.mu.Unlock()
+		select {
+		case <-room:
+		case <-ctx.Done():
+			b.mu.Lock()
+			b.waiters--
+			b.mu.Unlock()
+			return ctx.Err()
+		}
+		b.mu.Lock()
+		b.waiters--
+	}
+	b.items = append(b.items, p)
+	first := len(b.items) == 1
+	b.mu.Unlock()
+	if first {
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// take returns the items in the box and empties it. The returned slice is
+// valid until the next take.
+func (b *nestedBox) take() []progress {
+	b.mu.Lock()
+	items := b.items
+	clear(b.spare) // drop the previous batch's items
+	b.items = b.spare[:0]
+	b.spare = items
+	if b.waiters > 0 {
+		close(b.room)
+		b.room = make(chan struct{})
+	}
+	b.mu.Unlock()
+	return items
+}
+
+// drainNested yields the Nested items in the run's box, dropping those of
+// jobs before i (their results were yielded) and all after a stop.
+func (r *run) drainNested(i int) error {
+	if r.box == nil {
+		return nil
+	}
+	for _, p := range r.box.take() {
+		if r.stopped() || p.job < i {
+			continue
+		}
+		r.countNested(p.item)
+		if err := r.emit(p.item); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // subPending is the error an AgentTool call returns when its sub-run

@@ -70,6 +70,14 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 		jobs[i] = j
 	}
 
+	if r.box == nil {
+		for i := range jobs {
+			if jobs[i].tool != nil && jobs[i].tool.nests {
+				r.box = newNestedBox()
+				break
+			}
+		}
+	}
 	results := make([]ToolResult, len(jobs))
 	done := make([]chan struct{}, len(jobs))
 	for i := range done {
@@ -130,10 +138,19 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 // progress that tools report meanwhile. Progress of a job before i, whose
 // result was yielded already, is dropped.
 func (r *run) await(i int, done <-chan struct{}) error {
+	var wake <-chan struct{}
+	if r.box != nil {
+		wake = r.box.wake
+	}
 	for {
 		select {
 		case <-done:
-			return nil
+			// Items the job handed over before it ended come before its result.
+			return r.drainNested(i)
+		case <-wake:
+			if err := r.drainNested(i); err != nil {
+				return err
+			}
 		case p := <-r.progress:
 			if r.stopped() || p.job < i {
 				continue
@@ -368,7 +385,7 @@ func (r *run) runTool(j *job, call ToolCall) ToolResult {
 	if err != nil {
 		return errorResult(call, err)
 	}
-	j.sink = progressSink{ch: r.progress, job: j.index, call: call, conversation: r.conversationID, turn: r.assistants, history: r.history}
+	j.sink = progressSink{ch: r.progress, job: j.index, call: call, conversation: r.conversationID, turn: r.assistants, history: r.history, box: r.box}
 	ctx := context.WithValue(r.ctx, progressKey{}, &j.sink)
 	if h := r.hooks; h != nil && h.ToolContext != nil {
 		next, err := r.toolContext(ctx, call)
@@ -514,6 +531,7 @@ type progressSink struct {
 	// history is the run's history when the call started (AgentTool reads
 	// the conversation and a paused sub-run's state from it).
 	history History
+	box     *nestedBox // nil unless the run has agent tools
 }
 
 // progress is a ToolProgress on its way from a tool to the ranging

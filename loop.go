@@ -166,7 +166,8 @@ type run struct {
 	slots          chan struct{} // ToolConcurrency tokens, held while a tool func runs
 	progress       chan progress // from ReportProgress to the ranging goroutine
 	conversationID string
-	effects        Effects // nil: effects run in process
+	effects        Effects    // nil: effects run in process
+	box            *nestedBox // Nested items of agent tools; nil until a turn calls one
 
 	history    History
 	handed     History         // the deep copy of history the last BeforeModelCall got
