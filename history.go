@@ -45,6 +45,9 @@ type Message struct {
 	ID string `json:"id,omitempty"`
 	// Role says who wrote the message.
 	Role Role `json:"role"`
+	// Agent names the agent that wrote an assistant message, in runs of
+	// agents with [Agent.Handoffs]; "" otherwise.
+	Agent string `json:"agent,omitempty"`
 	// Parts are the message's contents in order. A tool message answers the
 	// calls of the assistant message before it.
 	Parts []Part `json:"parts"`
@@ -444,7 +447,7 @@ func (m Message) Clone() Message {
 // equal reports whether m and o hold the same values, down to the bytes
 // (ToolResult.Err aside).
 func (m Message) equal(o Message) bool {
-	if m.ID != o.ID || m.Role != o.Role || len(m.Parts) != len(o.Parts) {
+	if m.ID != o.ID || m.Role != o.Role || m.Agent != o.Agent || len(m.Parts) != len(o.Parts) {
 		return false
 	}
 	for i := range m.Parts {

@@ -9,6 +9,9 @@ import (
 type TurnStart struct {
 	// Turn is the 1-based number of the model call within the run.
 	Turn int
+	// Agent names the agent that makes the call, in runs of agents with
+	// [Agent.Handoffs]; "" otherwise.
+	Agent string
 }
 
 // ToolCallReady is yielded when a tool call is complete, in the order the
