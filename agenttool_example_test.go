@@ -26,15 +26,12 @@ func ExampleAgentTool() {
 			simtest.Turn{Reply: []simtest.Step{simtest.Text("Berlin: sunny, 22°C.")}},
 		),
 	}
+	leadModel := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("r1", "researcher", map[string]string{"task": "Weather in Berlin today?"})}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("It is sunny in Berlin.")}},
+	)
 	research, _ := agentloop.AgentTool(researcher, agentloop.AgentToolOptions{})
-	lead := &agentloop.Agent{
-		Name:  "lead",
-		Tools: []*agentloop.Tool{research},
-		Model: simtest.NewModel(
-			simtest.Turn{Reply: []simtest.Step{simtest.Call("r1", "researcher", map[string]string{"task": "Weather in Berlin today?"})}},
-			simtest.Turn{Reply: []simtest.Step{simtest.Text("It is sunny in Berlin.")}},
-		),
-	}
+	lead := &agentloop.Agent{Name: "lead", Model: leadModel, Tools: []*agentloop.Tool{research}}
 
 	history := agentloop.History{agentloop.UserMessage("Should I take an umbrella to Berlin?")}
 	for item, err := range lead.Stream(context.Background(), history) {
