@@ -418,3 +418,18 @@ func TestHistory_ValidateChecksSubRuns(t *testing.T) {
 	h[2].Parts[0].SubRun.History = agentloop.History{{Role: agentloop.RoleTool, Parts: []agentloop.Part{{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "q"}}}}}
 	require.ErrorIs(t, h.Validate(), agentloop.ErrInvalidHistory)
 }
+
+// AgentToolOptions.Options reach every sub-run.
+func TestAgentTool_OptionsReachTheSubRun(t *testing.T) {
+	subModel := simtest.NewModel(simtest.Turn{Expect: simtest.Expect{System: "Be brief."}, Reply: []simtest.Step{simtest.Text("ok")}})
+	sub := &agentloop.Agent{Name: "sub", System: "Be verbose.", Model: subModel}
+	parent := &agentloop.Agent{Name: "lead", Model: simtest.NewModel(
+		turn(simtest.Call("c1", "sub", map[string]string{"task": "t"})),
+		turn(simtest.Text("done")),
+	), Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{Options: []agentloop.Option{agentloop.WithSystem("Be brief.")}})}}
+	items, err := collect(parent.Stream(context.Background(), user("x")))
+	require.NoError(t, err)
+	res := results(items)
+	require.Len(t, res, 1)
+	assert.Equal(t, "ok", res[0].Content)
+}
