@@ -433,3 +433,58 @@ func TestAgentTool_OptionsReachTheSubRun(t *testing.T) {
 	require.Len(t, res, 1)
 	assert.Equal(t, "ok", res[0].Content)
 }
+
+// design.md §3.10: sub-runs of calls of one turn run at the same time;
+// each one's items keep their order, every item comes before its call's
+// result, results come in call order, and usage adds up per agent.
+func TestAgentTool_ConcurrentSubRunsKeepTheirOrder(t *testing.T) {
+	words := "one two three four five six seven eight nine ten"
+	a := &agentloop.Agent{Name: "a", Model: simtest.NewModel(turn(simtest.Text(words), simtest.Usage(1, 1)))}
+	b := &agentloop.Agent{Name: "b", Model: simtest.NewModel(turn(simtest.Text(words), simtest.Usage(2, 2)))}
+	parent := &agentloop.Agent{Name: "lead", Model: simtest.NewModel(
+		turn(simtest.Call("ca", "a", map[string]string{"task": "t"}), simtest.Call("cb", "b", map[string]string{"task": "t"})),
+		turn(simtest.Text("done")),
+	), Tools: []*agentloop.Tool{agentTool(t, a, agentloop.AgentToolOptions{}), agentTool(t, b, agentloop.AgentToolOptions{})}}
+	items, err := collect(parent.Stream(context.Background(), user("x")))
+	require.NoError(t, err)
+	texts := map[string]string{}
+	resultAt := map[string]int{}
+	for i, it := range items {
+		switch v := it.(type) {
+		case agentloop.Nested:
+			_, seen := resultAt[v.CallID]
+			require.False(t, seen, "item of %s after its result", v.CallID)
+			if d, ok := v.Item.(agentloop.TextDelta); ok {
+				texts[v.Agent] += d.Text
+			}
+		case agentloop.ToolResultReady:
+			resultAt[v.Result.CallID] = i
+		}
+	}
+	assert.Equal(t, map[string]string{"a": words, "b": words}, texts)
+	assert.Less(t, resultAt["ca"], resultAt["cb"])
+	f := final(t, items)
+	assert.Equal(t, agentloop.Usage{Input: 1, Output: 1}, f.AgentUsage["a"])
+	assert.Equal(t, agentloop.Usage{Input: 2, Output: 2}, f.AgentUsage["b"])
+}
+
+// design.md §3.11: a handoff and a pause in one turn: the resumed run goes
+// on with the agent handed to.
+func TestHandoff_PausedTurnResumesWithTheAgentHandedTo(t *testing.T) {
+	loc, err := agentloop.NewClientTool("get_location", "Where the user is.", nil)
+	require.NoError(t, err)
+	triageModel := simtest.NewModel(turn(simtest.Call("t1", "transfer_to_billing", nil), simtest.Call("g1", "get_location", nil)))
+	billingModel := simtest.NewModel(turn(simtest.Text("Billing, in Berlin.")))
+	triage := handoffAgents(t, triageModel, billingModel)
+	triage.Tools = []*agentloop.Tool{loc}
+	items, err := collect(triage.Stream(context.Background(), user("x")))
+	require.NoError(t, err)
+	p := pending(t, items)
+	h, err := roundTrip(t, p.History).AppendResults(agentloop.ToolResult{CallID: "g1", Content: "Berlin"})
+	require.NoError(t, err)
+	items, err = collect(triage.Stream(context.Background(), h))
+	require.NoError(t, err)
+	f := final(t, items)
+	assert.Equal(t, "Billing, in Berlin.", f.Text)
+	assert.Equal(t, "billing", f.History[len(f.History)-1].Agent)
+}
