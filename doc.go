@@ -26,6 +26,16 @@
 // [ToolProgress] before the call's result. The loop owns tool-call ids:
 // every id in a history is unique and the same on every item.
 //
+// An agent can use another as a tool ([AgentTool]): the sub-agent's run
+// streams into the caller's as [Nested] items, tagged with the call, the
+// agent and the depth; its usage adds up to the caller's (per agent in
+// [Final.AgentUsage]); a cancel, a break or the call's timeout ends it; and
+// a sub-agent's client call or approval pauses the whole run, its state kept
+// in the caller's history ([SubRun]) so that it resumes like any other.
+// An agent can also hand the conversation to another ([Agent.Handoffs]):
+// the next turns run with that agent, and the history records who spoke
+// ([Message.Agent]).
+//
 // [Hooks] observe or steer every step and can cancel the run with a reason,
 // as can the caller ([WithCancel]). They come in pairs a tracer can rely on
 // (OnRunStart/OnRunEnd, BeforeModelCall/OnTurnEnd,
