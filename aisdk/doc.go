@@ -155,14 +155,17 @@
 //
 // The Handler refuses bodies that are not application/json (415): a page
 // can make a browser post text/plain or a form cross-origin without asking
-// the server first, but not JSON. Handler.AllowedOrigins refuses other
-// origins too. A server that others reach by name lists its names with
-// [AllowHosts] in its Authorize hook: the cross-origin check compares
-// Origin with the request's Host, which a page of a name rebound to the
-// server's address (DNS rebinding) controls. Clients get a generic text for a failed run and for a 500;
-// the detail goes to Handler.Logger. Handler.Limits bounds the body,
-// MaxRunTime a run; KeepAlive comments keep proxies from closing a quiet
-// stream.
+// the server first, but not JSON. A bodiless stop passes no such check, so
+// every route that changes something (the chat POST, stop, delete) also
+// refuses a browser's request from another origin (403; Sec-Fetch-Site,
+// then Origin against Host) unless Handler.AllowedOrigins lists it. A
+// server that others reach by name lists its names with [AllowHosts] in
+// its Authorize hook: the cross-origin check compares Origin with the
+// request's Host, which a page of a name rebound to the server's address
+// (DNS rebinding) controls. Clients get a generic text for a failed run
+// and for a 500; the detail goes to Handler.Logger. Handler.Limits bounds
+// the body, MaxRunTime a run; KeepAlive comments keep proxies from closing
+// a quiet stream.
 //
 // A response streams as long as its run, so leave the http.Server's
 // ReadTimeout and WriteTimeout at zero (ReadTimeout's deadline would also
