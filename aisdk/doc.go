@@ -145,7 +145,10 @@
 // A run whose stream cannot be ended (the database is down) tries again
 // with backoff, 50 ms doubling to 2 s, for up to 30 s, so that its chat is
 // free as soon as the database is back; past that, the chat is free once
-// the run's stream lease runs out. A streamed response whose client stops
+// the run's stream lease runs out. A run whose save or stream log write
+// fails ends with an error chunk; before it ends its stream, it saves again
+// (with the same backoff) the history whose save failed, so that what its
+// client saw is still in the chat once the database is back. A streamed response whose client stops
 // reading is dropped once one write waited Handler.WriteTimeout (a
 // per-write deadline through [http.ResponseController]); a stored run goes
 // on without it and is saved, and the client resumes the stream or
