@@ -104,7 +104,7 @@
 //   - A request that does not fit the stored chat ([Reconcile]) is refused
 //     (409, or 400 for one that does not convert) before anything is
 //     written or stopped: a refused request (any 4xx) changes nothing and
-//     stops nothing.
+//     stops nothing (but for the one case below).
 //   - A request that fits and adds something (a new or edited user message,
 //     a regenerate, tool results, approval decisions) asks the run that was
 //     in progress when it came, if any, to stop (the newest request wins;
@@ -114,8 +114,10 @@
 //     stopped but waited for: simultaneous requests (two tabs, a retrying
 //     client) run one after the other, each to its answer. A request waits
 //     as long as its client does; it is never given up with a 409 because
-//     the chat was busy. Once it holds the chat, it is checked again
-//     against the chat as the runs before it left it, then saved and run.
+//     the chat was busy. It is checked again against the chat as it is
+//     just before it asks the run to stop (a request refused then stops
+//     nothing), and once it holds the chat, against the chat as the runs
+//     before it left it; then it is saved and run.
 //   - A repeat of a request the chat already has (a POST retried after its
 //     first attempt was saved, a double click, an approval posted again
 //     after it was applied) runs nothing and writes nothing. A repeated
@@ -127,6 +129,19 @@
 //     and decisions": the page reloads the chat (GET …/chats/{id}) or
 //     resumes its stream. A user message repeated after the chat went on
 //     from it is a 409 too.
+//
+// One case remains in which a refused request has stopped a run: the stop
+// cannot be made on the condition that the chat is unchanged, so a write
+// of the chat that lands between that last check and the run's seeing the
+// stop can make the request refused (409) after the run was asked to stop.
+// That write is either the run's own save at a turn end or tool result
+// (which a request usually still fits: it may lack the server's content),
+// or the save of a request that took the chat a moment before, as the run
+// started, whose additions contradict this request's (two tabs that post
+// different approval decisions, or results, for the same calls within
+// milliseconds). The stopped run then ends with what it saved (its
+// response ends with the abort chunk "stopped"), the first request's
+// additions stay saved, and the chat is free for the next request.
 //
 // An edit replaces the chat from the edited message on, the first message
 // included: useChat names the edited message in "messageId"; assistant-ui
