@@ -163,7 +163,9 @@
 // the run's stream lease runs out. A run whose save or stream log write
 // fails ends with an error chunk; before it ends its stream, it saves again
 // (with the same backoff) the history whose save failed, so that what its
-// client saw is still in the chat once the database is back. A streamed response whose client stops
+// client saw is still in the chat once the database is back. Those tries
+// go on after the client's response ended, which does not wait for the
+// database; Handler.Shutdown waits for them. A streamed response whose client stops
 // reading is dropped once one write waited Handler.WriteTimeout (a
 // per-write deadline through [http.ResponseController]); a stored run goes
 // on without it and is saved, and the client resumes the stream or

@@ -38,7 +38,8 @@ func (s *outageAtEnd) EndStream(ctx context.Context, l store.Lease, state store.
 
 // A run that cannot end its stream because the database is down tries
 // again with backoff, so that the chat is free as soon as the database is
-// back, not once the lease runs out.
+// back, not once the lease runs out; its client's response ends at once,
+// without waiting for the database.
 func TestStored_ARunThatCannotEndItsStreamTriesAgainUntilTheStoreIsBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := memstore.New(memstore.Options{})
@@ -60,14 +61,17 @@ func TestStored_ARunThatCannotEndItsStreamTriesAgainUntilTheStoreIsBack(t *testi
 		if rec.Code != http.StatusOK {
 			t.Fatalf("%d %s", rec.Code, rec.Body.String())
 		}
+		if _, err := st.ActiveStream(context.Background(), "c"); err != nil {
+			t.Errorf("the chat's stream when the response ended: %v, want it still active: the client does not wait for the database", err)
+		}
+		if err := h.Shutdown(context.Background()); err != nil { // waits for the run's end
+			t.Error(err)
+		}
 		if n := st.calls.Load(); n != 5 {
 			t.Errorf("EndStream was called %d times, want 5 (4 failures, then the end)", n)
 		}
 		if _, err := st.ActiveStream(context.Background(), "c"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("the chat's stream after the run: %v, want none active", err)
-		}
-		if err := h.Shutdown(context.Background()); err != nil {
-			t.Error(err)
 		}
 	})
 }
@@ -117,6 +121,9 @@ func TestStored_ARunWhoseSaveFailsSavesWhatItsClientSawOnceTheStoreIsBack(t *tes
 		if !strings.Contains(rec.Body.String(), `"delta":"Hi."`) || !strings.Contains(rec.Body.String(), `"type":"error"`) {
 			t.Fatalf("the client should have seen the answer, then the error of its save: %s", rec.Body.String())
 		}
+		if err := h.Shutdown(context.Background()); err != nil { // waits for the run's end, after its response
+			t.Error(err)
+		}
 		c, err := mem.GetChat(context.Background(), "c")
 		if err != nil {
 			t.Fatal(err)
@@ -129,9 +136,6 @@ func TestStored_ARunWhoseSaveFailsSavesWhatItsClientSawOnceTheStoreIsBack(t *tes
 		}
 		if _, err := mem.ActiveStream(context.Background(), "c"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("the chat's stream after the run: %v, want none active", err)
-		}
-		if err := h.Shutdown(context.Background()); err != nil {
-			t.Error(err)
 		}
 	})
 }

@@ -162,8 +162,10 @@ func TestOutage_ARunThatEndsDuringTheOutageFreesTheChatWhenPostgreSQLIsBack(t *t
 			_, st, url := outageHandler(t, dsn, outageModel(), g)
 			client := &aisdktest.ChatClient{URL: url, ChatID: "c"}
 			done := make(chan error, 1)
+			var ended time.Time // when the client's response ended
 			go func() {
 				_, err := client.Send(context.Background(), "first")
+				ended = time.Now()
 				done <- err
 			}()
 			<-g.started
@@ -176,7 +178,7 @@ func TestOutage_ARunThatEndsDuringTheOutageFreesTheChatWhenPostgreSQLIsBack(t *t
 			t.Logf("after a %v outage, the chat was free %v after PostgreSQL was back (lease %v)", outage, free.Round(time.Millisecond), aisdk.DefaultStreamLease)
 			err := <-done
 			chunks := client.Transcript()[0].Chunks
-			t.Logf("the run's client: error %v after %v; %d chunks, the last %s", err, time.Since(opened).Round(time.Millisecond), len(chunks), chunks[len(chunks)-1])
+			t.Logf("the run's client: error %v, its response ended %v after the tool was let go (negative: the run failed before), the outage lasting %v; %d chunks, the last %s", err, ended.Sub(opened).Round(time.Millisecond), outage, len(chunks), chunks[len(chunks)-1])
 			_, err = client.Send(context.Background(), "second")
 			require.NoError(t, err, "the next message after the outage")
 			c, err := st.GetChat(context.Background(), "c")

@@ -307,21 +307,16 @@ func (s *storedRun) flushLog() {
 	}
 }
 
-// end ends the stream in the state of the run's last pair. A history
-// whose save failed is saved first, tried again as the end is: what the
+// end ends the stream in the state of the run's last pair, with one try
+// of each store write. When the store fails (a database outage) it returns
+// the rest, which tries again with backoff, for the caller to run once the
+// client's response is complete: the client need not wait for the
+// database. A history whose save failed is saved first, so that what the
 // client saw is kept once the database is back.
-func (s *storedRun) end(last runPair) {
+func (s *storedRun) end(last runPair) (rest func()) {
 	s.flushLog()
 	if s.lost.Load() {
-		return
-	}
-	if s.unsaved != nil {
-		err := s.h.retry(s.ctx, s.chat.ID, "saving the chat", func(ctx context.Context) error { return s.save(ctx, s.unsaved) },
-			func(err error) bool { return errors.Is(err, store.ErrConflict) })
-		if err != nil {
-			s.h.logger().LogAttrs(s.ctx, slog.LevelError, "aisdk: saving a failed run's chat failed; it keeps its last saved history",
-				slog.String("chat", s.chat.ID), slog.Any("error", err))
-		}
+		return nil
 	}
 	state := store.StreamDone
 	switch {
@@ -331,7 +326,28 @@ func (s *storedRun) end(last runPair) {
 	default:
 		state = store.StreamFailed
 	}
-	s.h.endStream(s.ctx, s.lease, state)
+	if s.unsaved != nil && s.save(s.ctx, s.unsaved) == nil {
+		s.unsaved = nil
+	}
+	if s.unsaved == nil {
+		ctx, cancel := context.WithTimeout(s.ctx, writeTimeout)
+		err := s.h.Store.EndStream(ctx, s.lease, state)
+		cancel()
+		if err == nil || errors.Is(err, store.ErrLeaseLost) {
+			return nil
+		}
+	}
+	return func() {
+		if s.unsaved != nil {
+			err := s.h.retry(s.ctx, s.chat.ID, "saving the chat", func(ctx context.Context) error { return s.save(ctx, s.unsaved) },
+				func(err error) bool { return errors.Is(err, store.ErrConflict) })
+			if err != nil {
+				s.h.logger().LogAttrs(s.ctx, slog.LevelError, "aisdk: saving a failed run's chat failed; it keeps its last saved history",
+					slog.String("chat", s.chat.ID), slog.Any("error", err))
+			}
+		}
+		s.h.endStream(s.ctx, s.lease, state)
+	}
 }
 
 // Backoff of endStream's tries.
