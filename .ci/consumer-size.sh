@@ -72,7 +72,9 @@ printf '%s\n  module cache %d MB (zips %d MB), %d module zips, consumer keeps go
 [ -n "${VERBOSE:-}" ] && sed 's/^/    /' <<<"$zips"
 
 fail=0
-if [ "$goline" != 1.25 ]; then echo "  FAIL: go mod tidy changed the consumer's go line to $goline"; fail=1; fi
+# 1.25.0 is the same Go as 1.25 (tidy writes the release form when a
+# dependency declares it); anything newer shuts Go 1.25 out.
+case $goline in 1.25 | 1.25.0) ;; *) echo "  FAIL: go mod tidy raised the consumer's go line to $goline"; fail=1 ;; esac
 if [ "$max_mb" -gt 0 ] && [ "$kb" -gt $((max_mb * 1024)) ]; then
   echo "  FAIL: over the limit of $max_mb MB"; fail=1
 fi

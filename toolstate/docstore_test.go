@@ -2,12 +2,9 @@ package toolstate_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,42 +79,6 @@ func TestDocStore_ACorruptDocumentIsReportedAndDiscarded(t *testing.T) {
 	st, err = s.Load(ctx, "c")
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Tools["a"].Successes)
-}
-
-// Two replicas, each with its own store on one database, update one
-// conversation at once: optimistic retries lose no update.
-func TestDocStore_ReplicasOnOneDatabaseLoseNoUpdate(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "chats.db")
-	a := chatStore(t, openSQLite(t, path))
-	b := openSQLite(t, path)
-	replicas := []toolstate.Store{toolstate.NewDocStore(a), toolstate.NewDocStore(b)}
-	const perReplica = 25
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*perReplica)
-	for i, r := range replicas {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range perReplica {
-				errs <- r.Update(ctx, "chat", func(st *toolstate.State) error {
-					st.RecordSuccess("shared", newClock().Now())
-					st.RecordSuccess(fmt.Sprintf("replica_%d", i), newClock().Now())
-					return nil
-				})
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
-	st, err := replicas[1].Load(ctx, "chat")
-	require.NoError(t, err)
-	assert.Equal(t, 2*perReplica, st.Tools["shared"].Successes)
-	assert.Equal(t, perReplica, st.Tools["replica_0"].Successes)
-	assert.Equal(t, perReplica, st.Tools["replica_1"].Successes)
 }
 
 func TestHandler_AResetOfAChatThatDoesNotExistIsA404(t *testing.T) {

@@ -9,165 +9,44 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/memstore"
-	"github.com/agentloop/agentloop/store/sqlitestore"
 	"github.com/agentloop/agentloop/toolstate"
+	"github.com/agentloop/agentloop/toolstate/toolstatetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
+// stores returns a store of each implementation in this module (the
+// store backends in their own modules run the suite on a DocStore of
+// theirs).
 func stores(t testing.TB) map[string]toolstate.Store {
 	fs, err := toolstate.NewFileStore(t.TempDir())
 	require.NoError(t, err)
 	return map[string]toolstate.Store{
-		"memory":      toolstate.NewMemoryStore(),
-		"file":        fs,
-		"docs":        toolstate.NewDocStore(chatStore(t, memstore.New(memstore.Options{}))),
-		"docs-sqlite": toolstate.NewDocStore(chatStore(t, openSQLite(t, filepath.Join(t.TempDir(), "chats.db")))),
+		"memory": toolstate.NewMemoryStore(),
+		"file":   fs,
+		"docs":   toolstate.NewDocStore(chatStore(t, memstore.New(memstore.Options{}))),
 	}
 }
 
-// testChats are the conversation ids the store tests use; a DocStore keeps
-// tool states only for chats that exist, so chatStore makes them.
-var testChats = []string{"c", "chat", "shared chat", "never-seen"}
-
-// chatStore returns s with a chat for each of testChats.
+// chatStore returns s with a chat for each of the conversations the
+// suite uses, for a DocStore keeps tool states only for chats that exist.
 func chatStore(t testing.TB, s store.Store) store.Store {
 	t.Helper()
-	for _, id := range testChats {
+	for _, id := range toolstatetest.Conversations {
 		require.NoError(t, s.PutChat(context.Background(), &store.Chat{ID: id}))
 	}
 	return s
 }
 
-func openSQLite(t testing.TB, path string) *sqlitestore.Store {
-	t.Helper()
-	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
-
-func TestStore_ConcurrentUpdatesOfOneConversationLoseNothing(t *testing.T) {
-	const goroutines, perGoroutine = 8, 40
-	for name, store := range stores(t) {
+func TestStore(t *testing.T) {
+	for _, name := range []string{"memory", "file", "docs"} {
 		t.Run(name, func(t *testing.T) {
-			clk := newClock()
-			tr := &toolstate.Tracker{Store: store, Now: clk.Now}
-			hooks := tr.Hooks("chat")
-			start := make(chan struct{})
-			var wg sync.WaitGroup
-			errs := make(chan error, 2*goroutines*perGoroutine) // two sends per iteration
-			for g := range goroutines {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					for i := range perGoroutine {
-						// Each goroutine records on its own tool and on a shared one.
-						own := fmt.Sprintf("tool_%d", g)
-						res := &agentloop.ToolResult{Content: "x", IsError: i%2 == 0}
-						errs <- hooks.AfterToolCall(context.Background(), agentloop.ToolCall{Name: own}, res)
-						errs <- store.Update(context.Background(), "chat", func(s *toolstate.State) error {
-							s.RecordSuccess("shared", clk.Now())
-							return nil
-						})
-					}
-				}()
-			}
-			close(start)
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				require.NoError(t, err)
-			}
-			s, err := store.Load(context.Background(), "chat")
-			require.NoError(t, err)
-			assert.Equal(t, goroutines*perGoroutine, s.Tools["shared"].Successes)
-			for g := range goroutines {
-				ts := s.Tools[fmt.Sprintf("tool_%d", g)]
-				assert.Equal(t, perGoroutine/2, ts.Successes, "tool_%d", g)
-				assert.Equal(t, perGoroutine/2, ts.Failures, "tool_%d", g)
-			}
-		})
-	}
-}
-
-func TestStore_MissingConversationIsFresh(t *testing.T) {
-	for name, store := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			s, err := store.Load(context.Background(), "never-seen")
-			require.NoError(t, err)
-			assert.Empty(t, s.Tools)
-			assert.Equal(t, toolstate.Config{}, s.Config)
-		})
-	}
-}
-
-func TestStore_LoadReturnsACopy(t *testing.T) {
-	for name, store := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			require.NoError(t, store.Update(ctx, "c", func(s *toolstate.State) error {
-				s.RecordSuccess("a", newClock().Now())
-				return nil
-			}))
-			s, err := store.Load(ctx, "c")
-			require.NoError(t, err)
-			s.RecordSuccess("a", newClock().Now())
-			again, err := store.Load(ctx, "c")
-			require.NoError(t, err)
-			assert.Equal(t, 1, again.Tools["a"].Successes)
-		})
-	}
-}
-
-func TestStore_UpdateErrorKeepsTheOldState(t *testing.T) {
-	for name, store := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			boom := fmt.Errorf("boom")
-			err := store.Update(ctx, "c", func(s *toolstate.State) error {
-				s.RecordSuccess("a", newClock().Now())
-				return boom
-			})
-			require.ErrorIs(t, err, boom)
-			s, err := store.Load(ctx, "c")
-			require.NoError(t, err)
-			assert.Empty(t, s.Tools)
-		})
-	}
-}
-
-func TestStore_EmptyIDIsRefused(t *testing.T) {
-	for name, store := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			_, err := store.Load(context.Background(), "")
-			assert.ErrorIs(t, err, toolstate.ErrEmptyID)
-			assert.ErrorIs(t, store.Update(context.Background(), "", func(*toolstate.State) error { return nil }), toolstate.ErrEmptyID)
-			assert.ErrorIs(t, store.Delete(context.Background(), ""), toolstate.ErrEmptyID)
-		})
-	}
-}
-
-func TestStore_DeleteMakesTheConversationFresh(t *testing.T) {
-	for name, store := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			require.NoError(t, store.Update(ctx, "c", func(s *toolstate.State) error {
-				s.RecordSuccess("a", newClock().Now())
-				return nil
-			}))
-			require.NoError(t, store.Delete(ctx, "c"))
-			require.NoError(t, store.Delete(ctx, "c"), "deleting a missing id is fine")
-			s, err := store.Load(ctx, "c")
-			require.NoError(t, err)
-			assert.Empty(t, s.Tools)
+			toolstatetest.Run(t, func(t testing.TB) toolstate.Store { return stores(t)[name] })
 		})
 	}
 }
@@ -299,47 +178,6 @@ func BenchmarkRecordAndSave(b *testing.B) {
 				}
 			})
 		}
-	}
-}
-
-func TestStore_InvalidStateIsNotStored(t *testing.T) {
-	for name, store := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			now := newClock().Now()
-			require.NoError(t, store.Update(ctx, "c", func(s *toolstate.State) error {
-				s.RecordSuccess("a", now)
-				return nil
-			}))
-			err := store.Update(ctx, "c", func(s *toolstate.State) error {
-				s.RecordSuccess("a", now)
-				s.Config.Dependencies = map[string][]string{"a": {"a"}}
-				return nil
-			})
-			require.ErrorIs(t, err, toolstate.ErrInvalid)
-			assert.Contains(t, err.Error(), `tool "a" depends on itself`)
-			s, err := store.Load(ctx, "c")
-			require.NoError(t, err, "the stored state is still readable")
-			assert.Equal(t, 1, s.Tools["a"].Successes, "the stored state is the old one")
-		})
-	}
-}
-
-func TestStore_DiscardLeavesADecodableStateAlone(t *testing.T) {
-	for name, store := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			require.NoError(t, store.Discard(ctx, "c"), "nothing stored")
-			require.NoError(t, store.Update(ctx, "c", func(s *toolstate.State) error {
-				s.RecordSuccess("a", newClock().Now())
-				return nil
-			}))
-			require.NoError(t, store.Discard(ctx, "c"))
-			s, err := store.Load(ctx, "c")
-			require.NoError(t, err)
-			assert.Equal(t, 1, s.Tools["a"].Successes)
-			assert.ErrorIs(t, store.Discard(ctx, ""), toolstate.ErrEmptyID)
-		})
 	}
 }
 
