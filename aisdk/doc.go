@@ -4,8 +4,40 @@
 // protocol, so that a Go server cannot be told from a JavaScript
 // streamText(…).toUIMessageStreamResponse() route.
 //
-// Most programs need only [Handler], mounted at the chat route (see the
-// example). Its pieces, for a handler of your own:
+// Most programs need only [Handler], mounted at the chat route. The
+// shortest server keeps nothing: the client posts the whole conversation
+// each time, and Secret (at least [MinSecretSize] random bytes, the same on
+// every replica and across restarts) signs what the server decided:
+//
+//	secret, err := base64.StdEncoding.DecodeString(os.Getenv("CHAT_SECRET")) // openssl rand -base64 32
+//	if err != nil || len(secret) < aisdk.MinSecretSize {
+//		log.Fatal("CHAT_SECRET must be 32 random bytes, base64-encoded")
+//	}
+//	chat := &aisdk.Handler{Agent: agent, Secret: secret}
+//	http.Handle("POST /api/chat", chat)
+//	log.Fatal(http.ListenAndServe("localhost:8080", nil))
+//
+// The stored server keeps each chat in a store (here SQLite; memstore and
+// pgstore for PostgreSQL are the others): runs outlive their clients, a
+// reload resumes the answer, and each user reaches their own chats only
+// (userOf names the user of a request, from your session):
+//
+//	st, err := sqlitestore.Open(ctx, "chats.db", sqlitestore.Options{})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer st.Close()
+//	chat := &aisdk.Handler{
+//		Agent:     agent,
+//		Store:     st,
+//		Owner:     userOf,
+//		Authorize: aisdk.OwnerAuthorizer(st, userOf),
+//	}
+//	http.Handle("/api/", chat.Routes("/api")) // chat, resume, stop, chat list, chat, delete
+//	go store.ExpireStreams(ctx, st, time.Minute, 10*time.Minute, nil)
+//	log.Fatal(http.ListenAndServe("localhost:8080", nil))
+//
+// The Handler's pieces, for a handler of your own:
 //
 //   - [Chunk] and its types (StartChunk, TextDeltaChunk, …): every chunk of
 //     the protocol; json.Marshal gives the wire JSON, [ParseChunk] reads one

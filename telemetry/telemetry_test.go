@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +21,6 @@ import (
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/memstore"
-	"github.com/agentloop/agentloop/store/sqlitestore"
 	"github.com/agentloop/agentloop/telemetry"
 )
 
@@ -283,17 +281,10 @@ func (failingDocs) DeleteDoc(context.Context, string, string, int64) error {
 }
 
 func TestPausesSharedByTwoHooksLinkAcrossThem(t *testing.T) {
-	// Two NewHooks stand for two processes, each with its own handle on
-	// one database.
-	path := filepath.Join(t.TempDir(), "chats.db")
-	open := func() store.Docs {
-		st, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		return st
-	}
+	// Two NewHooks stand for two processes sharing one store.
+	shared := memstore.New(memstore.Options{})
+	t.Cleanup(func() { _ = shared.Close() })
+	open := func() store.Docs { return shared }
 	first, second := newHarness(t, telemetry.Options{Pauses: open()}), newHarness(t, telemetry.Options{Pauses: open()})
 	approve, err := agentloop.NewRawTool("delete", "Deletes a record.", nil, func(context.Context, json.RawMessage) (string, error) { return "deleted", nil })
 	if err != nil {
