@@ -3,15 +3,19 @@ package temporalrun_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/durable/temporalrun"
@@ -130,4 +134,126 @@ func wholeParts(items []agentloop.Item) []agentloop.Item {
 		out = append(out, it)
 	}
 	return out
+}
+
+// flakyAgent calls its flaky tool once; the tool fails transiently (with
+// ErrRetry) on its first failures attempts.
+func flakyAgent(failures int32, attempts *atomic.Int32) *agentloop.Agent {
+	tool, err := agentloop.NewTool("flaky", "Fails at first.", func(ctx context.Context, _ struct{}) (string, error) {
+		if attempts.Add(1) <= failures {
+			return "", fmt.Errorf("upstream busy: %w", temporalrun.ErrRetry)
+		}
+		return "done", nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("", "flaky", struct{}{})}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
+	)
+	return &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{tool}}
+}
+
+func toolResults(items []agentloop.Item) []agentloop.ToolResult {
+	var out []agentloop.ToolResult
+	for _, it := range items {
+		if r, ok := it.(agentloop.ToolResultReady); ok {
+			out = append(out, r.Result)
+		}
+	}
+	return out
+}
+
+func TestWorkflow_FailedToolActivityIsRetriedPerItsPolicy(t *testing.T) {
+	opts := temporalrun.Options{ToolRetry: map[string]*temporal.RetryPolicy{
+		"flaky": {InitialInterval: time.Minute, MaximumAttempts: 3},
+	}}
+
+	t.Run("succeeds on the third attempt", func(t *testing.T) {
+		var attempts atomic.Int32
+		items, last, err := execute(t, flakyAgent(2, &attempts), opts, agentloop.History{agentloop.UserMessage("go")})
+		require.NoError(t, err)
+		require.Equal(t, int32(3), attempts.Load())
+		res := toolResults(items)
+		require.Len(t, res, 1)
+		require.False(t, res[0].IsError)
+		require.Equal(t, "done", res[0].Content)
+		require.Equal(t, "ok", last.(agentloop.Final).Text)
+	})
+	t.Run("gives an error result after the last attempt", func(t *testing.T) {
+		var attempts atomic.Int32
+		items, _, err := execute(t, flakyAgent(10, &attempts), opts, agentloop.History{agentloop.UserMessage("go")})
+		require.NoError(t, err)
+		require.Equal(t, int32(3), attempts.Load(), "MaximumAttempts")
+		res := toolResults(items)
+		require.Len(t, res, 1)
+		require.True(t, res[0].IsError)
+		require.Contains(t, res[0].Content, "upstream busy")
+	})
+}
+
+// approvalAgent's transfer tool needs approval; its model asks for one
+// transfer, then answers.
+func approvalAgent(transfers, modelCalls *atomic.Int32) *agentloop.Agent {
+	tool, err := agentloop.NewTool("transfer", "Moves money.", func(ctx context.Context, _ struct{}) (string, error) {
+		transfers.Add(1)
+		return "moved", nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	tool.NeedsApproval = true
+	model := simtest.NewFuncModel(func(req *agentloop.Request) ([]simtest.Step, error) {
+		modelCalls.Add(1)
+		for _, m := range req.Messages {
+			if m.Role == agentloop.RoleTool {
+				return []simtest.Step{simtest.Text("Transferred.")}, nil
+			}
+		}
+		return []simtest.Step{simtest.Call("", "transfer", struct{}{})}, nil
+	})
+	return &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{tool}}
+}
+
+// Waits follow the seam's rule: the run ends with Pending and no workflow
+// stays open; two days later (test-suite time) a new run, whose history
+// carries the approval, goes on from the approved call.
+func TestWorkflow_ApprovalTwoDaysLaterGoesOnFromTheApprovedCall(t *testing.T) {
+	var transfers, modelCalls atomic.Int32
+	agent := approvalAgent(&transfers, &modelCalls)
+	_, last, err := execute(t, agent, temporalrun.Options{}, agentloop.History{agentloop.UserMessage("pay")})
+	require.NoError(t, err)
+	p, ok := last.(agentloop.Pending)
+	require.True(t, ok, "got %T", last)
+	require.Len(t, p.Approvals, 1)
+	require.Zero(t, transfers.Load(), "nothing runs before the approval")
+
+	// The second run starts two days of workflow time after the first, in
+	// a workflow that sleeps before it: time skipping makes that instant.
+	h, err := p.History.AppendApprovals(agentloop.Approval{CallID: p.Approvals[0].ID, Approved: true})
+	require.NoError(t, err)
+	r, err := temporalrun.New(agent, temporalrun.Options{})
+	require.NoError(t, err)
+	env := newEnv(t)
+	r.Register(env)
+	start := env.Now()
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context) (temporalrun.Outcome, error) {
+		if err := workflow.Sleep(ctx, 48*time.Hour); err != nil {
+			return temporalrun.Outcome{}, err
+		}
+		var out temporalrun.Outcome
+		err := workflow.ExecuteChildWorkflow(ctx, r.WorkflowName(), temporalrun.Input{ConversationID: "chat-1", History: h}).Get(ctx, &out)
+		return out, err
+	}, workflow.RegisterOptions{Name: "twoDaysLater"})
+	env.ExecuteWorkflow("twoDaysLater")
+	require.NoError(t, env.GetWorkflowError())
+	require.GreaterOrEqual(t, env.Now().Sub(start), 48*time.Hour)
+	var out temporalrun.Outcome
+	require.NoError(t, env.GetWorkflowResult(&out))
+	final, err := out.Item()
+	require.NoError(t, err)
+	require.Equal(t, "Transferred.", final.(agentloop.Final).Text)
+	require.Equal(t, int32(1), transfers.Load(), "the approved call runs once")
+	require.Equal(t, int32(2), modelCalls.Load(), "the first turn's model call is not made again")
 }
