@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentloop/agentloop"
@@ -25,10 +26,18 @@ type suiteClient struct {
 	t      testing.TB
 	runner *temporalrun.Runner
 	starts atomic.Int32
+	ended  map[string]*suiteRun // by workflow id: runs that closed
+}
+
+func (c *suiteClient) GetWorkflow(_ context.Context, id, _ string) client.WorkflowRun {
+	return c.ended[id]
 }
 
 func (c *suiteClient) ExecuteWorkflow(_ context.Context, opts client.StartWorkflowOptions, name any, args ...any) (client.WorkflowRun, error) {
 	c.starts.Add(1)
+	if c.ended[opts.ID] != nil {
+		return nil, serviceerror.NewWorkflowExecutionAlreadyStarted("closed", "", "")
+	}
 	env := newEnv(c.t)
 	env.SetStartWorkflowOptions(opts)
 	c.runner.Register(env)
@@ -78,6 +87,24 @@ func TestStream_YieldsTheItemsTheWorkflowMakesThenItsResult(t *testing.T) {
 	require.Empty(t, cmp.Diff(rec.items, got, cmpItems), "Stream yields what OnItem saw, in order")
 	require.IsType(t, agentloop.Final{}, got[len(got)-1])
 	require.Equal(t, int32(2), calls.Load())
+}
+
+func TestStream_OfARunThatEndedYieldsItsRecordedOutcomeWithoutRunningIt(t *testing.T) {
+	var calls atomic.Int32
+	r, err := temporalrun.New(weatherAgent(&calls), temporalrun.Options{TaskQueue: "agents"})
+	require.NoError(t, err)
+	done := &suiteRun{done: make(chan struct{}), out: temporalrun.Outcome{Kind: "final", Text: "earlier"}}
+	close(done.done)
+	c := &suiteClient{t: t, runner: r, ended: map[string]*suiteRun{"chat-1/1": done}}
+	var got []agentloop.Item
+	for it, err := range r.Stream(context.Background(), c, temporalrun.Run{ID: "chat-1/1", ConversationID: "chat-1",
+		History: agentloop.History{agentloop.UserMessage("weather?")}}) {
+		require.NoError(t, err)
+		got = append(got, it)
+	}
+	require.Len(t, got, 1)
+	require.Equal(t, "earlier", got[0].(agentloop.Final).Text)
+	require.Zero(t, calls.Load())
 }
 
 func TestStream_NeedsARunIDAndATaskQueue(t *testing.T) {

@@ -50,6 +50,8 @@ import (
 	"sync"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -151,8 +153,9 @@ func (r *Runner) Worker(c client.Client, opts worker.Options) (worker.Worker, er
 
 // Run is one durable run.
 type Run struct {
-	// ID is the run's workflow id: starting a run whose workflow is
-	// running attaches to it. Required.
+	// ID is the run's workflow id: the same id is the same run (starting
+	// it again attaches to it, or returns its recorded outcome; an id is
+	// never run twice). Required.
 	ID string
 	// ConversationID names the conversation ([agentloop.WithConversationID]);
 	// it goes into the tools' idempotency keys.
@@ -187,8 +190,13 @@ func (r *Runner) Stream(ctx context.Context, c client.Client, run Run) iter.Seq2
 			return
 		}
 		defer r.detach(run.ID)
-		wr, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: run.ID, TaskQueue: r.opts.TaskQueue},
+		wr, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: run.ID, TaskQueue: r.opts.TaskQueue,
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE},
 			r.WorkflowName(), Input{ConversationID: run.ConversationID, History: run.History})
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if errors.As(err, &started) { // the run ended already: its recorded outcome
+			wr, err = c.GetWorkflow(ctx, run.ID, ""), nil
+		}
 		if err != nil {
 			yield(nil, fmt.Errorf("temporalrun: starting run %q: %w", run.ID, err))
 			return
