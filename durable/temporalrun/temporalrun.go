@@ -22,7 +22,9 @@
 //     and [agentloop.IdempotencyKey] behave as in process. Tool errors are
 //     results, never retried; an activity that fails (a timeout, a lost
 //     worker, or a tool error wrapping [ErrRetry]) is retried per policy,
-//     and after the last attempt becomes an error result. The calls of
+//     and after the last attempt becomes an error result. A call that
+//     runs for its whole timeout thus may be retried, where in process it
+//     would get a timeout result at once. The calls of
 //     one model turn start together, in call order, and run concurrently
 //     on the workers; calls resumed from a history (approved ones) run one
 //     after another.
@@ -37,6 +39,14 @@
 // Options.OnItem and the [Runner.Stream] attached in the worker's process
 // see each item once when the workflow makes it, never while Temporal
 // replays the workflow's history.
+//
+// Hooks run where the loop runs them. The run's hooks run in the workflow,
+// and again each time Temporal replays the workflow on a worker that did
+// not keep it cached (as the seam's replays do: the delta hooks see whole
+// parts); a tool call's hooks (BeforeToolCall, ToolContext, AfterToolCall)
+// run in its activity, once per attempt, and since the activity resumes a
+// run cut to the call, OnRunStart and OnRunEnd run there too. Hooks that
+// record (telemetry) should therefore tolerate repeats.
 //
 // This package is a Go module of its own: go.temporal.io/sdk needs Go 1.26
 // and brings gRPC, which the rest of agentloop does not.

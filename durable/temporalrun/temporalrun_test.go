@@ -3,6 +3,7 @@ package temporalrun_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -256,4 +259,58 @@ func TestWorkflow_ApprovalTwoDaysLaterGoesOnFromTheApprovedCall(t *testing.T) {
 	require.Equal(t, "Transferred.", final.(agentloop.Final).Text)
 	require.Equal(t, int32(1), transfers.Load(), "the approved call runs once")
 	require.Equal(t, int32(2), modelCalls.Load(), "the first turn's model call is not made again")
+}
+
+func TestWorkflow_ToolActivityTimeoutIsTheToolsTimeout(t *testing.T) {
+	var attempts atomic.Int32
+	for _, c := range []struct {
+		name        string
+		tool, agent time.Duration
+		opts        time.Duration
+		want        time.Duration
+	}{
+		{"the tool's", 90 * time.Second, 30 * time.Second, time.Minute, 90 * time.Second},
+		{"the agent's", 0, 30 * time.Second, time.Minute, 30 * time.Second},
+		{"the option's", 0, 0, time.Minute, time.Minute},
+		{"the default", 0, 0, 0, temporalrun.DefaultToolTimeout},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			agent := flakyAgent(0, &attempts)
+			agent.Tools[0].Timeout = c.tool
+			agent.ToolTimeout = c.agent
+			r, err := temporalrun.New(agent, temporalrun.Options{ToolTimeout: c.opts})
+			require.NoError(t, err)
+			env := newEnv(t)
+			r.Register(env)
+			var got []time.Duration
+			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+				if info.ActivityType.Name == "agentloop.tool" {
+					got = append(got, info.StartToCloseTimeout)
+				}
+			})
+			env.ExecuteWorkflow(r.WorkflowName(), temporalrun.Input{History: agentloop.History{agentloop.UserMessage("go")}})
+			require.NoError(t, env.GetWorkflowError())
+			require.Equal(t, []time.Duration{c.want}, got)
+		})
+	}
+}
+
+func TestWorkflow_PlainToolErrorIsAResultNotARetry(t *testing.T) {
+	var attempts atomic.Int32
+	tool, err := agentloop.NewTool("broken", "Fails.", func(ctx context.Context, _ struct{}) (string, error) {
+		attempts.Add(1)
+		return "", errors.New("no such city")
+	})
+	require.NoError(t, err)
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("", "broken", struct{}{})}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("sorry")}},
+	)
+	items, _, err := execute(t, &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{tool}}, temporalrun.Options{}, agentloop.History{agentloop.UserMessage("go")})
+	require.NoError(t, err)
+	require.Equal(t, int32(1), attempts.Load())
+	res := toolResults(items)
+	require.Len(t, res, 1)
+	require.True(t, res[0].IsError)
+	require.Contains(t, res[0].Content, "no such city")
 }
