@@ -314,3 +314,27 @@ func TestWorkflow_PlainToolErrorIsAResultNotARetry(t *testing.T) {
 	require.True(t, res[0].IsError)
 	require.Contains(t, res[0].Content, "no such city")
 }
+
+// The package doc's account of where hooks run: the run's in the
+// workflow, a tool call's in its activity, which resumes a run cut to the
+// call (so OnRunStart and OnRunEnd run there too).
+func TestWorkflow_ToolHooksRunInTheToolActivity(t *testing.T) {
+	var calls, runStarts, runEnds, beforeTool atomic.Int32
+	agent := weatherAgent(&calls)
+	agent.Hooks = &agentloop.Hooks{
+		OnRunStart: func(ctx context.Context, _ agentloop.RunStart) (context.Context, error) {
+			runStarts.Add(1)
+			return ctx, nil
+		},
+		OnRunEnd: func(context.Context, agentloop.RunEnd) { runEnds.Add(1) },
+		BeforeToolCall: func(context.Context, *agentloop.ToolCall) (*agentloop.ToolResult, error) {
+			beforeTool.Add(1)
+			return nil, nil
+		},
+	}
+	_, _, err := execute(t, agent, temporalrun.Options{}, agentloop.History{agentloop.UserMessage("weather?")})
+	require.NoError(t, err)
+	require.Equal(t, int32(2), beforeTool.Load(), "once per tool call")
+	require.Equal(t, int32(3), runStarts.Load(), "the workflow's run and each tool activity's")
+	require.Equal(t, int32(3), runEnds.Load())
+}
