@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentloop/agentloop"
@@ -16,9 +17,13 @@ import (
 func (r *Runner) modelActivity(ctx context.Context, in ModelInput) (agentloop.ModelReply, error) {
 	req := in.Request
 	var c collector
+	info := activity.GetInfo(ctx)
 	for chunk, err := range r.agent.Model.Stream(ctx, &req) {
 		if err != nil {
 			return agentloop.ModelReply{}, fmt.Errorf("temporalrun: model: %w", err)
+		}
+		if r.opts.OnModelChunk != nil {
+			r.opts.OnModelChunk(info.WorkflowExecution.ID, in.Step, info.Attempt, chunk)
 		}
 		c.add(chunk)
 	}

@@ -10,7 +10,8 @@
 //
 //   - A model call is an activity ("<Name>.model") that sends the request
 //     the run built (after its BeforeModelCall hooks) to the worker's
-//     model and returns the whole reply; the workflow replays the reply
+//     model and returns the whole reply (Options.OnModelChunk sees the
+//     live chunks meanwhile); the workflow replays the reply
 //     through the loop, which yields its items (whole parts) and assigns
 //     the call ids, so ids derive from the history, never from a clock or
 //     a random source. Options.ModelRetry is its retry policy.
@@ -109,6 +110,14 @@ type Options struct {
 	// It must not block for long (Temporal fails a workflow task that
 	// holds its goroutine for over a second).
 	OnItem func(runID string, item agentloop.Item, err error)
+	// OnModelChunk, if set, is called in the model activity with each
+	// chunk the model streams, as it comes: the live tokens, before the
+	// workflow has the reply. attempt counts the activity's attempts from
+	// 1; a retried call streams again, so a consumer that shows the chunks
+	// drops those of an earlier attempt of the same step. The record is
+	// OnItem's: the workflow yields the reply's items in whole parts once
+	// the call completes.
+	OnModelChunk func(runID string, step agentloop.Step, attempt int32, chunk agentloop.Chunk)
 }
 
 // Runner runs an agent's runs as Temporal workflows. It is safe for

@@ -338,3 +338,57 @@ func TestWorkflow_ToolHooksRunInTheToolActivity(t *testing.T) {
 	require.Equal(t, int32(3), runStarts.Load(), "the workflow's run and each tool activity's")
 	require.Equal(t, int32(3), runEnds.Load())
 }
+
+func TestWorkflow_OnModelChunkSeesTheLiveChunksOfEachAttempt(t *testing.T) {
+	var calls atomic.Int32
+	var mu sync.Mutex
+	var text []string
+	var attempts []int32
+	var turns []int
+	opts := temporalrun.Options{OnModelChunk: func(_ string, step agentloop.Step, attempt int32, c agentloop.Chunk) {
+		mu.Lock()
+		defer mu.Unlock()
+		if d, ok := c.(agentloop.TextDelta); ok && step.Turn == 2 {
+			text = append(text, d.Text)
+		}
+		attempts = append(attempts, attempt)
+		turns = append(turns, step.Turn)
+	}}
+	_, last, err := execute(t, weatherAgent(&calls), opts, agentloop.History{agentloop.UserMessage("weather?")})
+	require.NoError(t, err)
+	require.Equal(t, []string{"Sunny ", "in ", "both."}, text, "the model's own deltas, not whole parts")
+	require.Equal(t, "Sunny in both.", last.(agentloop.Final).Text)
+	for i := range attempts {
+		require.Equal(t, int32(1), attempts[i])
+	}
+	require.Equal(t, 1, turns[0])
+	require.Equal(t, 2, turns[len(turns)-1])
+}
+
+func TestWorkflow_RetriedModelCallStreamsAgainUnderTheNextAttempt(t *testing.T) {
+	var n atomic.Int32
+	model := simtest.NewFuncModel(func(*agentloop.Request) ([]simtest.Step, error) {
+		if n.Add(1) == 1 {
+			return []simtest.Step{simtest.Text("Hel"), simtest.Fail("connection reset")}, nil
+		}
+		return []simtest.Step{simtest.Text("Hello")}, nil
+	})
+	var mu sync.Mutex
+	seen := map[int32]string{}
+	opts := temporalrun.Options{
+		ModelRetry: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 2},
+		OnModelChunk: func(_ string, _ agentloop.Step, attempt int32, c agentloop.Chunk) {
+			mu.Lock()
+			defer mu.Unlock()
+			if d, ok := c.(agentloop.TextDelta); ok {
+				seen[attempt] += d.Text
+			}
+		},
+	}
+	items, last, err := execute(t, &agentloop.Agent{Model: model}, opts, agentloop.History{agentloop.UserMessage("hi")})
+	require.NoError(t, err)
+	require.Equal(t, map[int32]string{1: "Hel", 2: "Hello"}, seen)
+	require.Equal(t, "Hello", last.(agentloop.Final).Text)
+	require.Contains(t, items, agentloop.Item(agentloop.TextDelta{Text: "Hello"}), "the record holds the completed attempt only")
+	require.NotContains(t, items, agentloop.Item(agentloop.TextDelta{Text: "Hel"}))
+}
