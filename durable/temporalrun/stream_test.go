@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/durable/temporalrun"
@@ -152,4 +153,49 @@ func TestWorkflow_ATurnsToolCallsRunConcurrently(t *testing.T) {
 	for _, r := range res {
 		require.Equal(t, "met", r.Content)
 	}
+}
+
+func TestWorker_NeedsAClientAndATaskQueue(t *testing.T) {
+	var calls atomic.Int32
+	r, err := temporalrun.New(weatherAgent(&calls), temporalrun.Options{})
+	require.NoError(t, err)
+	_, err = r.Worker(&suiteClient{t: t, runner: r}, worker.Options{})
+	require.ErrorContains(t, err, "Options.TaskQueue")
+	r, err = temporalrun.New(weatherAgent(&calls), temporalrun.Options{TaskQueue: "agents"})
+	require.NoError(t, err)
+	_, err = r.Worker(nil, worker.Options{})
+	require.ErrorContains(t, err, "needs a client")
+}
+
+// blockingClient starts nothing until release is closed.
+type blockingClient struct {
+	client.Client
+	started chan struct{}
+	release chan struct{}
+}
+
+func (c *blockingClient) ExecuteWorkflow(ctx context.Context, _ client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
+	close(c.started)
+	<-c.release
+	return nil, errors.New("not started")
+}
+
+func TestStream_OneStreamPerRunInAProcess(t *testing.T) {
+	var calls atomic.Int32
+	r, err := temporalrun.New(weatherAgent(&calls), temporalrun.Options{TaskQueue: "agents"})
+	require.NoError(t, err)
+	c := &blockingClient{started: make(chan struct{}), release: make(chan struct{})}
+	run := temporalrun.Run{ID: "chat-1/1"}
+	first := make(chan error, 1)
+	go func() {
+		for _, err := range r.Stream(context.Background(), c, run) {
+			first <- err
+		}
+	}()
+	<-c.started // the first Stream is attached
+	for _, err := range r.Stream(context.Background(), c, run) {
+		require.ErrorContains(t, err, "already has a Stream attached")
+	}
+	close(c.release)
+	require.ErrorContains(t, <-first, "not started")
 }
