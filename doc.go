@@ -26,10 +26,10 @@
 // [ToolProgress] before the call's result. The loop owns tool-call ids:
 // every id in a history is unique and the same on every item.
 //
-// [Hooks] observe or steer every step and can cancel the run with a reason,
-// as can the caller ([WithCancel]). They come in pairs a tracer can rely on
-// (OnRunStart/OnRunEnd, BeforeModelCall/OnTurnEnd,
-// BeforeToolCall/AfterToolCall), and the errors behind error results stay
+// [Hooks] observe or steer every step and can cancel the run with a reason
+// ([Cancel]), as can the caller (a context cancelled with a [Cancel] cause).
+// They come in pairs a tracer can rely on (OnRunStart/OnRunEnd,
+// BeforeModelCall/OnTurnEnd, BeforeToolCall/AfterToolCall), and the errors behind error results stay
 // checkable ([ToolResult.Err]). A failed run ends with one error: a
 // [*CancelledError], [*TurnLimitError], [*BudgetError] ([Agent.Budget]) or
 // [*TurnError], each carrying a history in which every tool call has a

@@ -272,11 +272,11 @@ func TestEffects_ACancelAndAStopEndTheRunOnceEveryStepEnded(t *testing.T) {
 	require.NoError(t, err)
 	a := &agentloop.Agent{Model: callsTools("block", 2), Tools: []*agentloop.Tool{block}}
 
-	ctx, cancel := agentloop.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	go func() {
 		<-started
 		<-started
-		cancel("stop button")
+		cancel(agentloop.Cancel("stop button"))
 	}()
 	_, err = collect(a.Stream(ctx, user("go"), agentloop.WithEffects(&journal{})))
 	var ce *agentloop.CancelledError

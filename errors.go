@@ -11,8 +11,9 @@ import (
 // tell hooks why a call failed.
 var (
 	// ErrCancelled matches the error of every run that was cancelled: by a
-	// hook, by a [CancelFunc], or by its context. It also matches the Err of
-	// a tool result that a cancel cut short or kept from running.
+	// hook, or by its context (with or without a [Cancel] cause). It also
+	// matches the Err of a tool result that a cancel cut short or kept from
+	// running.
 	ErrCancelled = errors.New("agentloop: run cancelled")
 
 	// ErrTurnLimit matches the error of a run that reached [Agent.MaxTurns].
@@ -67,7 +68,7 @@ func (*timeoutError) Is(target error) bool { return target == context.DeadlineEx
 // have a "cancelled" error result), so it can be stored and resumed.
 type CancelledError struct {
 	// Reason is the first reason given (a hook's error text, the argument of
-	// a CancelFunc, or the context's error text).
+	// the [Cancel] cause of the context, or the context's error text).
 	Reason string
 	// Cause is the error that cancelled the run, such as the one a hook
 	// returned or context.Canceled; errors.Is and errors.As see it.

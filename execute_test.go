@@ -157,9 +157,9 @@ func TestTools_FreedSlotGoesToTheEarliestWaitingCall(t *testing.T) {
 // done is never recorded as "cancelled".
 func TestCancel_ReadyResultWinsOverCancel(t *testing.T) {
 	for range 20 { // the old code lost this race about half the time
-		ctx, cancel := agentloop.WithCancel(t.Context())
+		ctx, cancel := context.WithCancelCause(t.Context())
 		send := rawTool(t, "send_email", func(context.Context, json.RawMessage) (string, error) {
-			cancel("user pressed stop") // the stop arrives as the e-mail goes out
+			cancel(agentloop.Cancel("user pressed stop")) // the stop arrives as the e-mail goes out
 			return "sent", nil
 		})
 		m := simtest.NewModel(turn(simtest.Call("c1", "send_email", nil)), turn(simtest.Text("never")))
@@ -177,9 +177,9 @@ func TestCancel_ReadyResultWinsOverCancel(t *testing.T) {
 // design.md §7.3: a tool that gives up because the run was cancelled gets the "cancelled"
 // result, whose Err matches ErrCancelled.
 func TestCancel_ToolThatStopsOnCancelGetsCancelledResult(t *testing.T) {
-	ctx, cancel := agentloop.WithCancel(t.Context())
+	ctx, cancel := context.WithCancelCause(t.Context())
 	wait := rawTool(t, "wait", func(ctx context.Context, _ json.RawMessage) (string, error) {
-		cancel("stop")
+		cancel(agentloop.Cancel("stop"))
 		<-ctx.Done()
 		return "", ctx.Err()
 	})

@@ -518,7 +518,8 @@ func TestCancel_HookCancelsBeforeToolCall(t *testing.T) {
 // carries the reason and the partial answer.
 func TestCancel_FromAnotherGoroutineStopsModelStream(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("Partial answer"), simtest.Hang()))
-	ctx, cancel := agentloop.WithCancel(t.Context())
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
 	a := &agentloop.Agent{Model: m}
 	var err error
 	var seen string
@@ -527,7 +528,7 @@ func TestCancel_FromAnotherGoroutineStopsModelStream(t *testing.T) {
 			// Once the whole text was shown, the stop comes from elsewhere
 			// while the model still streams.
 			if seen += d.Text; seen == "Partial answer" {
-				go cancel("user pressed stop")
+				go cancel(agentloop.Cancel("user pressed stop"))
 			}
 		}
 		err = e
@@ -542,9 +543,9 @@ func TestCancel_FromAnotherGoroutineStopsModelStream(t *testing.T) {
 // design.md §7.3: the first reason given wins.
 func TestCancel_FirstReasonWins(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("hi"), simtest.Hang()))
-	ctx, cancel := agentloop.WithCancel(t.Context())
+	ctx, cancel := context.WithCancelCause(t.Context())
 	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{OnTextDelta: func(ctx context.Context, _ string) error {
-		cancel("first")
+		cancel(agentloop.Cancel("first"))
 		return agentloop.Cancel("second")
 	}}}
 	_, err := collect(a.Stream(ctx, user("x")))

@@ -21,7 +21,8 @@ import (
 // turn still ends with a TurnEnd that carries the error.
 func TestCancel_OnTurnStartMakesNoModelCall(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("should never be said")))
-	ctx, cancel := agentloop.WithCancel(t.Context())
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
 	var hooked []string
 	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{
 		OnTextDelta: func(context.Context, string) error { hooked = append(hooked, "text"); return nil },
@@ -39,7 +40,7 @@ func TestCancel_OnTurnStartMakesNoModelCall(t *testing.T) {
 		}
 		items = append(items, it)
 		if _, ok := it.(agentloop.TurnStart); ok {
-			cancel("changed my mind")
+			cancel(agentloop.Cancel("changed my mind"))
 		}
 	}
 	var ce *agentloop.CancelledError
@@ -59,9 +60,9 @@ func TestCancel_OnTurnStartMakesNoModelCall(t *testing.T) {
 // of returning an error) also stops the turn before the model call.
 func TestCancel_FromBeforeModelCallHookMakesNoModelCall(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("never")))
-	ctx, cancel := agentloop.WithCancel(t.Context())
+	ctx, cancel := context.WithCancelCause(t.Context())
 	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{BeforeModelCall: func(context.Context, *agentloop.Request) error {
-		cancel("budget exhausted")
+		cancel(agentloop.Cancel("budget exhausted"))
 		return nil
 	}}}
 	items, err := collect(a.Stream(ctx, user("x")))

@@ -246,10 +246,10 @@ func TestSummarize_CancellingTheRunWhileSummarizingCancelsIt(t *testing.T) {
 	}
 	model := answering()
 	agent := &agentloop.Agent{Model: model, Hooks: m.Hooks()}
-	ctx, cancel := agentloop.WithCancel(t.Context())
+	ctx, cancel := context.WithCancelCause(t.Context())
 	go func() {
 		<-entered
-		cancel("user pressed stop")
+		cancel(agentloop.Cancel("user pressed stop"))
 	}()
 	_, err = agentloop.Drain(agent.Stream(ctx, chat(8)))
 	var ce *agentloop.CancelledError

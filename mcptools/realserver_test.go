@@ -223,10 +223,10 @@ func exercise(t *testing.T, rs realServer) {
 		t.Run("content", func(t *testing.T) { rs.extra(t, tools) })
 	}
 	t.Run("cancel mid-call", func(t *testing.T) {
-		runCtx, cancel := agentloop.WithCancel(ctx)
+		runCtx, cancel := context.WithCancelCause(ctx)
 		_, err := runErr(t, runCtx, tools, rs.slow.tool, rs.slow.args, func(it agentloop.Item) {
 			if _, ok := it.(agentloop.ToolProgress); ok {
-				cancel("stop pressed")
+				cancel(agentloop.Cancel("stop pressed"))
 			}
 		})
 		if !errors.Is(err, agentloop.ErrCancelled) {

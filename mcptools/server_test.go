@@ -234,10 +234,10 @@ func TestCancellingTheRunCancelsTheMCPRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := agentloop.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	go func() {
 		<-f.started
-		cancel("user pressed stop")
+		cancel(agentloop.Cancel("user pressed stop"))
 	}()
 	_, err = runErr(t, ctx, tools, "hang", map[string]any{}, nil)
 	recv(t, f.cancelled, "the server to see notifications/cancelled")

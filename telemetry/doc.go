@@ -51,7 +51,7 @@
 // A failed or cancelled run, model call or tool call has the span status
 // Error, with the error's text as its description, and error.type:
 //
-//	cancelled          cancelled by a hook, a CancelFunc or the context
+//	cancelled          cancelled by a hook or the context (its cause)
 //	stopped            the consumer stopped ranging over the run
 //	timeout            a tool ran out of time, or a deadline passed
 //	panic              the tool panicked; the span also has an "exception"

@@ -396,8 +396,8 @@ func TestCancelledRunMarksTheRunAndTheCutToolAsCancelled(t *testing.T) {
 	}
 	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Call("call_w", "wait", map[string]any{})}})
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{wait}, Hooks: h.hooks}
-	ctx, cancel := agentloop.WithCancel(context.Background())
-	go func() { <-started; cancel("the user pressed stop") }()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() { <-started; cancel(agentloop.Cancel("the user pressed stop")) }()
 	_, err = drain(t, agent.Stream(ctx, agentloop.History{agentloop.UserMessage("wait")}))
 	if !errors.Is(err, agentloop.ErrCancelled) {
 		t.Fatalf("run error %v, want a cancel", err)
@@ -421,11 +421,12 @@ func TestCancelledRunMarksTheRunAndTheCutToolAsCancelled(t *testing.T) {
 func TestCancelDuringTheModelCallMarksTheChatSpanAsCancelled(t *testing.T) {
 	h := newHarness(t, telemetry.Options{})
 	agent := &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Let me"), simtest.Hang()}}), Hooks: h.hooks}
-	ctx, cancel := agentloop.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	var err error
 	for item, e := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("x")}) {
 		if _, ok := item.(agentloop.TextDelta); ok {
-			cancel("stop") // the model hangs after its first words
+			cancel(agentloop.Cancel("stop")) // the model hangs after its first words
 		}
 		err = e
 	}

@@ -172,9 +172,9 @@ func TestTracker_CountsOnlyTheToolsOwnFailures(t *testing.T) {
 		assert.Equal(t, 1, s.Tools["slow"].Failures, "a timeout is a failure")
 
 		// A call cut short by a cancel is not counted.
-		ctx, cancel := agentloop.WithCancel(context.Background())
+		ctx, cancel := context.WithCancelCause(context.Background())
 		block, err := agentloop.NewRawTool("block", "Blocks.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-			cancel("stop")
+			cancel(agentloop.Cancel("stop"))
 			<-ctx.Done()
 			return "", ctx.Err()
 		})
