@@ -70,7 +70,7 @@ func ExampleSummarize() {
 	mgr, err := ctxwindow.New(ctxwindow.Config{
 		ContextWindow: 2000,
 		OutputReserve: 500,
-		Strategies:    []ctxwindow.Strategy{ctxwindow.Summarize{Model: summarizer, MaxTokens: 200}, ctxwindow.Window{}},
+		Strategies:    []ctxwindow.Strategy{ctxwindow.Summarize{Model: summarizer, MaxTokens: 200}, ctxwindow.SlidingWindow{}},
 		Docs:          docs, // or the app's sqlitestore, pgstore
 	})
 	if err != nil {

@@ -203,7 +203,7 @@ func checkStrategy(s Strategy, window int) error {
 		if s == nil {
 			return errNil
 		}
-	case *Window:
+	case *SlidingWindow:
 		if s == nil {
 			return errNil
 		}

@@ -24,7 +24,7 @@ func TestNew_RefusesABadConfigNamingTheField(t *testing.T) {
 		{ctxwindow.Config{ContextWindow: 1000, OutputReserve: 1000}, "OutputReserve (1000) must be at least 0 and less than ContextWindow (1000)"},
 		{ctxwindow.Config{ContextWindow: 1000, OutputReserve: -1}, "OutputReserve (-1)"},
 		{ctxwindow.Config{ContextWindow: 1000, Strategies: []ctxwindow.Strategy{nil}}, "nil strategy (Config.Strategies[0])"},
-		{ctxwindow.Config{ContextWindow: 1000, Strategies: []ctxwindow.Strategy{ctxwindow.Window{}, (*ctxwindow.Summarize)(nil)}}, "nil strategy (Config.Strategies[1])"},
+		{ctxwindow.Config{ContextWindow: 1000, Strategies: []ctxwindow.Strategy{ctxwindow.SlidingWindow{}, (*ctxwindow.Summarize)(nil)}}, "nil strategy (Config.Strategies[1])"},
 		{ctxwindow.Config{ContextWindow: 1000, Strategies: []ctxwindow.Strategy{ctxwindow.ShortenResults{Keep: -1}}}, "ShortenResults.Preview (0) and Keep (-1) must not be negative"},
 		{ctxwindow.Config{ContextWindow: 100_000, Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Recent: 1}}}, "Summarize.Recent (1) must be at least 0 and less than 1"},
 		{ctxwindow.Config{ContextWindow: 100_000, Strategies: []ctxwindow.Strategy{&ctxwindow.Summarize{MaxTokens: 5000, ContextWindow: 4000}}}, "Summarize.MaxTokens (5000) must be less than the summarizing model's context window (4000)"},
@@ -188,7 +188,7 @@ func TestManager_TheCorrectionChangesWhatFits(t *testing.T) {
 func TestManager_ServesConcurrentRuns(t *testing.T) {
 	docs := memstore.New(memstore.Options{})
 	m, err := ctxwindow.New(ctxwindow.Config{ContextWindow: 3000, OutputReserve: 500, Docs: docs,
-		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: summarizer()}, ctxwindow.Window{}}})
+		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: summarizer()}, ctxwindow.SlidingWindow{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func Example_readme() {
 			ctxwindow.DropReasoning{},  // reasoning of old turns
 			ctxwindow.ShortenResults{}, // old tool results as previews
 			ctxwindow.Summarize{},      // older turns summarized by the agent's model
-			ctxwindow.Window{},         // the oldest turns left out
+			ctxwindow.SlidingWindow{},  // the oldest turns left out
 		},
 		LargeResults: &ctxwindow.LargeResults{},        // huge results as previews, always
 		Docs:         memstore.New(memstore.Options{}), // summaries per conversation

@@ -44,7 +44,7 @@ func TestLongRun_200TurnsStayUnderBudgetAndHistoryKeepsAll(t *testing.T) {
 	}{
 		{"default strategies", func(agentloop.Model) []ctxwindow.Strategy { return nil }},
 		{"with summaries", func(sum agentloop.Model) []ctxwindow.Strategy {
-			return []ctxwindow.Strategy{ctxwindow.DropReasoning{}, ctxwindow.Summarize{Model: sum}, ctxwindow.Window{}}
+			return []ctxwindow.Strategy{ctxwindow.DropReasoning{}, ctxwindow.Summarize{Model: sum}, ctxwindow.SlidingWindow{}}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
