@@ -58,7 +58,7 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 		case j.tool.NeedsApproval && !decided:
 			j.pending = true
 			pending.Approvals = append(pending.Approvals, c)
-		case j.tool.Client():
+		case j.tool.RunsOnClient():
 			if _, err := j.tool.checkArgs(c.Args); err != nil {
 				res := errorResult(c, err)
 				j.preset = &res

@@ -159,7 +159,7 @@ func TestHooks_NarrowedClientToolIsNotPending(t *testing.T) {
 	require.NoError(t, err)
 	for _, it := range items {
 		if r, ok := it.(agentloop.ToolCallReady); ok {
-			assert.False(t, r.Client)
+			assert.False(t, r.RunsOnClient)
 		}
 	}
 	assert.Equal(t, "ok", final(t, items).Text)

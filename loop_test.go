@@ -354,8 +354,8 @@ func TestClientTools_PauseAndResume(t *testing.T) {
 		}
 	}
 	require.Len(t, ready, 2)
-	assert.False(t, ready[0].Client)
-	assert.True(t, ready[1].Client)
+	assert.False(t, ready[0].RunsOnClient)
+	assert.True(t, ready[1].RunsOnClient)
 	assert.Equal(t, 1, m.Calls())
 
 	resumed, err := p.History.AppendResults(agentloop.ToolResult{CallID: "c-loc", Content: `{"city":"Berlin"}`})

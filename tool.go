@@ -58,8 +58,9 @@ func (t *Tool) Def() ToolDef {
 	return ToolDef{Name: t.Name, Description: t.Description, Schema: t.Schema}
 }
 
-// Client reports whether the tool runs in the caller's front end.
-func (t *Tool) Client() bool { return t.Func == nil }
+// RunsOnClient reports whether the tool is a client tool ([NewClientTool]):
+// it has no Func and runs in the caller's front end.
+func (t *Tool) RunsOnClient() bool { return t.Func == nil }
 
 // NewTool returns a tool that runs fn. The JSON Schema of Args (a struct) is
 // generated with github.com/invopop/jsonschema in the form LLM providers

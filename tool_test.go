@@ -91,6 +91,6 @@ func TestNewRawTool_RejectsBadSchemas(t *testing.T) {
 func TestNewClientTool_IsClientAndHasDefaultSchema(t *testing.T) {
 	c, err := agentloop.NewClientTool("pick", "Pick a color.", nil)
 	require.NoError(t, err)
-	assert.True(t, c.Client())
+	assert.True(t, c.RunsOnClient())
 	assert.JSONEq(t, `{"type":"object","properties":{}}`, string(c.Def().Schema))
 }

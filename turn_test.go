@@ -240,7 +240,7 @@ func TestToolCallReady_MarksCallsTheLoopRejects(t *testing.T) {
 		items, err := collect((&agentloop.Agent{Model: m, Tools: []*agentloop.Tool{loc}}).Stream(t.Context(), user("x")))
 		require.NoError(t, err)
 		r := ready(t, items, "c1")
-		assert.True(t, r.Client)
+		assert.True(t, r.RunsOnClient)
 		assert.ErrorIs(t, r.Err, agentloop.ErrInvalidArgs)
 	})
 }
