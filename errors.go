@@ -47,7 +47,7 @@ var (
 	ErrToolTimeout = &timeoutError{}
 
 	// ErrDenied matches the Err of a result for a call that was denied
-	// approval.
+	// approval; the result's content is [DeniedContent].
 	ErrDenied = errors.New("agentloop: tool call denied")
 
 	// ErrNotRun matches the Err of a result the loop wrote for a call it did
@@ -55,6 +55,19 @@ var (
 	// output was cut off, or the turn limit was reached.
 	ErrNotRun = errors.New("agentloop: tool call not run")
 )
+
+// DeniedContent returns the content of the error result that stands for a
+// tool call denied approval, as the model reads it: "The user denied this
+// tool call.", followed by " Reason: " and the reason when it is not empty.
+// The loop writes it for a denied [Approval]; a front end that records a
+// denial itself (package aisdk) uses it so that the model reads the same
+// words.
+func DeniedContent(reason string) string {
+	if reason == "" {
+		return "The user denied this tool call."
+	}
+	return "The user denied this tool call. Reason: " + reason
+}
 
 type timeoutError struct{}
 

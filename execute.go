@@ -49,11 +49,7 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 		switch {
 		case j.tool == nil:
 		case decided && !d.Approved:
-			content := "The user denied this tool call."
-			if d.Reason != "" {
-				content += " Reason: " + d.Reason
-			}
-			j.preset = &ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: true, Err: ErrDenied}
+			j.preset = &ToolResult{CallID: c.ID, Name: c.Name, Content: DeniedContent(d.Reason), IsError: true, Err: ErrDenied}
 			j.denied = true
 		case j.tool.NeedsApproval && !decided:
 			j.pending = true

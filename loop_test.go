@@ -765,3 +765,8 @@ func TestStream_ClientToolWithInvalidArgsGetsErrorResultNotPending(t *testing.T)
 	assert.Equal(t, "retrying", final(t, items).Text)
 	assert.True(t, strings.Contains(results(items)[0].Content, "precision") || strings.Contains(results(items)[0].Content, "string"))
 }
+
+func TestDeniedContent_NamesTheReasonWhenGiven(t *testing.T) {
+	assert.Equal(t, "The user denied this tool call.", agentloop.DeniedContent(""))
+	assert.Equal(t, "The user denied this tool call. Reason: keep b", agentloop.DeniedContent("keep b"))
+}

@@ -56,7 +56,7 @@ func (f *ResponseFormat) FormatName() string {
 // must be a struct (or a pointer to one), with the schema [SchemaFor]
 // generates and a name taken from the type's name.
 func ResponseFormatFor[T any]() (*ResponseFormat, error) {
-	schema, err := SchemaFor[T]()
+	schema, err := schemaFor[T]()
 	if err != nil {
 		return nil, fmt.Errorf("agentloop: response format: %w", err)
 	}

@@ -73,7 +73,7 @@ func NewTool[Args, Out any](name, description string, fn func(context.Context, A
 	if fn == nil {
 		return nil, fmt.Errorf("agentloop: tool %q: nil func", name)
 	}
-	schema, err := SchemaFor[Args]()
+	schema, err := schemaFor[Args]()
 	if err != nil {
 		return nil, fmt.Errorf("agentloop: tool %q: %w", name, err)
 	}
@@ -161,6 +161,16 @@ func compileArgsSchema(schema json.RawMessage) (*validator, error) {
 // SchemaFor returns the JSON Schema that [NewTool] generates for Args, which
 // must be a struct (or a pointer to one).
 func SchemaFor[Args any]() (json.RawMessage, error) {
+	schema, err := schemaFor[Args]()
+	if err != nil {
+		return nil, fmt.Errorf("agentloop: %w", err)
+	}
+	return schema, nil
+}
+
+// schemaFor is [SchemaFor] with errors that carry no prefix, for callers
+// that add their own.
+func schemaFor[Args any]() (json.RawMessage, error) {
 	typ := reflect.TypeFor[Args]()
 	for typ.Kind() == reflect.Pointer {
 		typ = typ.Elem()

@@ -45,7 +45,7 @@ func TestSchemaFor_HasNoRefAndExplicitRequired(t *testing.T) {
 // schema would need $ref).
 func TestSchemaFor_RejectsNonStructAndRecursiveTypes(t *testing.T) {
 	_, err := agentloop.SchemaFor[string]()
-	require.ErrorContains(t, err, "not a struct")
+	require.ErrorContains(t, err, "agentloop: arguments type string is not a struct")
 	type node struct {
 		Next *node `json:"next,omitempty"`
 	}

@@ -209,7 +209,7 @@ func TestUpdate_AnInvalidStateIsNotStored(t *testing.T) {
 				s.Config.Dependencies = map[string][]string{"a": {"a"}}
 				return nil
 			})
-			require.ErrorIs(t, err, toolstate.ErrInvalid)
+			require.ErrorIs(t, err, toolstate.ErrInvalidState)
 			assert.Contains(t, err.Error(), `tool "a" depends on itself`)
 			s, err := toolstate.Load(ctx, st, "c")
 			require.NoError(t, err, "the stored state is still readable")

@@ -232,7 +232,7 @@ func (h *handler) reset(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch {
-	case errors.Is(err, ErrUnknownTool):
+	case errors.Is(err, ErrUntrackedTool):
 		writeError(w, http.StatusNotFound, "conversation "+id+" has no tool named "+*toolName)
 		return
 	case err != nil:

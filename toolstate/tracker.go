@@ -26,7 +26,7 @@ type Tracker struct {
 	// Config, when non-nil, is the config in force: it replaces the stored
 	// config on every update the Tracker makes (so a changed threshold or
 	// dependency applies to old conversations too). A Config that fails
-	// [Config.Validate] makes every update fail with [ErrInvalid]. When nil, each
+	// [Config.Validate] makes every update fail with [ErrInvalidState]. When nil, each
 	// conversation keeps its stored config (defaults for a fresh one).
 	Config *Config
 	// Now is the clock; nil means time.Now. Tests set it to move time

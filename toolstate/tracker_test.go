@@ -84,7 +84,7 @@ func TestTracker_InvalidConfigFailsTheRunNamingTheProblem(t *testing.T) {
 	tr := &toolstate.Tracker{Docs: newDocs(t), Config: &toolstate.Config{FailureThreshold: -2}}
 	agent := &agentloop.Agent{Model: simtest.NewModel(), Tools: []*agentloop.Tool{okTool(t, "a")}}
 	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID("c")))
-	require.ErrorIs(t, err, toolstate.ErrInvalid)
+	require.ErrorIs(t, err, toolstate.ErrInvalidState)
 	assert.Contains(t, err.Error(), "failure threshold -2 is negative")
 }
 

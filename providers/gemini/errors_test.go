@@ -54,7 +54,7 @@ func TestGemini_400ReachesTheUserWithTheAPIsOwnMessage(t *testing.T) {
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, providers.APIError{Provider: "gemini", StatusCode: 400, Type: "INVALID_ARGUMENT",
 		Message: "API key not valid. Please pass a valid API key."}, *apiErr)
-	assert.ErrorIs(t, err, providers.ErrBadRequest)
+	assert.ErrorIs(t, err, providers.ErrInvalidRequest)
 	assert.Contains(t, err.Error(), "API key not valid. Please pass a valid API key.")
 	assert.Len(t, srv.bodies, 1, "a 400 is not retried")
 }

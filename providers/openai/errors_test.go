@@ -77,7 +77,7 @@ func TestOpenAI_HTTPErrorBodyBecomesAPIError(t *testing.T) {
 	_, err := collect(newModel(t, srv.URL), userReq())
 	var ae *providers.APIError
 	require.ErrorAs(t, err, &ae)
-	assert.ErrorIs(t, err, providers.ErrNotFound)
+	assert.ErrorIs(t, err, providers.ErrModelNotFound)
 	assert.Equal(t, "model_not_found", ae.Code)
 	assert.Contains(t, err.Error(), "openai: HTTP 404")
 	assert.Contains(t, err.Error(), "does not exist")

@@ -29,7 +29,7 @@ func TestResponses_HTTPErrorIsAnAPIError(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "openai", ae.Provider)
 	assert.Equal(t, "unsupported_parameter", ae.Code)
-	assert.ErrorIs(t, err, providers.ErrBadRequest)
+	assert.ErrorIs(t, err, providers.ErrInvalidRequest)
 }
 
 func TestResponses_429IsRetriedHonouringRetryAfter(t *testing.T) {
