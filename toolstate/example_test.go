@@ -39,7 +39,7 @@ func Example() {
 	fmt.Println(summary)
 
 	// An operator resets the tool.
-	api := toolstate.NewHandler(st)
+	api := toolstate.NewHandler(st, nil)
 	rec := httptest.NewRecorder()
 	api.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/agents/chat-1/tool-states/reset", strings.NewReader(`{"toolName":"flaky"}`)))
 	fmt.Println(rec.Code)
