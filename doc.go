@@ -5,7 +5,7 @@
 // or the scripted simtest.Model in tests) and [Tool]s, then range over
 // [Agent.Stream]:
 //
-//	for item, err := range agent.Stream(ctx, history) { … }
+//	for item, err := range agent.Stream(ctx, history, nil) { … }
 //
 // One call of Stream is a run; a run makes one or more turns, each one model
 // call plus the tools it asked for. The model's text, reasoning and tool
@@ -36,7 +36,7 @@
 // result ([HistoryOf]).
 //
 // A run's effects, its model calls and tool calls, go through [Effects]
-// when a run is given one ([WithEffects]); without one they run in process
+// when a run is given one ([RunOptions.Effects]); without one they run in process
 // as described above. A durable-execution engine implements Effects to
 // record each call as a step and replay the recorded results after a
 // crash, so a run outlives its process (the dbosrun module runs it on DBOS).

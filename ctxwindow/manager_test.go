@@ -86,7 +86,7 @@ func TestManager_OverBudgetCancelsTheRunBeforeTheModelCall(t *testing.T) {
 	}
 	agent := &agentloop.Agent{Model: model, Hooks: m.Hooks()}
 	history := agentloop.History{user(filler(4000))}
-	_, err = agentloop.Drain(agent.Stream(t.Context(), history))
+	_, err = agentloop.Drain(agent.Stream(t.Context(), history, nil))
 	var ce *agentloop.CancelledError
 	var ob *ctxwindow.OverBudgetError
 	if !errors.As(err, &ce) || !errors.As(err, &ob) || !errors.Is(err, ctxwindow.ErrOverBudget) {
@@ -128,7 +128,7 @@ func TestManager_LearnsTheCorrectionFromTheProvidersInputCounts(t *testing.T) {
 	})
 	noop, _ := agentloop.NewTool("noop", "Does nothing.", func(context.Context, struct{}) (string, error) { return "ok", nil })
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{noop}, Hooks: m.Hooks()}
-	if _, err := agentloop.Text(agent.Stream(t.Context(), agentloop.History{user("go")})); err != nil {
+	if _, err := agentloop.Text(agent.Stream(t.Context(), agentloop.History{user("go")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	want := []float64{1, 2, 2, ctxwindow.MaxCorrection}
@@ -147,7 +147,7 @@ func TestManager_LearnsTheCorrectionFromTheProvidersInputCounts(t *testing.T) {
 	// A failed call teaches nothing; the next run starts from 0.75.
 	failing := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Usage(1_000_000, 1), simtest.Fail("boom")}})
 	agent.Model = failing
-	if _, err := agentloop.Drain(agent.Stream(t.Context(), agentloop.History{user("again")})); err == nil {
+	if _, err := agentloop.Drain(agent.Stream(t.Context(), agentloop.History{user("again")}, nil)); err == nil {
 		t.Fatal("the failing model's run succeeded")
 	}
 	if c := reps[len(reps)-1].Correction; math.Abs(c-0.75) > 0.02 {
@@ -173,7 +173,7 @@ func TestManager_TheCorrectionChangesWhatFits(t *testing.T) {
 	})
 	agent := &agentloop.Agent{Model: model, Hooks: m.Hooks()}
 	for range 2 {
-		if _, err := agentloop.Text(agent.Stream(t.Context(), h)); err != nil {
+		if _, err := agentloop.Text(agent.Stream(t.Context(), h, nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -203,7 +203,7 @@ func TestManager_ServesConcurrentRuns(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			h := newGen(uint64(i)).history(12)
-			_, errs[i] = agentloop.Text(agent.Stream(context.Background(), append(h, user("go on")), agentloop.WithConversationID(fmt.Sprint("chat-", i))))
+			_, errs[i] = agentloop.Text(agent.Stream(context.Background(), append(h, user("go on")), &agentloop.RunOptions{ConversationID: fmt.Sprint("chat-", i)}))
 		}()
 	}
 	wg.Wait()

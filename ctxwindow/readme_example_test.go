@@ -42,6 +42,6 @@ func Example_readme() {
 	}
 	// The summary is kept under the conversation's id; the run's history
 	// (Final.History) keeps every message, whatever each model call sent.
-	text, err := agentloop.Text(agent.Stream(ctx, history, agentloop.WithConversationID(chatID)))
+	text, err := agentloop.Text(agent.Stream(ctx, history, &agentloop.RunOptions{ConversationID: chatID}))
 	fmt.Println(text, err)
 }

@@ -37,7 +37,7 @@ var ErrSummarize = errors.New("ctxwindow: summarizing failed")
 // it: put [SlidingWindow] last.
 //
 // A summary is kept (see [Summary]): in the run, and, with Config.Docs
-// and a conversation id ([agentloop.WithConversationID]), in the store
+// and a conversation id ([agentloop.RunOptions.ConversationID]), in the store
 // across runs. Model calls that fit with the kept summary
 // reuse it; the model summarizes again only when the conversation has grown
 // past it, and then only the summary and the messages after it.

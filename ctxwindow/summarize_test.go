@@ -50,7 +50,7 @@ func runWith(t *testing.T, cfg ctxwindow.Config, model agentloop.Model, h agentl
 		t.Fatal(err)
 	}
 	agent := &agentloop.Agent{Model: model, Hooks: m.Hooks()}
-	if _, err := agentloop.Text(agent.Stream(t.Context(), h, agentloop.WithConversationID(id))); err != nil {
+	if _, err := agentloop.Text(agent.Stream(t.Context(), h, &agentloop.RunOptions{ConversationID: id})); err != nil {
 		t.Fatal(err)
 	}
 	return reps, m
@@ -162,7 +162,7 @@ func TestSummarize_AFailureFallsBackToTheWindowAndIsReported(t *testing.T) {
 				require.NoError(t, err)
 				model := answering()
 				agent := &agentloop.Agent{Model: model, Hooks: m.Hooks(), Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-				_, err = agentloop.Text(agent.Stream(t.Context(), chat(8)))
+				_, err = agentloop.Text(agent.Stream(t.Context(), chat(8), nil))
 				require.NoError(t, err)
 				require.NotEmpty(t, reps)
 				r := reps[0]
@@ -216,7 +216,7 @@ func TestSummarize_AFailingStoreIsReportedAndTheSummaryLastsForTheRun(t *testing
 		t.Fatal(err)
 	}
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{noop}, Hooks: m.Hooks()}
-	if _, err := agentloop.Text(agent.Stream(t.Context(), chat(8), agentloop.WithConversationID("c1"))); err != nil {
+	if _, err := agentloop.Text(agent.Stream(t.Context(), chat(8), &agentloop.RunOptions{ConversationID: "c1"})); err != nil {
 		t.Fatal(err)
 	}
 	if err := reps[0].Err; err == nil || !strings.Contains(err.Error(), `loading the summary of conversation "c1": disk on fire`) ||
@@ -251,7 +251,7 @@ func TestSummarize_CancellingTheRunWhileSummarizingCancelsIt(t *testing.T) {
 		<-entered
 		cancel(agentloop.Cancel("user pressed stop"))
 	}()
-	_, err = agentloop.Drain(agent.Stream(ctx, chat(8)))
+	_, err = agentloop.Drain(agent.Stream(ctx, chat(8), nil))
 	var ce *agentloop.CancelledError
 	if !errors.As(err, &ce) || ce.Reason != "user pressed stop" || model.Calls() != 0 {
 		t.Fatalf("err = %v, model calls %d; want the run cancelled with the user's reason before any model call", err, model.Calls())

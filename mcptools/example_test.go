@@ -41,7 +41,7 @@ func Example() {
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("I greeted Ada.")}},
 	)
 	agent := &agentloop.Agent{Model: model}
-	for item, err := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("Greet Ada")}, agentloop.WithTools(tools...)) {
+	for item, err := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("Greet Ada")}, &agentloop.RunOptions{Tools: tools}) {
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func ExampleTools() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for item, err := range agent.Stream(ctx, history, agentloop.WithTools(tools...)) {
+	for item, err := range agent.Stream(ctx, history, &agentloop.RunOptions{Tools: tools}) {
 		// … as with any tools: MCP progress arrives as agentloop.ToolProgress items
 		_, _ = item, err
 	}

@@ -215,7 +215,7 @@ func runErr(t *testing.T, ctx context.Context, tools []*agentloop.Tool, name str
 	)
 	agent := &agentloop.Agent{Model: model, Tools: tools}
 	var items []agentloop.Item
-	for item, err := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("go")}) {
+	for item, err := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("go")}, nil) {
 		if err != nil {
 			if _, ok := agentloop.HistoryOf(err); !ok {
 				t.Fatalf("run: %v", err)

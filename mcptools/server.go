@@ -332,7 +332,7 @@ func (s *Server) toolListChanged(context.Context, *mcp.ToolListChangedRequest) {
 // if needed. The list is kept until the server says it changed
 // (notifications/tools/list_changed) or the session is replaced; then the
 // next call lists the tools again, following every page. Call it before
-// each run and pass the tools with [agentloop.WithTools] to follow such
+// each run and pass the tools with [agentloop.RunOptions.Tools] to follow such
 // changes; while the list is unchanged it returns the same *agentloop.Tool
 // values, in the server's order, in a new slice.
 //

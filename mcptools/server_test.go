@@ -475,7 +475,7 @@ func TestConcurrentCallsGetTheirOwnProgress(t *testing.T) {
 	)
 	agent := &agentloop.Agent{Model: model, Tools: tools}
 	counts := map[string]int{}
-	for item, err := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")}) {
+	for item, err := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")}, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}

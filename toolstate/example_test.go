@@ -33,7 +33,7 @@ func Example() {
 
 	// Each run names its conversation: the chat whose tool states it uses.
 	history := agentloop.History{agentloop.UserMessage("Try it.")}
-	text, err := agentloop.Text(agent.Stream(context.Background(), history, agentloop.WithConversationID("chat-1")))
+	text, err := agentloop.Text(agent.Stream(context.Background(), history, &agentloop.RunOptions{ConversationID: "chat-1"}))
 	fmt.Println(text, err)
 	summary, _ := tracker.Summary(context.Background(), "chat-1", toolstate.Names(agent.Tools)...)
 	fmt.Println(summary)

@@ -180,7 +180,7 @@ func TestTracker_CorruptStateCancelsRunWithoutOnError(t *testing.T) {
 	corrupt(t, st, "c", `{"version":99,"states":{}}`)
 	tr := &toolstate.Tracker{Docs: st}
 	agent := &agentloop.Agent{Model: simtest.NewModel(), Tools: []*agentloop.Tool{okTool(t, "base_tool")}}
-	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID("c")))
+	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, &agentloop.RunOptions{ConversationID: "c", Hooks: tr.Hooks()}))
 	var ce *agentloop.CancelledError
 	require.ErrorAs(t, err, &ce)
 	assert.ErrorIs(t, err, toolstate.ErrVersion)

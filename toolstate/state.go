@@ -31,7 +31,7 @@
 //
 //	tracker := &toolstate.Tracker{Docs: st} // st: a store.Store
 //	agent.Hooks = agentloop.ComposeHooks(agent.Hooks, tracker.Hooks())
-//	agent.Stream(ctx, history, agentloop.WithConversationID(chatID))
+//	agent.Stream(ctx, history, &agentloop.RunOptions{ConversationID: chatID})
 //
 // (the aisdk handler sets the conversation id to the chat id), and mount
 // NewHandler(st) at "/agents/". See the webChat example.

@@ -234,7 +234,7 @@ func TestFallback_AnAgentRunAnswersFromTheSecondProviderWhenTheFirstIsDown(t *te
 	require.NoError(t, err)
 
 	agent := &agentloop.Agent{Model: newModel(t, fallback.Config{Models: []agentloop.Model{primary, backup}})}
-	got, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}))
+	got, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}, nil))
 	require.NoError(t, err)
 	assert.Equal(t, "Hi from the backup.", got)
 }

@@ -68,7 +68,7 @@ func TestOllama_ServerDyingMidStreamFailsTheLoopsTurn(t *testing.T) {
 		srv := dyingServer(t, lines(lineHello))
 		m := rd.model(t, srv.URL, Config{})
 		agent := &agentloop.Agent{Model: m}
-		_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}))
+		_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}, nil))
 
 		var te *agentloop.TurnError
 		require.ErrorAs(t, err, &te)

@@ -111,7 +111,7 @@ func TestOpenAI_StreamCutOffIsAnErrorAndTheLoopWrapsItWithTheTurn(t *testing.T) 
 	}))
 	defer srv.Close()
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL)}
-	_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}))
+	_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}, nil))
 	var te *agentloop.TurnError
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 1, te.Turn)
@@ -203,7 +203,7 @@ func TestOpenAI_LengthWhileACallIsHalfFormedStillYieldsTheCallThenFinishLength(t
 	tool, err := agentloop.NewRawTool("file_report", "", nil, func(context.Context, json.RawMessage) (string, error) { ran = true; return "", nil })
 	require.NoError(t, err)
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{tool}}
-	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}))
+	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}, nil))
 	assert.False(t, ran)
 	assert.ErrorIs(t, err, agentloop.ErrTruncated)
 }

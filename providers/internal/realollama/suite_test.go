@@ -229,7 +229,7 @@ func TestEarlyBreak_ClosesTheConnectionWhileTheServerStillStreams(t *testing.T) 
 		ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
 		defer cancel()
 		deltas := 0
-		for item, err := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("hi")}) {
+		for item, err := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("hi")}, nil) {
 			require.NoError(t, err)
 			if _, ok := item.(agentloop.TextDelta); ok {
 				deltas++
@@ -356,7 +356,7 @@ func TestStructuredOutput_TheServersGrammarConstrainsTheModel(t *testing.T) {
 		agent := &agentloop.Agent{Model: p.model(t, root, tinyollama.Tiny, false), Settings: agentloop.Settings{Temperature: &zero}}
 		ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
 		defer cancel()
-		got, final, err := agentloop.Structured[forecast](ctx, agent, agentloop.History{agentloop.UserMessage("Weather in Paris?")})
+		got, final, err := agentloop.Structured[forecast](ctx, agent, agentloop.History{agentloop.UserMessage("Weather in Paris?")}, nil)
 		if p.name == "anthropic" {
 			var oe *agentloop.OutputError
 			require.ErrorAs(t, err, &oe)
