@@ -334,7 +334,7 @@ func TestHandler_AResetOfAConversationWithoutAChatResetsItsStates(t *testing.T) 
 		s.Disable("a", "off", newClock().Now())
 		return nil
 	}))
-	h := toolstate.NewHandler(st, nil)
+	h := toolstate.NewHandler(st, toolstate.HandlerOptions{})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/agents/nope/tool-states/reset", strings.NewReader("{}")))
 	assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())

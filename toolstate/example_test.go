@@ -39,7 +39,7 @@ func Example() {
 	fmt.Println(summary)
 
 	// An operator resets the tool.
-	api := toolstate.NewHandler(st, nil)
+	api := toolstate.NewHandler(st, toolstate.HandlerOptions{})
 	rec := httptest.NewRecorder()
 	api.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/agents/chat-1/tool-states/reset", strings.NewReader(`{"toolName":"flaky"}`)))
 	fmt.Println(rec.Code)

@@ -17,8 +17,7 @@ import (
 	chatstore "github.com/agentloop/agentloop/store"
 )
 
-// HandlerOptions configures [NewHandler]. The zero value (or a nil
-// *HandlerOptions) is useful: every request allowed, logs to slog.Default(),
+// HandlerOptions configures [NewHandler]. The zero value is useful: every request allowed, logs to slog.Default(),
 // the default cross-origin check, no tools named ahead, time.Now, and the
 // stored config. NewHandler copies what it needs; changing the options after
 // the call has no effect.
@@ -89,10 +88,7 @@ type handler struct {
 // aside ([Discard]) and starts the conversation fresh. The states are the
 // conversations' documents in docs, as [Load] and [Update] read and write
 // them. The handler is safe for concurrent use.
-func NewHandler(docs chatstore.Docs, opts *HandlerOptions) http.Handler {
-	if opts == nil {
-		opts = &HandlerOptions{}
-	}
+func NewHandler(docs chatstore.Docs, opts HandlerOptions) http.Handler {
 	h := &handler{docs: docs, authorize: opts.Authorize, tools: slices.Clone(opts.Tools),
 		now: opts.Now, logger: opts.Logger, origins: opts.CrossOriginProtection}
 	if h.now == nil {

@@ -85,7 +85,7 @@ func TestScenario_FailingToolHiddenAfterThreeConsecutiveErrorsUntilResetOverHTTP
 
 	assert.Equal(t, "still hidden", runOnce(t, agent, tr, "chat-1", "again"))
 
-	srv := httptest.NewServer(toolstate.NewHandler(store, &toolstate.HandlerOptions{Now: clk.Now}))
+	srv := httptest.NewServer(toolstate.NewHandler(store, toolstate.HandlerOptions{Now: clk.Now}))
 	defer srv.Close()
 	resp, err := http.Post(srv.URL+"/agents/chat-1/tool-states/reset", "application/json", strings.NewReader(`{"toolName":"failing_tool"}`))
 	require.NoError(t, err)

@@ -34,7 +34,7 @@
 //	agent.Stream(ctx, history, &agentloop.RunOptions{ConversationID: chatID})
 //
 // (the aisdk handler sets the conversation id to the chat id), and mount
-// NewHandler(st) at "/agents/". See the webChat example.
+// NewHandler(st, HandlerOptions{}) at "/agents/". See the webChat example.
 //
 // Concurrency: a State is a plain value and is not safe for concurrent use.
 // [Update] is an optimistic read-modify-write on the document's version: it

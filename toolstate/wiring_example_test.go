@@ -32,7 +32,7 @@ func Example_webChat() {
 	chat := &aisdk.Handler{Agent: agent}
 	mux := http.NewServeMux()
 	mux.Handle("/api/chat", chat)
-	mux.Handle("/agents/", toolstate.NewHandler(st, &toolstate.HandlerOptions{
+	mux.Handle("/agents/", toolstate.NewHandler(st, toolstate.HandlerOptions{
 		Tools:  toolstate.Names(agent.Tools),
 		Config: tracker.Config,
 		Authorize: func(r *http.Request, chatID string) error {

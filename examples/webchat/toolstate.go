@@ -31,7 +31,7 @@ func newToolStates(st store.Docs, tools []*agentloop.Tool, acc access, logw io.W
 				fmt.Fprintf(logw, "webchat: tool states of chat %q: %v\n", chatID, err)
 			},
 		},
-		api: toolstate.NewHandler(st, &toolstate.HandlerOptions{
+		api: toolstate.NewHandler(st, toolstate.HandlerOptions{
 			Tools:                 toolstate.Names(tools),
 			Authorize:             acc.authorize,
 			CrossOriginProtection: acc.origins,
