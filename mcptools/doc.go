@@ -9,7 +9,7 @@
 // [HTTP] speaks streamable HTTP (with a hook to set headers on each request),
 // [InMemory] connects to an mcp.Server in the same process (for tests).
 //
-//	srv, err := mcptools.NewServer(mcptools.Stdio("my-mcp-server"), &mcptools.ServerOptions{Prefix: "fs_"})
+//	srv, err := mcptools.NewServer(mcptools.Stdio("my-mcp-server"), mcptools.ServerOptions{Prefix: "fs_"})
 //	…
 //	defer srv.Close()
 //	tools, err := srv.Tools(ctx)

@@ -26,7 +26,7 @@ func Example() {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Hello, " + in.Name + "!"}}}, nil, nil
 		})
 
-	srv, err := mcptools.NewServer(mcptools.InMemory(server), &mcptools.ServerOptions{Prefix: "hello_"})
+	srv, err := mcptools.NewServer(mcptools.InMemory(server), mcptools.ServerOptions{Prefix: "hello_"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -66,17 +66,17 @@ func ExampleTools() {
 
 	files, err := mcptools.NewServer(
 		mcptools.Stdio("npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"),
-		&mcptools.ServerOptions{Prefix: "fs_", NeedsApproval: mcptools.UnlessReadOnly})
+		mcptools.ServerOptions{Prefix: "fs_", NeedsApproval: mcptools.UnlessReadOnly})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer files.Close() // stops the process
-	remote, err := mcptools.NewServer(mcptools.HTTP("https://mcp.example.com/mcp", &mcptools.HTTPOptions{
+	remote, err := mcptools.NewServer(mcptools.HTTP("https://mcp.example.com/mcp", mcptools.HTTPOptions{
 		Header: func(req *http.Request) error {
 			req.Header.Set("Authorization", "Bearer "+token)
 			return nil
 		},
-	}), &mcptools.ServerOptions{Prefix: "web_"})
+	}), mcptools.ServerOptions{Prefix: "web_"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -160,7 +160,7 @@ func (f *fake) dialer() mcptools.Dialer {
 
 // newServer returns a mcptools.Server for the fake, closed at the end of
 // the test.
-func newServer(t *testing.T, f *fake, opts *mcptools.ServerOptions) *mcptools.Server {
+func newServer(t *testing.T, f *fake, opts mcptools.ServerOptions) *mcptools.Server {
 	t.Helper()
 	s, err := mcptools.NewServer(f.dialer(), opts)
 	if err != nil {

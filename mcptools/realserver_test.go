@@ -173,7 +173,7 @@ type call struct {
 }
 
 func exercise(t *testing.T, rs realServer) {
-	s, err := mcptools.NewServer(rs.dial, &mcptools.ServerOptions{Timeout: 30 * time.Second})
+	s, err := mcptools.NewServer(rs.dial, mcptools.ServerOptions{Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func TestRealGoEverythingServerOverStdio(t *testing.T) {
 
 func TestRealGoEverythingServerOverHTTP(t *testing.T) {
 	srv := startHTTPServer(t, goServerBin(t))
-	rs := goServer(mcptools.HTTP(srv.url(), nil))
+	rs := goServer(mcptools.HTTP(srv.url(), mcptools.HTTPOptions{}))
 	rs.exit = srv.exitAndRestart
 	exercise(t, rs)
 }

@@ -19,7 +19,7 @@ func TestScriptDrivesTheLoopThroughMCPCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcptools.NewServer(mcptools.Stdio(bin), &mcptools.ServerOptions{Prefix: "ev_"})
+	srv, err := mcptools.NewServer(mcptools.Stdio(bin), mcptools.ServerOptions{Prefix: "ev_"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,8 +122,8 @@ type Server struct {
 }
 
 // NewServer returns a Server that connects with dial when first used.
-// opts may be nil. It fails only on bad options.
-func NewServer(dial Dialer, opts *ServerOptions) (*Server, error) {
+// The zero ServerOptions are useful. It fails only on bad options.
+func NewServer(dial Dialer, opts ServerOptions) (*Server, error) {
 	if dial == nil {
 		return nil, errors.New("mcptools: NewServer: nil Dialer")
 	}
@@ -133,9 +133,7 @@ func NewServer(dial Dialer, opts *ServerOptions) (*Server, error) {
 		listing:    make(chan struct{}, 1),
 		calls:      make(map[string]*progressSink),
 		gen:        1,
-	}
-	if opts != nil {
-		s.opts = *opts
+		opts:       opts,
 	}
 	if !validName(s.opts.Prefix) {
 		return nil, fmt.Errorf("mcptools: NewServer: prefix %q: tool names may only use letters, digits, '_' and '-'", s.opts.Prefix)
