@@ -63,7 +63,7 @@ func TestGemini_StreamCutMidWayIsAnErrorAndTheLoopKeepsWhatCame(t *testing.T) {
 	srv := newServer(t, reply{cut: true, body: "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Half an \"}]}}]}\r\n\r\n" +
 		"data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"pa"})
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL)}
-	_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}))
+	_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}, nil))
 	var te *agentloop.TurnError
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 1, te.Turn)
