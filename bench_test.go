@@ -243,3 +243,36 @@ func BenchmarkStream_BeforeModelCallLongHistory(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10, "ns/turn")
 }
+
+// BenchmarkStream_NestedTextDeltas measures a sub-agent's text deltas
+// reaching the caller's consumer as Nested items (design.md §3.10): one
+// lead turn calls a sub-agent whose turn streams benchDeltas deltas.
+// Compare ns/delta with BenchmarkStream_TextDeltas, a flat run of the
+// same deltas.
+func BenchmarkStream_NestedTextDeltas(b *testing.B) {
+	turn := textTurn()
+	history := agentloop.History{agentloop.UserMessage("go")}
+	callTurn := simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "sub", map[string]string{"task": "t"})}}
+	answer := simtest.Turn{Reply: []simtest.Step{simtest.Text("done")}}
+	b.ReportAllocs()
+	var mallocs uint64
+	var elapsed time.Duration
+	for b.Loop() {
+		sub := &agentloop.Agent{Name: "sub", Model: simtest.NewModel(turn)}
+		tool, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a := &agentloop.Agent{Name: "lead", Model: simtest.NewModel(callTurn, answer), Tools: []*agentloop.Tool{tool}}
+		before := mallocsNow() // stops the world: outside the timed part
+		start := time.Now()
+		for _, err := range a.Stream(context.Background(), history, nil) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		elapsed += time.Since(start)
+		mallocs += mallocsNow() - before
+	}
+	reportPerDelta(b, elapsed, mallocs)
+}

@@ -26,11 +26,21 @@
 // [ToolProgress] before the call's result. The loop owns tool-call ids:
 // every id in a history is unique and the same on every item.
 //
+// An agent can use another as a tool ([AgentTool]): the sub-agent's run
+// streams into the caller's as [Nested] items, tagged with the call, the
+// agent and the depth; its usage adds up to the caller's (per agent in
+// [Final.AgentUsage]); a cancel, a break or the call's timeout ends it; and
+// a sub-agent's client call or approval pauses the whole run, its state kept
+// in the caller's history ([SubRun]) so that it resumes like any other.
+// An agent can also hand the conversation to another ([Agent.Handoffs]):
+// the next turns run with that agent, and the history records who spoke
+// ([Message.Agent]).
+//
 // [Hooks] observe or steer every step and can cancel the run with a reason
 // ([Cancel]), as can the caller (a context cancelled with a [Cancel] cause).
 // They come in pairs a tracer can rely on (OnRunStart/OnRunEnd,
-// BeforeModelCall/OnTurnEnd, BeforeToolCall/AfterToolCall), and the errors behind error results stay
-// checkable ([ToolResult.Err]). A failed run ends with one error: a
+// BeforeModelCall/OnTurnEnd, BeforeToolCall/AfterToolCall), and the errors
+// behind error results stay checkable ([ToolResult.Err]). A failed run ends with one error: a
 // [*CancelledError], [*TurnLimitError], [*BudgetError] ([Agent.Budget]) or
 // [*TurnError], each carrying a history in which every tool call has a
 // result ([HistoryOf]).

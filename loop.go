@@ -55,6 +55,20 @@ type Agent struct {
 	// no limit.
 	ToolTimeout time.Duration
 
+	// Handoffs are agents this agent may hand the conversation to. The
+	// model is offered a tool "transfer_to_<Name>" for each; once a turn's
+	// transfer call has its result, the next turns of the run use that
+	// agent's Model, System, Settings, Tools and Handoffs (the run's hooks,
+	// limits, budget and RunOptions.Tools stay; RunOptions.System and Settings apply
+	// to the agent Stream was called on only). Assistant messages then
+	// record their agent ([Message.Agent]), and a run resumed on this agent
+	// goes on with the agent that holds the conversation. Every agent
+	// reachable through Handoffs needs a unique Name.
+	Handoffs []*Agent
+	// HandoffDescription tells a model that may hand over to this agent
+	// what it does; "" means a generic description naming the agent.
+	HandoffDescription string
+
 	// Logger receives what no item or error reports: tool and hook panics
 	// (with their stacks), hook errors, and results dropped because their
 	// tool returned after its timeout. Nil discards them.
@@ -153,13 +167,18 @@ type run struct {
 	slots          chan struct{} // ToolConcurrency tokens, held while a tool func runs
 	progress       chan progress // from ReportProgress to the ranging goroutine
 	conversationID string
-	effects        Effects // nil: effects run in process
+	effects        Effects           // nil: effects run in process
+	box            *nestedBox        // Nested items of agent tools; nil until a turn calls one
+	graph          map[string]*Agent // agents reachable through Handoffs, by name; nil without
+	extra          []*Tool           // RunOptions.Tools, kept for handoffs
 
 	history    History
 	handed     History         // the deep copy of history the last BeforeModelCall got
 	ids        map[string]bool // every tool-call id in history
 	assistants int             // assistant messages in history
-	usage      Usage
+	usage      Usage           // this run's model calls and its sub-runs'
+	own        Usage           // this run's model calls
+	subs       []subUsage      // per sub-agent, in the order first seen; nil without sub-runs
 	turns      int
 	started    bool // OnRunStart was called
 }
@@ -215,6 +234,12 @@ func (a *Agent) newRun(ctx context.Context, history History, opts *RunOptions, y
 	}
 	if err := history.Validate(); err != nil {
 		return nil, err
+	}
+	if len(a.Handoffs) > 0 {
+		r.history = history
+		if err := r.setupHandoffs(&o); err != nil {
+			return nil, err
+		}
 	}
 	// The run only appends to its history, and hands out slices capped at
 	// their length, so it can share the caller's messages.
@@ -343,12 +368,15 @@ func (r *run) run() (Item, error) {
 		if err != nil || p != nil {
 			return p, err
 		}
+		if err := r.handOff(); err != nil {
+			return nil, err
+		}
 	}
 	for {
 		if r.stopped() {
 			return nil, r.cancelled()
 		}
-		if be := r.budget.exceeded(r.model, r.usage); be != nil {
+		if be := r.budget.exceeded(r.model, r.own, r.usage, r.subs); be != nil {
 			be.History = r.snapshot()
 			return nil, be
 		}
@@ -369,7 +397,7 @@ func (r *run) run() (Item, error) {
 			r.answerAll("not run: the model's output was cut off by its length limit", ErrNotRun)
 			return nil, &TurnError{Turn: r.turns, Err: ErrTruncated, History: r.snapshot()}
 		case len(calls) == 0:
-			return Final{Text: tr.msg.Text(), Usage: r.usage, Turns: r.turns, History: r.snapshot()}, nil
+			return Final{Text: tr.msg.Text(), Usage: r.usage, AgentUsage: r.agentUsage(), Turns: r.turns, History: r.snapshot()}, nil
 		case last:
 			r.answerAll("not run: the turn limit was reached", ErrNotRun)
 			return nil, &TurnLimitError{Limit: r.maxTurns, History: r.snapshot()}
@@ -377,6 +405,9 @@ func (r *run) run() (Item, error) {
 		p, err := r.handleCalls(calls, tr.offered, nil)
 		if err != nil || p != nil {
 			return p, err
+		}
+		if err := r.handOff(); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -491,7 +522,7 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 	if r.stopped() {
 		return fail(r.cancelled())
 	}
-	if err := r.emit(TurnStart{Turn: r.turns}); err != nil {
+	if err := r.emit(TurnStart{Turn: r.turns, Agent: r.speakerName()}); err != nil {
 		return fail(err)
 	}
 	yielded = true
@@ -505,9 +536,10 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 		return fail(ErrStopped)
 	}
 	asm.flushAll()
-	msg := Message{Role: RoleAssistant, Parts: asm.parts}
+	msg := Message{Role: RoleAssistant, Agent: r.speakerName(), Parts: asm.parts}
 	end.Usage, end.Message = asm.usage, msg
 	r.usage = r.usage.Add(asm.usage)
+	r.own = r.own.Add(asm.usage)
 	if streamErr != nil || r.stopped() {
 		// Keep what the model produced; answer its calls.
 		if len(msg.Parts) > 0 {
@@ -548,6 +580,15 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 		return turnResult{}, err
 	}
 	return turnResult{msg: msg, finish: finish, offered: offered, partial: asm.sawDeltas}, nil
+}
+
+// speakerName is the name assistant messages record: the agent's, in runs
+// with handoffs; "" otherwise.
+func (r *run) speakerName() string {
+	if r.graph == nil {
+		return ""
+	}
+	return r.agent.Name
 }
 
 func (r *run) appendAssistant(msg Message) {

@@ -51,6 +51,7 @@ type Tool struct {
 	Timeout time.Duration
 
 	validator *validator
+	nests     bool // an AgentTool: its calls hand Nested items to the run
 }
 
 // Def returns what the model is told about the tool.

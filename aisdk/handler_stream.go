@@ -146,8 +146,20 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 			}
 			out.flush()
 			out.close()
-			if sr != nil {
-				sr.end(last)
+			if sr == nil {
+				return
+			}
+			if rest := sr.end(last); rest != nil {
+				// The store failed: the client's response ends now, and
+				// the run's end goes on, within what Shutdown waits for.
+				if release, ok := h.runs.add(); ok {
+					go func() {
+						defer release()
+						rest()
+					}()
+				} else {
+					rest()
+				}
 			}
 			return
 		}

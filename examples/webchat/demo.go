@@ -146,6 +146,12 @@ const (
 		"2. tools show their state as they run;\n" +
 		"3. you can stop a reply at any time.\n\n" +
 		"| tool | runs in |\n| --- | --- |\n| `get_weather` | the server |\n| `create_record` | your browser |\n| `delete_record` | the server, after you approve |\n\n" +
+		"> A quote stands apart from the answer around it.\n\n" +
+		"- [x] a task that is done\n- [ ] a task still to do\n\n" +
+		"A wide table scrolls sideways inside its own box[^1]:\n\n" +
+		"| name | city | conditions | low °C | high °C | wind | humidity | updated |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n" +
+		"| get_weather | Paris | partly cloudy | 11 | 18 | 12 km/h north-west | 64 % | a minute ago |\n\n" +
+		"[^1]: Footnote links stay on this page.\n\n" +
 		"Code blocks are highlighted and scroll inside themselves:\n\n" +
 		"```go\n" +
 		"agent := &agentloop.Agent{Model: model, Tools: tools}\n" +

@@ -104,7 +104,8 @@ var (
 		"00-welcome", "01-markdown", "02-markdown-dark", "03-scrolled-up", "04-long-word",
 		"05-editing", "06-edited", "07-regenerated", "08-form", "09-approval", "10-final-approve",
 		"11-tool-failed", "13-running", "14-stopped", "15-error",
-		"18-resumed", "19-chat-list", "20-reloaded-approval", "21-stopped-reloaded", "22-deleted", "23-chat-gone",
+		"18-resumed", "19-chat-list", "20-reloaded-approval", "21-stopped-reloaded", "22a-undo", "22-deleted", "23-chat-gone",
+		"24-text-stopped-reloaded",
 	}
 	desktopOnlyShots = []string{"10-final-deny", "10-final-cancel", "12-tool-reset", "16-preliminary", "17-unreachable"}
 )
@@ -112,8 +113,9 @@ var (
 // TestBrowser_PageAtDesktopAndPhoneSizes drives the embedded page in
 // headless Chromium (e2e/e2e.mjs) at 1280×800 and 390×844, checking on
 // every screen that nothing overflows sideways, that the chat column
-// keeps 300 px on the phone, and that axe-core finds no serious or
-// critical violation. Against the built-in demo (unpaced): the welcome
+// keeps 300 px on the phone, that the page's Content-Security-Policy
+// refused nothing (the server's own headers, checked on every page load),
+// and that axe-core finds no serious or critical violation. Against the built-in demo (unpaced): the welcome
 // screen's suggestion, Markdown (bold, a table, a highlighted code block,
 // safe links) in light and dark mode, scroll-to-bottom, Shift+Enter and a
 // long word that wraps, edit and resend, regenerate, the create_record

@@ -25,7 +25,9 @@
 // no longer offered in that chat until reset); and a page at /.
 //
 // The chats live in one database, with their tool states: an SQLite file
-// by default (nothing to install; -data names its folder, -db its path),
+// by default (nothing to install; -data names its folder, by default the
+// user's state folder, $XDG_STATE_HOME or ~/.local/state/agentloop-webchat;
+// -db its path),
 // or PostgreSQL (-db postgres://…), which several webchat processes can
 // share as replicas of one service. The stored history is authoritative:
 // a request may only add a user message, or answers to what the chat
@@ -145,7 +147,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on (a non-loopback one needs -public)")
 	fs.StringVar(&cfg.script, "script", "", "use a scripted model from this simtest JSON file")
 	fs.StringVar(&cfg.model, "model", "", "use this Ollama model (the server is OLLAMA_HOST, or Ollama's default)")
-	fs.StringVar(&cfg.data, "data", filepath.Join(os.TempDir(), "agentloop-webchat"), "folder of the SQLite database (made if missing)")
+	fs.StringVar(&cfg.data, "data", defaultDataDir(), "folder of the SQLite database (made if missing); the default is the user's own state folder")
 	fs.StringVar(&cfg.db, "db", "", "the chat database: an SQLite file (default <data>/webchat.db), postgres://… (PostgreSQL, which replicas can share), or "+memoryDB)
 	fs.BoolVar(&cfg.public, "public", false, "serve an address that is not loopback although the server has no authorization: anyone who reaches it can read, continue and delete every chat")
 	fs.Var(&cfg.allowedHosts, "allowed-hosts", "with -public: the host names the server answers for, separated by commas (a leading dot allows the names under it); a request for any other Host is refused, as a page of a name rebound to this server's address sends (default: any host; without -public, loopback names only)")

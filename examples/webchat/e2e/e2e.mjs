@@ -5,7 +5,8 @@
 // Drives Debian's Chromium (/usr/bin/chromium, never a downloaded browser)
 // with playwright-core, at a desktop size (1280×800) and a phone size
 // (390×844). On every screen it checks that nothing overflows sideways
-// (and on the phone that the chat column keeps at least 300 px) and runs
+// (and on the phone that the chat column keeps at least 300 px), that the
+// Content-Security-Policy the server sends refused nothing, and runs
 // axe-core, failing on a serious or critical violation. SCREENSHOTS
 // (default ./screenshots) is where each state is saved, as
 // <size>-<nn>-<state>.png. Exits non-zero if any step failed.
@@ -64,6 +65,14 @@ const browser = await chromium.launchPersistentContext(userDataDir, {
 });
 
 await browser.grantPermissions(["clipboard-read", "clipboard-write"]);
+// Every page records what its Content-Security-Policy refused: check()
+// fails on any (the page must work under the policy the server sends).
+await browser.addInitScript(() => {
+  window.__cspViolations = [];
+  document.addEventListener("securitypolicyviolation", (e) => {
+    window.__cspViolations.push(`${e.violatedDirective} refused ${e.blockedURI || "inline"} (${e.sourceFile}:${e.lineNumber})`);
+  });
+});
 
 const log = (...a) => console.log("e2e:", ...a);
 let failed = false;
@@ -72,14 +81,42 @@ const axeTotals = { scans: 0, serious: 0, critical: 0, moderate: 0, minor: 0 };
 // check runs the per-screen checks: no sideways overflow, the chat column
 // wide enough on a phone, and no serious or critical axe violation.
 async function check(page, what) {
-  const m = await page.evaluate(() => ({
-    scroll: document.documentElement.scrollWidth,
-    vw: window.innerWidth,
-    chat: document.querySelector(".chat")?.getBoundingClientRect().width ?? 0,
-  }));
+  const m = await page.evaluate(() => {
+    const shown = (el) => {
+      const r = el.getBoundingClientRect();
+      const st = getComputedStyle(el);
+      return r.width > 0 && st.visibility !== "hidden" && st.display !== "none" && r.right > 0 && r.left < window.innerWidth;
+    };
+    // Targets a finger must hit: every button.
+    const small = [...document.querySelectorAll("button")]
+      .filter((b) => shown(b) && b.closest(".threads, .panel")?.classList.contains("open") !== false)
+      .map((b) => ({ name: b.getAttribute("aria-label") || b.textContent.trim(), ...b.getBoundingClientRect().toJSON() }))
+      .filter((r) => r.width < 43.5 || r.height < 43.5)
+      .map((r) => `${r.name} ${Math.round(r.width)}×${Math.round(r.height)}`);
+    const input = document.querySelector(".composer textarea");
+    return {
+      scroll: document.documentElement.scrollWidth,
+      vw: window.innerWidth,
+      chat: document.querySelector(".chat")?.getBoundingClientRect().width ?? 0,
+      composer: document.querySelector(".composer")?.getBoundingClientRect().width ?? null,
+      header: document.querySelector(".topbar")?.getBoundingClientRect().height ?? 0,
+      inputFont: input ? parseFloat(getComputedStyle(input).fontSize) : null,
+      small,
+    };
+  });
+  const csp = await page.evaluate(() => window.__cspViolations ?? []);
+  if (csp.length) throw new Error(`${what}: the Content-Security-Policy refused: ${csp.join("; ")}`);
   if (m.scroll > m.vw) throw new Error(`${what}: the page is ${m.scroll} px wide in a ${m.vw} px viewport (it scrolls sideways)`);
   if (page.size === "phone" && m.chat < 300) throw new Error(`${what}: the chat column is ${m.chat} px wide on the phone, want at least 300`);
-  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.addScriptTag({ content: axeSource });
+  // The chat gets the room: a message box of at least 700 px on the
+  // desktop, one header line (at most 56 px) at both sizes.
+  if (page.size === "desktop" && m.composer !== null && m.composer < 700) throw new Error(`${what}: the message box is ${m.composer} px wide at 1280 px, want at least 700`);
+  if (m.header > 56) throw new Error(`${what}: the header is ${m.header} px tall, want one line (at most 56 px)`);
+  // On the phone: a 16 px message box (mobile Safari zooms into smaller
+  // text) and targets of at least 44 px.
+  if (page.size === "phone" && m.inputFont !== null && m.inputFont < 16) throw new Error(`${what}: the message box's text is ${m.inputFont} px, want 16`);
+  if (page.size === "phone" && m.small.length) throw new Error(`${what}: targets smaller than 44 px: ${m.small.join(", ")}`);
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.evaluate(axeSource); // not a <script>: the page's CSP refuses inline scripts
   const violations = await page.evaluate(async () => {
     const r = await window.axe.run(document, { resultTypes: ["violations"] });
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
@@ -101,6 +138,15 @@ async function shot(page, name, what) {
   log(`screenshot ${file}: ${what}`);
 }
 
+// checkPageHeaders checks the security headers of the page's HTML.
+function checkPageHeaders(h, what) {
+  const csp = h["content-security-policy"] ?? "";
+  for (const want of ["script-src 'self'", "frame-ancestors 'none'", "default-src 'self'"]) {
+    if (!csp.includes(want)) throw new Error(`${what}: Content-Security-Policy ${JSON.stringify(csp)} lacks ${want}`);
+  }
+  if (h["x-content-type-options"] !== "nosniff") throw new Error(`${what}: X-Content-Type-Options is ${JSON.stringify(h["x-content-type-options"])}`);
+}
+
 async function newPage(size, url = base) {
   const page = await browser.newPage();
   page.size = size;
@@ -119,7 +165,8 @@ async function newPage(size, url = base) {
   page.on("console", (m) => {
     if (m.type() === "error") log("console error:", m.text());
   });
-  await page.goto(url + "/");
+  const res = await page.goto(url + "/");
+  checkPageHeaders(res.headers(), `${size} ${url}/`);
   return page;
 }
 
@@ -135,10 +182,11 @@ const lastAssistant = (page) => page.locator(".msg.assistant").last();
 const lastUser = (page) => page.locator(".msg.user").last();
 const idle = (page) => page.locator(".composer .send").waitFor();
 
-// expectText waits until the locator's text contains want.
-async function expectText(locator, want, what) {
+// expectText waits until the locator's text contains want, shown (or, with
+// state "attached", in the page: a tool call's card inside a folded group).
+async function expectText(locator, want, what, state = "visible") {
   try {
-    await locator.filter({ hasText: want }).first().waitFor();
+    await locator.filter({ hasText: want }).first().waitFor({ state });
   } catch (e) {
     const got = await locator.allInnerTexts().catch(() => []);
     throw new Error(`${what}: want text containing ${JSON.stringify(want)}, got ${JSON.stringify(got)}`);
@@ -158,10 +206,30 @@ async function welcomeAndMarkdown(page) {
   await expectText(page.locator(".msg.assistant"), "Links open in a new tab", "Markdown answer");
   await idle(page);
   const answer = lastAssistant(page);
-  if (!(await answer.locator("strong").filter({ hasText: "GitHub-flavoured Markdown" }).count())) {
-    throw new Error(`**bold** is not a <strong>: ${await answer.innerHTML()}`);
-  }
+  // The Markdown renderer is a chunk of its own, fetched after the first
+  // screen: until it is in, the answer shows as plain text.
+  await answer.locator("strong").filter({ hasText: "GitHub-flavoured Markdown" }).first().waitFor()
+    .catch(async () => { throw new Error(`**bold** is not a <strong>: ${await answer.innerHTML()}`); });
   if (!(await answer.locator("table td code").filter({ hasText: "get_weather" }).count())) throw new Error("the GFM table is not rendered");
+  // Typography: a heading larger than the text, a quote set apart, code of
+  // at least 13 px, task-list checkboxes with names, footnote links that
+  // stay on the page, and (on the phone) a wide table that says it scrolls.
+  const t = await answer.evaluate((el) => {
+    const px = (sel) => parseFloat(getComputedStyle(el.querySelector(sel)).fontSize);
+    const quote = el.querySelector("blockquote");
+    return {
+      h2: px("h2"), p: px("p"), code: px("pre code"),
+      quote: quote ? parseFloat(getComputedStyle(quote).borderLeftWidth) : 0,
+      boxes: [...el.querySelectorAll('input[type="checkbox"]')].map((b) => b.getAttribute("aria-label")),
+      footnotes: [...el.querySelectorAll('a[href^="#"]')].map((a) => a.getAttribute("target")),
+    };
+  });
+  if (!(t.h2 > t.p * 1.1)) throw new Error(`the heading (${t.h2} px) is not larger than the text (${t.p} px)`);
+  if (t.code < 13) throw new Error(`code is ${t.code} px, want at least 13`);
+  if (t.quote < 2) throw new Error("the quote has no rule beside it");
+  if (JSON.stringify(t.boxes) !== '["Done","Not done"]') throw new Error(`task-list checkboxes named ${JSON.stringify(t.boxes)}`);
+  if (t.footnotes.length < 2 || t.footnotes.some((target) => target !== null)) throw new Error(`footnote links: targets ${JSON.stringify(t.footnotes)}, want two or more that stay on the page`);
+  if (page.size === "phone") await answer.locator(".table-hint").filter({ hasText: "Scroll sideways" }).first().waitFor();
   const tokens = await answer.locator("pre code .token.keyword").allInnerTexts();
   if (!tokens.includes("for") || !tokens.includes("range")) throw new Error(`the Go block is not highlighted: keywords ${JSON.stringify(tokens)}`);
   const pre = answer.locator("pre").first();
@@ -262,8 +330,8 @@ async function formAndApproval(page, { approve, newName, tag, shots: take }) {
   await send(page, "What is the weather in Paris, and what is 2 + 3?");
   // Streamed text from the first step, and the backend tools' UIs.
   await expectText(page.locator(".msg.assistant"), "Let me look up the weather in Paris", "streamed text");
-  await expectText(page.locator(".tool"), "get_weather Paris", "get_weather tool UI");
-  await expectText(page.locator(".tool"), "= 5", "add tool UI result");
+  await expectText(page.locator(".tool"), "get_weather Paris", "get_weather tool UI", "attached");
+  await expectText(page.locator(".tool"), "= 5", "add tool UI result", "attached");
 
   // The browser-side form tool, prefilled with the model's arguments.
   const form = page.getByTestId("create-record-form");
@@ -282,6 +350,11 @@ async function formAndApproval(page, { approve, newName, tag, shots: take }) {
   if (!def?.description || props !== "email,name") {
     throw new Error(`the chat request's tools do not define create_record with name and email: ${JSON.stringify(page.chatBodies[0]?.tools)}`);
   }
+  // The form's group is open and cannot be folded while it waits.
+  const formGroup = page.getByTestId("tool-group").filter({ has: form });
+  if ((await formGroup.getAttribute("data-state")) !== "waiting" || !(await formGroup.evaluate((d) => d.open))) {
+    throw new Error(`the form's tool group is ${await formGroup.getAttribute("data-state")}, open ${await formGroup.evaluate((d) => d.open)}; want waiting and open`);
+  }
   await name.fill(newName);
   if (take) await shot(page, "08-form", `get_weather and add done; the create_record form, prefilled by the model, with the name edited to ${newName}`);
   await form.getByRole("button", { name: "Create" }).click();
@@ -289,7 +362,7 @@ async function formAndApproval(page, { approve, newName, tag, shots: take }) {
   // The run continues on the server: next comes the approval prompt.
   const approval = page.getByTestId("approval");
   await approval.waitFor();
-  await expectText(page.getByTestId("create-record-result"), newName, "form result shown");
+  await expectText(page.getByTestId("create-record-result"), newName, "form result shown", "attached");
   if (take) await shot(page, "09-approval", `the form's result (${newName}) and the approval prompt for delete_record {"id":42}`);
   await approval.getByRole("button", { name: approve ? "Approve" : "Deny" }).click();
 
@@ -301,10 +374,21 @@ async function formAndApproval(page, { approve, newName, tag, shots: take }) {
   if (!answer.includes(final)) throw new Error(`final answer does not say ${JSON.stringify(final)}: ${answer}`);
   if (await page.getByTestId("approval").count()) throw new Error("approval buttons still shown after answering");
   if (!approve) {
-    const line = await page.getByTestId("tool-delete_record").locator(".tool-status").innerText();
+    const line = await page.getByTestId("tool-delete_record").locator(".tool-status").textContent();
     if (!/^Denied/.test(line) || /error/i.test(line)) throw new Error(`a denied call should say so once: ${JSON.stringify(line)}`);
   }
   await idle(page);
+  // Done, the calls fold into one row each run of calls: human labels and
+  // one status; a click opens the cards.
+  const groups = page.getByTestId("tool-group");
+  const first = groups.first();
+  await expectText(first.locator("summary"), "Weather in Paris", "the folded row's label");
+  const row = await first.locator("summary").innerText();
+  if (/get_weather|_/.test(row) || !/done/.test(row)) throw new Error(`the folded row reads ${JSON.stringify(row)}: want human labels and "done"`);
+  if (await first.evaluate((d) => d.open)) throw new Error("a finished group of tool calls is not folded");
+  if (await first.locator(".tool").first().isVisible()) throw new Error("a folded group shows its cards");
+  await first.locator("summary").click();
+  await first.locator(".tool").filter({ hasText: "get_weather Paris" }).waitFor();
   await shot(page, `10-final-${tag}`, `the final answer (a Markdown list) after ${approve ? "approving" : "denying"} delete_record, naming ${newName}`);
 }
 
@@ -328,9 +412,9 @@ async function formCancel(page) {
 async function toolStates(page) {
   const panel = page.getByTestId("tool-states");
   const phone = page.size === "phone";
-  // On the phone the panel is a drawer behind a header button.
+  // The panel is a drawer behind a header button, at both sizes: the chat
+  // keeps the room.
   const openPanel = async () => {
-    if (!phone) return;
     await page.getByRole("button", { name: "Tool states" }).click();
     await page.waitForFunction(() => {
       const r = document.querySelector('[data-testid="tool-states"]').getBoundingClientRect();
@@ -340,7 +424,6 @@ async function toolStates(page) {
     if (focused !== "Close tool states") throw new Error(`the open drawer does not have the focus (it is on ${JSON.stringify(focused)})`);
   };
   const closePanel = async () => {
-    if (!phone) return;
     // Escape inside the drawer closes it and gives the focus back.
     await panel.getByRole("button", { name: "Close tool states" }).focus();
     await page.keyboard.press("Escape");
@@ -348,14 +431,14 @@ async function toolStates(page) {
     const focused = await page.evaluate(() => document.activeElement?.textContent);
     if (!focused?.includes("Tool states")) throw new Error(`after closing the drawer the focus is on ${JSON.stringify(focused)}, not its button`);
   };
-  if (phone && (await panel.isVisible())) throw new Error("the tool-state drawer is open before it is asked for");
+  if (await panel.isVisible()) throw new Error("the tool-state drawer is open before it is asked for");
 
   // Against a server running toolstates.json: three failing get_weather
   // calls make the tool failed in the panel; Reset makes it available again.
   await send(page, "Please fail the weather tool three times.");
   await expectText(page.locator(".msg.assistant"), "The weather tool failed three times.", "answer after the failures");
   // A failed call says so in one line, without "error" twice.
-  const failedLine = await page.locator(".tool.error .tool-status").first().innerText();
+  const failedLine = await page.locator(".tool.error .tool-status").first().textContent();
   if (failedLine !== "Failed: city is empty; pass a city name") throw new Error(`failed tool line: ${JSON.stringify(failedLine)}`);
   await openPanel();
   try {
@@ -363,15 +446,14 @@ async function toolStates(page) {
   } catch (e) {
     throw new Error(`tool-state panel does not show get_weather failed: ${JSON.stringify(await panel.innerText())}`);
   }
-  await shot(page, "11-tool-failed", phone
-    ? "the tool-state drawer open over the chat: get_weather failed after three failures"
-    : "three failed get_weather calls (one line each) and the tool-state panel showing get_weather failed");
+  await shot(page, "11-tool-failed", "the tool-state drawer open over the chat: get_weather failed after three failures");
+  await expectFocusTrapped(page, panel, "the tool-state drawer");
   await panel.getByRole("button", { name: "Reset" }).click();
   await panel.locator('tr[data-tool="get_weather"][data-status="available"]').waitFor()
     .catch(async () => {
       throw new Error(`after Reset, get_weather is not available: ${JSON.stringify(await panel.innerText().catch(() => ""))}`);
     });
-  if (!phone) await shot(page, "12-tool-reset", "the tool-state panel after Reset: get_weather available again");
+  if (!phone) await shot(page, "12-tool-reset", "the tool-state drawer after Reset: get_weather available again");
   await closePanel();
 
   // The next turn streams some text and a get_weather call, then hangs
@@ -381,27 +463,38 @@ async function toolStates(page) {
   await send(page, "Now something slow.");
   await expectText(page.locator(".msg.assistant"), "Working on a long answer", "text before the hang");
   const slow = page.locator(".tool").filter({ hasText: "get_weather Berlin" });
-  await expectText(slow, "looking up the forecast", "get_weather's running state");
+  await expectText(slow, "looking up the forecast", "get_weather's running state", "attached");
   const stop = page.locator(".composer .stop");
   await stop.waitFor();
+  // Enter while a reply runs sends nothing, adds no line, and says why.
+  const posts = page.chatBodies.length;
+  await composer(page).fill("one more thing");
+  await composer(page).press("Enter");
+  await expectText(page.getByTestId("composer-hint"), "A reply is running", "the hint after Enter during a reply");
+  if ((await composer(page).inputValue()) !== "one more thing" || page.chatBodies.length !== posts) {
+    throw new Error(`Enter during a reply changed the box to ${JSON.stringify(await composer(page).inputValue())} or sent (${page.chatBodies.length - posts} requests)`);
+  }
   await shot(page, "13-running", "a run in progress (the model hangs) with get_weather Berlin running and the Stop button shown");
   if (phone) await page.keyboard.press("Escape");
   else await stop.click();
   await idle(page);
-  await expectText(slow, "not finished", "get_weather's state after Stop");
+  await composer(page).fill("");
+  await expectText(slow, "not finished", "get_weather's state after Stop", "attached");
   await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped mark");
   await shot(page, "14-stopped", `after ${phone ? "Escape" : "Stop"}: the reply is marked stopped, get_weather Berlin not finished`);
 
   // The next turn fails in the model: a short sentence, not the Go error.
   await send(page, "And now fail.");
   const error = lastAssistant(page).getByTestId("error");
-  await expectText(error, "Something went wrong while answering", "the failed run's message");
+  // The page shows the server's text for the page (webchat's ErrorText),
+  // not a generic sentence, and never the raw Go error chain.
+  await expectText(error, "The simulated model failed: simulated model failure", "the failed run's message from the server");
   const shown = await error.innerText();
-  if (/simulated|simtest|turn \d|agentloop/i.test(shown)) throw new Error(`the page shows the raw error: ${JSON.stringify(shown)}`);
+  if (/simtest|turn \d|agentloop/i.test(shown)) throw new Error(`the page shows the raw error: ${JSON.stringify(shown)}`);
   // The stopped call stays "not finished" once the next message cancels it for good.
-  const stoppedLine = await slow.locator(".tool-status").innerText();
+  const stoppedLine = await slow.locator(".tool-status").textContent();
   if (stoppedLine !== "not finished") throw new Error(`the stopped call after the next message: ${JSON.stringify(stoppedLine)}`);
-  await shot(page, "15-error", "a failed run: one short human sentence (the detail is in the server log)");
+  await shot(page, "15-error", "a failed run: the server's sentence for the page (the detail is in the server log)");
 }
 
 // statuses resolves to the statuses of the next n responses whose path
@@ -424,6 +517,22 @@ function statuses(page, re, n) {
     };
     page.on("response", on);
   });
+}
+
+// expectFocusTrapped checks that Tab and Shift+Tab keep the focus inside
+// an open drawer: Shift+Tab from its first control goes to its last, Tab
+// from its last back to its first.
+async function expectFocusTrapped(page, drawer, what) {
+  const inside = () => drawer.evaluate((el) => el.contains(document.activeElement));
+  await drawer.locator("button").first().focus();
+  await page.keyboard.press("Shift+Tab");
+  if (!(await inside())) throw new Error(`${what}: Shift+Tab from its first control left the drawer`);
+  await page.keyboard.press("Tab");
+  if (!(await inside())) throw new Error(`${what}: Tab from its last control left the drawer`);
+  for (let i = 0; i < 12; i++) {
+    await page.keyboard.press("Tab");
+    if (!(await inside())) throw new Error(`${what}: Tab ${i + 1} times left the drawer`);
+  }
 }
 
 // chatInPage is the chat id in the page's address ("" for none).
@@ -486,7 +595,10 @@ async function chatsReloadResume(page) {
   const weather = "What is the weather in Paris?";
   await page.getByTestId("welcome").waitFor();
   await (await chatList(page)).getByText("No chats yet.").waitFor();
-  if (page.size === "phone") await page.keyboard.press("Escape");
+  if (page.size === "phone") {
+    await expectFocusTrapped(page, page.getByTestId("thread-list"), "the chat list drawer");
+    await page.keyboard.press("Escape");
+  }
 
   // Chat A streams its answer; the page is reloaded mid-run and resumes
   // the stream from the server: the part streamed before the reload, then
@@ -496,6 +608,11 @@ async function chatsReloadResume(page) {
   await running(page, "chat A's first answer");
   const chatA = chatInPage(page);
   if (!chatA) throw new Error("the address does not name the chat after its first message");
+  // The tab's title follows the chat, and the list shows its reply running.
+  await page.waitForFunction((t) => document.title.startsWith(t), markdown.slice(0, 20))
+    .catch(async () => { throw new Error(`the tab's title is ${JSON.stringify(await page.title())}, want the chat's title`); });
+  await page.locator(`[data-chat="${chatA}"] [data-testid="thread-running"]`).waitFor({ state: "attached" })
+    .catch(() => { throw new Error("the chat list shows no running sign on the chat whose reply runs"); });
   await page.reload();
   await running(page, "chat A reloaded mid-run");
   if (chatInPage(page) !== chatA) throw new Error(`after reload the address names ${chatInPage(page)}, want ${chatA}`);
@@ -521,6 +638,23 @@ async function chatsReloadResume(page) {
   if (!chatB || chatB === chatA) throw new Error(`chat B's address names ${JSON.stringify(chatB)} (chat A is ${chatA})`);
   await chatList(page);
   await expectTitles(page, [weather, markdown], "two chats, the newest first");
+  const days = await page.locator('[data-testid="thread-list"] .thread-day').allInnerTexts();
+  if (JSON.stringify(days.map((d) => d.toLowerCase())) !== '["today"]') throw new Error(`the list's day headings: ${JSON.stringify(days)}, want Today`);
+  if (await page.locator('[data-chat] [data-testid="thread-running"]').count()) throw new Error("a running sign on a chat whose reply ended");
+  // Search narrows the list to the titles that contain the words.
+  const search = page.getByRole("searchbox", { name: "Search chats" });
+  await search.fill("markdown");
+  await expectTitles(page, [markdown], "the list searched for “markdown”");
+  await search.fill("no such chat");
+  await page.getByTestId("thread-list").getByText("No chat title contains").waitFor();
+  await search.fill("");
+  await expectTitles(page, [weather, markdown], "the list with the search cleared");
+  // Export saves the chat on screen as Markdown.
+  const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("export-chat").click()]);
+  const exported = readFileSync(await download.path(), "utf8");
+  if (!download.suggestedFilename().endsWith(".md") || !exported.includes("## You") || !exported.includes(weather) || !exported.includes("get_weather")) {
+    throw new Error(`the export (${download.suggestedFilename()}) reads ${JSON.stringify(exported.slice(0, 300))}`);
+  }
   await shot(page, "19-chat-list", page.size === "phone"
     ? "the chat list drawer: two chats, the current one (waiting for the form) marked"
     : "two chats in the list, the current one (waiting for the create_record form) marked");
@@ -543,7 +677,7 @@ async function chatsReloadResume(page) {
   await page.reload();
   const form = page.getByTestId("create-record-form");
   await form.waitFor();
-  await expectText(page.locator(".tool"), "get_weather Paris", "chat B's get_weather after reload");
+  await expectText(page.locator(".tool"), "get_weather Paris", "chat B's get_weather after reload", "attached");
   if ((await form.locator('input[name="name"]').inputValue()) !== "Ada Lovelace") throw new Error("the reloaded form lost the model's values");
   await form.locator('input[name="name"]').fill("Katherine Johnson");
   await form.getByRole("button", { name: "Create" }).click();
@@ -551,7 +685,7 @@ async function chatsReloadResume(page) {
   await idle(page);
   await page.reload();
   await page.getByTestId("approval").waitFor();
-  await expectText(page.getByTestId("create-record-result"), "Katherine Johnson", "the form's result after reload");
+  await expectText(page.getByTestId("create-record-result"), "Katherine Johnson", "the form's result after reload", "attached");
   await shot(page, "20-reloaded-approval", "chat B reloaded: get_weather done, the submitted form, and the approval still waiting");
   await page.getByTestId("approval").getByRole("button", { name: "Approve" }).click();
   await expectText(lastAssistant(page), "That is the whole demo.", "chat B's final answer");
@@ -582,11 +716,11 @@ async function chatsReloadResume(page) {
   // Reloaded while get_weather runs, then stopped: the run stops on the
   // server (202), the reply is marked stopped, also after another reload.
   await send(page, "And the weather in Rome?");
-  await expectText(page.locator(".tool"), "looking up the forecast", "get_weather Rome running");
+  await expectText(page.locator(".tool"), "looking up the forecast", "get_weather Rome running", "attached");
   await page.reload();
   await running(page, "chat A reloaded while get_weather Rome runs");
   const rome = page.locator(".tool").filter({ hasText: "get_weather Rome" });
-  await expectText(rome, "looking up the forecast", "get_weather Rome still running after the reload");
+  await expectText(rome, "looking up the forecast", "get_weather Rome still running after the reload", "attached");
   const stopResponse = page.waitForResponse((r) => /^\/api\/chat\/[^/]+\/stop$/.test(new URL(r.url()).pathname));
   await page.locator(".composer .stop").click();
   const stopStatus = (await stopResponse).status();
@@ -595,15 +729,40 @@ async function chatsReloadResume(page) {
   await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped mark");
   await page.reload();
   await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped mark after reload");
-  await expectText(rome, "not finished", "get_weather Rome after Stop and reload");
+  await expectText(rome, "not finished", "get_weather Rome after Stop and reload", "attached");
   await shot(page, "21-stopped-reloaded", "a reply stopped after a reload, reloaded again: marked stopped, get_weather Rome not finished");
+
+  // A text reply (no tool call) stopped mid-stream keeps its mark after a
+  // reload too.
+  await send(page, markdown);
+  await expectText(lastAssistant(page), "What answers can look like", "a text reply streaming");
+  await running(page, "the text reply");
+  await page.locator(".composer .stop").click();
+  await idle(page);
+  await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped text reply's mark");
+  await page.reload();
+  await expectText(lastAssistant(page), "What answers can look like", "the stopped text reply after reload");
+  await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped text reply's mark after reload");
+  await shot(page, "24-text-stopped-reloaded", "a text reply stopped mid-stream, reloaded: still marked stopped");
 
   // Delete chat A, the one on screen: it leaves the list, a new chat
   // shows, and its address no longer opens it.
-  const list = await chatList(page);
+  let list = await chatList(page);
   await list.getByRole("button", { name: `Delete chat: ${markdown}` }).click();
   await expectTitles(page, [weather], "the list after deleting chat A");
   await page.getByTestId("welcome").waitFor();
+  // Undo brings it back (the server never deleted it) and shows it again.
+  await page.getByTestId("undo-delete").getByRole("button", { name: "Undo" }).click();
+  await expectTitles(page, [markdown, weather], "the list after Undo");
+  await expectText(lastAssistant(page), "What answers can look like", "chat A shown again after Undo");
+  if (chatInPage(page) !== chatA) throw new Error(`after Undo the address names ${chatInPage(page)}, want ${chatA}`);
+  list = await chatList(page);
+  await list.getByRole("button", { name: `Delete chat: ${markdown}` }).click();
+  await expectTitles(page, [weather], "the list after deleting chat A again");
+  await page.getByTestId("welcome").waitFor();
+  await page.getByTestId("undo-delete").waitFor();
+  await shot(page, "22a-undo", "chat A deleted: the list holds chat B only, a new chat is on screen, and Undo is offered");
+  await page.getByTestId("undo-delete").waitFor({ state: "detached", timeout: 12000 });
   if (chatInPage(page) !== "") throw new Error(`after deleting the chat on screen the address names ${chatInPage(page)}`);
   const gone = await page.evaluate((id) => fetch(`/api/chats/${id}`).then((r) => r.status), chatA);
   if (gone !== 404) throw new Error(`GET /api/chats/{deleted chat} answered ${gone}, want 404`);
@@ -639,7 +798,7 @@ async function cannedStream(page) {
   );
   await send(page, "canned");
   await expectText(lastAssistant(page), "good one", "the canned answer");
-  await expectText(page.getByTestId("tool-partial"), '{"found":3}', "the preliminary output shown as partial");
+  await expectText(page.getByTestId("tool-partial"), '{"found":3}', "the preliminary output shown as partial", "attached");
   const state = await page.getByTestId("tool-research").getAttribute("data-state");
   if (state === "done") throw new Error("a call with only preliminary output shows as done");
   if (await lastAssistant(page).locator('a[href^="javascript:"]').count()) throw new Error("a javascript: link was rendered");

@@ -6,6 +6,7 @@ import { ThreadList } from "./ThreadList.jsx";
 import { AddToolUI, CreateRecordTool, WeatherToolUI } from "./tools.jsx";
 import { ToolStatesPanel } from "./ToolStates.jsx";
 import { MenuIcon, PanelIcon } from "./icons.jsx";
+import { chatMarkdown, downloadText, fileName } from "./exportChat.js";
 import {
   ChatNotFound,
   chatInURL,
@@ -27,9 +28,11 @@ function Banner() {
       .catch(() => setInfo(null));
   }, []);
   if (!info) return null;
+  // One line: on a phone only its first word shows (style.css), the title
+  // has it all.
   return info.simulator ? (
-    <p className="banner sim" data-testid="banner" title={info.model}>
-      <b>Simulator:</b> a scripted demo answers; no language model runs.
+    <p className="banner sim" data-testid="banner" title={`Simulator: a scripted demo answers; no language model runs (${info.model}).`}>
+      <b>Simulator</b><span className="banner-detail">: a scripted demo answers; no language model runs.</span>
     </p>
   ) : (
     <p className="banner" data-testid="banner">Model: {info.model}</p>
@@ -41,14 +44,17 @@ function Banner() {
 // messages, resume}.
 // onResponse and onNoStream get the chat's id: a response can arrive for
 // a chat that is no longer on screen.
-function ChatSession({ chat, onResponse, onNoStream, onResponseEnd }) {
+function ChatSession({ chat, onResponse, onNoStream, onResponseEnd, onRunning }) {
+  useEffect(() => {
+    if (chat.resume) onRunning(chat.id);
+  }, [chat.resume, chat.id, onRunning]);
   const runtime = useWebchatRuntime({
     chatId: chat.id,
     messages: chat.messages,
     resume: chat.resume,
     onResponse: useCallback(() => onResponse(chat.id), [onResponse, chat.id]),
     onNoStream: useCallback(() => onNoStream(chat.id), [onNoStream, chat.id]),
-    onResponseEnd,
+    onResponseEnd: useCallback(() => onResponseEnd(chat.id), [onResponseEnd, chat.id]),
   });
   const onStop = useCallback(() => {
     stopChat(chat.id).catch((e) => console.warn("webchat:", e.message));
@@ -62,6 +68,9 @@ function ChatSession({ chat, onResponse, onNoStream, onResponseEnd }) {
     </AssistantRuntimeProvider>
   );
 }
+
+// undoSeconds is how long a deleted chat can be brought back.
+const undoSeconds = 6;
 
 const freshChat = () => ({ id: newChatId(), messages: [], resume: false, saved: false });
 
@@ -163,14 +172,18 @@ export function App() {
   // The first response of a new chat means the server has it: it joins
   // the list and the address.
   const chatId = chat?.id;
+  // running: the chats whose reply this page saw start and not yet end.
+  const [running, setRunning] = useState(() => new Set());
+  const onRunning = useCallback((id) => setRunning((r) => (r.has(id) ? r : new Set(r).add(id))), []);
   const onResponse = useCallback((id) => {
+    onRunning(id);
     const c = shown.current;
     if (c?.id === id && !c.saved) {
       showChatInURL(id);
       setChat({ ...c, saved: true });
     }
     refresh();
-  }, [refresh]);
+  }, [refresh, onRunning]);
   // A run the chat's view said was in progress can end before its stream
   // is asked for (204): the messages shown may then lack its end, so the
   // chat is loaded again, once.
@@ -178,7 +191,13 @@ export function App() {
     const c = shown.current;
     if (c?.id === id && c.resume && !c.again) open(id, { again: true });
   }, [open]);
-  const onResponseEnd = useCallback(() => {
+  const onResponseEnd = useCallback((id) => {
+    setRunning((r) => {
+      if (!r.has(id)) return r;
+      const next = new Set(r);
+      next.delete(id);
+      return next;
+    });
     setRuns((n) => n + 1);
     refresh();
   }, [refresh]);
@@ -193,16 +212,60 @@ export function App() {
     setDrawer("");
     if (id !== chatId) open(id, { push: true });
   };
-  const remove = async (id) => {
-    forget(id);
-    if (id === chatId) open("", { push: false });
+  // Delete hides the chat at once and deletes it on the server after a
+  // few seconds, unless Undo brings it back first; a page that closes
+  // meanwhile sends the deletion as it goes.
+  const [undo, setUndo] = useState(null); // {id, title, wasShown}
+  const pending = useRef(new Map()); // chat id → timer
+  const reallyDelete = useCallback(async (id, opts) => {
+    clearTimeout(pending.current.get(id));
+    pending.current.delete(id);
+    setUndo((u) => (u?.id === id ? null : u));
     try {
-      await deleteChat(id);
+      await deleteChat(id, opts);
     } catch (e) {
       setNotice(e.message);
     }
     refresh();
+  }, [refresh]);
+  useEffect(() => {
+    const flush = () => {
+      for (const id of pending.current.keys()) reallyDelete(id, { keepalive: true });
+    };
+    window.addEventListener("pagehide", flush);
+    return () => window.removeEventListener("pagehide", flush);
+  }, [reallyDelete]);
+  const remove = (id) => {
+    const title = list.chats.find((c) => c.id === id)?.title ?? "";
+    forget(id);
+    if (id === chatId) open("", { push: false });
+    for (const other of pending.current.keys()) reallyDelete(other);
+    pending.current.set(id, setTimeout(() => reallyDelete(id), undoSeconds * 1000));
+    setUndo({ id, title, wasShown: id === chatId });
   };
+  const undoDelete = () => {
+    if (!undo) return;
+    clearTimeout(pending.current.get(undo.id));
+    pending.current.delete(undo.id);
+    if (undo.wasShown) open(undo.id, { push: false });
+    setUndo(null);
+    refresh();
+  };
+  const exportChat = async () => {
+    if (!chatId) return;
+    try {
+      const view = await getChat(chatId);
+      downloadText(fileName(view.title), chatMarkdown(view));
+    } catch (e) {
+      setNotice(e.message);
+    }
+  };
+
+  // The tab's title follows the chat on screen.
+  const title = chat?.saved ? list.chats.find((c) => c.id === chat.id)?.title : "";
+  useEffect(() => {
+    document.title = title ? `${title} · agentloop webchat` : "agentloop webchat";
+  }, [title]);
 
   return (
     <div className="app">
@@ -219,17 +282,23 @@ export function App() {
         </button>
       </header>
       <div className="body">
-        <ThreadList id="chat-list" list={list} currentId={chat?.saved ? chat.id : ""} open={drawer === "chats"}
-          onNew={() => switchTo("")} onSwitch={switchTo} onDelete={remove} onMore={more} onClose={closeDrawer} />
+        <ThreadList id="chat-list" list={list} currentId={chat?.saved ? chat.id : ""} running={running} open={drawer === "chats"}
+          onNew={() => switchTo("")} onSwitch={switchTo} onDelete={remove} onMore={more} onClose={closeDrawer} onExport={exportChat} />
         <main className="chat" aria-label="Chat">
           {notice && <p className="notice" role="status" data-testid="notice">{notice}</p>}
           {chat ? (
-            <ChatSession key={chat.id} chat={chat} onResponse={onResponse} onNoStream={onNoStream} onResponseEnd={onResponseEnd} />
+            <ChatSession key={chat.id} chat={chat} onResponse={onResponse} onNoStream={onNoStream} onResponseEnd={onResponseEnd} onRunning={onRunning} />
           ) : (
             <p className="loading hint" role="status" data-testid="loading">Loading the chat…</p>
           )}
         </main>
-        {drawer && <div className="backdrop" aria-hidden="true" onClick={closeDrawer} />}
+        {drawer && <div className={"backdrop" + (drawer === "states" ? " all" : "")} aria-hidden="true" onClick={closeDrawer} />}
+        {undo && (
+          <div className="toast" role="status" data-testid="undo-delete">
+            <span>Chat deleted.</span>
+            <button type="button" className="btn" onClick={undoDelete}>Undo</button>
+          </div>
+        )}
         <ToolStatesPanel id="tool-states" chatId={chat?.saved ? chat.id : ""} version={runs} open={drawer === "states"} onClose={closeDrawer} />
       </div>
     </div>

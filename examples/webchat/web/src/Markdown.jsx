@@ -1,7 +1,7 @@
 // Markdown for answers and reasoning: assistant-ui's MarkdownTextPrimitive
 // (react-markdown underneath) with GitHub-flavoured Markdown, Prism
 // highlighting for a few languages, and links that open safely.
-import { memo, useState } from "react";
+import { memo, useEffect, useRef, useState } from "react";
 import { MarkdownTextPrimitive } from "@assistant-ui/react-markdown";
 import { makePrismLightSyntaxHighlighter } from "@assistant-ui/react-syntax-highlighter";
 import { PrismLight } from "react-syntax-highlighter";
@@ -38,9 +38,11 @@ export function safeUrl(url) {
 }
 
 // A link from the model opens in a new tab, without giving that tab a
-// handle on this page or the page's address.
+// handle on this page or the page's address; an in-page link (a footnote
+// and its way back) stays on the page.
 function Link({ node, href, children, ...rest }) {
   if (!href) return <span className="link-dropped">{children}</span>;
+  if (href.startsWith("#")) return <a {...rest} href={href}>{children}</a>;
   return (
     <a {...rest} href={href} target="_blank" rel="noopener noreferrer">
       {children}
@@ -69,14 +71,37 @@ function CodeHeader({ language, code }) {
 
 // A code block or a table scrolls sideways inside its own box on a
 // narrow screen; it takes the focus, so a keyboard can scroll it too.
+// A table wider than its box says so under it ("scroll sideways").
 const Pre = ({ node, ...rest }) => <pre {...rest} tabIndex={0} />;
-const Table = ({ node, ...rest }) => (
-  <div className="table-scroll" tabIndex={0} role="group" aria-label="Table">
-    <table {...rest} />
-  </div>
-);
+function Table({ node, ...rest }) {
+  const ref = useRef(null);
+  const [wide, setWide] = useState(false);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el || typeof ResizeObserver === "undefined") return undefined;
+    const measure = () => setWide(el.scrollWidth > el.clientWidth + 1);
+    const ro = new ResizeObserver(measure);
+    ro.observe(el);
+    if (el.firstElementChild) ro.observe(el.firstElementChild);
+    measure();
+    return () => ro.disconnect();
+  }, []);
+  return (
+    <>
+      <div ref={ref} className={"table-scroll" + (wide ? " wide" : "")} tabIndex={0} role="group" aria-label={wide ? "Table, scrolls sideways" : "Table"}>
+        <table {...rest} />
+      </div>
+      {wide && <p className="table-hint" aria-hidden="true">Scroll sideways for more →</p>}
+    </>
+  );
+}
 
-const components = { a: Link, pre: Pre, table: Table, SyntaxHighlighter, CodeHeader };
+// A task list's checkbox is read only, and says what it marks (axe asks
+// every form field for a name).
+const Input = ({ node, ...rest }) =>
+  rest.type === "checkbox" ? <input {...rest} aria-label={rest.checked ? "Done" : "Not done"} /> : <input {...rest} />;
+
+const components = { a: Link, pre: Pre, table: Table, input: Input, SyntaxHighlighter, CodeHeader };
 const remarkPlugins = [remarkGfm];
 
 // MarkdownText renders the current text or reasoning part as Markdown.

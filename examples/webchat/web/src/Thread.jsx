@@ -12,8 +12,9 @@ import {
   useAui,
   useAuiState,
 } from "@assistant-ui/react";
-import { MarkdownText } from "./Markdown.jsx";
+import { MarkdownText } from "./LazyMarkdown.jsx";
 import { ToolFallback } from "./tools.jsx";
+import { ToolGroup } from "./ToolGroup.jsx";
 import { friendlyError } from "./errors.js";
 import {
   ArrowDownIcon,
@@ -116,8 +117,8 @@ function EditComposer() {
   );
 }
 
-// RunError shows a failed run as one short sentence; the raw error stays
-// in the server's log.
+// RunError shows a failed run as one short sentence: the server's text for
+// the page (errors.js); the raw error stays in the server's log.
 function RunError() {
   const error = useAuiState((s) =>
     s.message.status?.type === "incomplete" && s.message.status.reason === "error" ? s.message.status.error ?? "error" : null,
@@ -133,17 +134,47 @@ function RunError() {
 // Stopping: the runtime marks a stopped message "incomplete, cancelled"
 // only when no tool call was left open; a reply stopped while a tool ran
 // stays "requires-action", and later the open call is cancelled for good.
-// So the page also remembers which replies the user stopped. Cancelling
+// So the page also remembers which replies the user stopped, in this
+// browser's localStorage too: the server stores a stopped text reply as it
+// was cut, with nothing that says it was stopped, and the mark must
+// survive a reload (stoppedOnServer covers replies with a tool call, on
+// any browser). Cancelling
 // the run in the page only closes its stream; onStop stops it on the
 // server.
 const StopContext = createContext({ stop: () => {}, stoppedIds: new Set() });
 
+const stoppedKey = "webchat.stopped";
+const maxStopped = 500;
+
+function loadStopped() {
+  try {
+    const ids = JSON.parse(localStorage.getItem(stoppedKey) ?? "[]");
+    return new Set(Array.isArray(ids) ? ids.filter((id) => typeof id === "string") : []);
+  } catch {
+    return new Set();
+  }
+}
+
+function saveStopped(ids) {
+  try {
+    localStorage.setItem(stoppedKey, JSON.stringify([...ids].slice(-maxStopped)));
+  } catch {
+    // No storage (private mode, full): the mark lasts until a reload.
+  }
+}
+
 function useStopState(onStop) {
   const aui = useAui();
-  const [stoppedIds, setStoppedIds] = useState(() => new Set());
+  const [stoppedIds, setStoppedIds] = useState(loadStopped);
   const stop = useCallback(() => {
     const last = aui.thread().getState().messages.at(-1);
-    if (last?.role === "assistant") setStoppedIds((prev) => new Set(prev).add(last.id));
+    if (last?.role === "assistant") {
+      setStoppedIds((prev) => {
+        const next = new Set(prev).add(last.id);
+        saveStopped(next);
+        return next;
+      });
+    }
     onStop?.();
     aui.thread().cancelRun();
   }, [aui, onStop]);
@@ -175,7 +206,7 @@ function AssistantMessage() {
   return (
     <MessagePrimitive.Root className="msg assistant" data-role="assistant">
       <div className="bubble">
-        <MessagePrimitive.Parts components={{ Text: MarkdownText, Reasoning, tools: { Fallback: ToolFallback } }} />
+        <MessagePrimitive.Parts components={{ Text: MarkdownText, Reasoning, ToolGroup, tools: { Fallback: ToolFallback } }} />
         <AuiIf condition={waiting}>
           <span className="typing" role="status" aria-label="The assistant is answering">
             <span />
@@ -206,8 +237,11 @@ function AssistantMessage() {
   );
 }
 
-function Composer() {
+// Composer is the message box. Enter sends; while a reply runs, Enter does
+// nothing (no new line either) and the line below says why (onBusyEnter).
+function Composer({ onBusyEnter }) {
   const { stop } = useContext(StopContext);
+  const running = useAuiState((s) => s.thread.isRunning);
   return (
     <ComposerPrimitive.Root className="composer">
       <ComposerPrimitive.Input
@@ -217,6 +251,12 @@ function Composer() {
         rows={1}
         autoFocus
         cancelOnEscape={false}
+        onKeyDown={(e) => {
+          if (running && e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+            e.preventDefault();
+            onBusyEnter();
+          }
+        }}
       />
       <AuiIf condition={(s) => !s.thread.isRunning}>
         <ComposerPrimitive.Send className="send round-btn" aria-label="Send" title="Send (Enter)">
@@ -229,6 +269,17 @@ function Composer() {
         </button>
       </AuiIf>
     </ComposerPrimitive.Root>
+  );
+}
+
+// ComposerHint is the line under the message box: the keys, or, after
+// Enter while a reply runs, what to do instead (read out by screen
+// readers).
+function ComposerHint({ busyEnter }) {
+  return (
+    <p className={"composer-hint" + (busyEnter ? " busy" : " keys")} role="status" data-testid="composer-hint">
+      {busyEnter ? "A reply is running: wait for it to end, or stop it (Esc), then send." : "Enter sends · Shift+Enter new line · Esc stops"}
+    </p>
   );
 }
 
@@ -254,6 +305,11 @@ function useEscapeStops(stop) {
 // closes the reply's stream.
 export function Thread({ onStop }) {
   const stopState = useStopState(onStop);
+  const running = useAuiState((s) => s.thread.isRunning);
+  const [busyEnter, setBusyEnter] = useState(false);
+  useEffect(() => {
+    if (!running) setBusyEnter(false);
+  }, [running]);
   useEscapeStops(stopState.stop);
   return (
     <StopContext.Provider value={stopState}>
@@ -271,8 +327,8 @@ export function Thread({ onStop }) {
             <ThreadPrimitive.ScrollToBottom className="scroll-bottom round-btn" aria-label="Scroll to the latest message" title="Scroll to the latest message">
               <ArrowDownIcon />
             </ThreadPrimitive.ScrollToBottom>
-            <Composer />
-            <p className="keys">Enter sends · Shift+Enter new line · Esc stops</p>
+            <Composer onBusyEnter={() => setBusyEnter(true)} />
+            <ComposerHint busyEnter={busyEnter && running} />
           </ThreadPrimitive.ViewportFooter>
         </ThreadPrimitive.Viewport>
       </ThreadPrimitive.Root>

@@ -1,15 +1,16 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { CloseIcon } from "./icons.jsx";
+import { trapTab } from "./focusTrap.js";
 
 // ToolStatesPanel shows GET /agents/{chatId}/tool-states and resets them.
-// version changes after each run, which reloads the panel. On a wide
-// screen it is a column beside the chat; on a narrow one (style.css) it
-// is a drawer, shown while open is true; onClose (its close button, or
-// Escape inside it) asks to hide it.
+// version changes after each run, which reloads the panel. It is a drawer
+// (style.css), shown while open is true, that keeps the focus inside it;
+// onClose (its close button, or Escape inside it) asks to hide it.
 export function ToolStatesPanel({ id, chatId, version, open, onClose }) {
   const [states, setStates] = useState(null);
   const [error, setError] = useState("");
   const closeRef = useRef(null);
+  const asideRef = useRef(null);
   // Opening the drawer moves the focus into it, so a keyboard can use it.
   useEffect(() => {
     if (open) closeRef.current?.focus();
@@ -57,8 +58,9 @@ export function ToolStatesPanel({ id, chatId, version, open, onClose }) {
 
   const names = states ? Object.keys(states).sort() : [];
   return (
-    <aside id={id} className={"panel" + (open ? " open" : "")} data-testid="tool-states" aria-labelledby={id + "-title"}
+    <aside id={id} ref={asideRef} className={"panel" + (open ? " open" : "")} data-testid="tool-states" aria-labelledby={id + "-title"}
       onKeyDown={(e) => {
+        if (open) trapTab(e, asideRef.current);
         if (e.key === "Escape" && open) {
           e.preventDefault();
           onClose();

@@ -37,8 +37,9 @@ export async function getChat(id) {
 
 // deleteChat deletes a chat with its tool states and streams. A chat the
 // server does not have counts as deleted.
-export async function deleteChat(id) {
-  const res = await fetch(`/api/chats/${chatPath(id)}`, { method: "DELETE" });
+// keepalive lets the request outlive the page (a delete sent as it closes).
+export async function deleteChat(id, { keepalive = false } = {}) {
+  const res = await fetch(`/api/chats/${chatPath(id)}`, { method: "DELETE", keepalive });
   if (!res.ok && res.status !== 404) throw await failure(res, "deleting the chat");
 }
 

@@ -1,10 +1,13 @@
 // friendlyError turns the error of a failed run into one short sentence
-// for people. The server's error text can be a raw Go error chain
-// ("agentloop: turn 2: ollama: …"); its detail belongs in the server's
-// log, not on the page, so only a few recognisable kinds get their own
-// sentence and everything else gets a generic one.
+// for people. A run that failed on the server sends its own text for the
+// page (aisdk's ErrorText: webchat's says what a simulator script asked
+// for and keeps other details in its log), which is shown as it is; a
+// request that never reached the server, a rate limit and a timeout get
+// their own sentence; anything else (an empty or overlong text) a generic
+// one.
 export function friendlyError(error) {
-  const text = String(error?.message ?? error ?? "").toLowerCase();
+  const raw = String(error?.message ?? error ?? "").trim();
+  const text = raw.toLowerCase();
   if (/failed to fetch|networkerror|network error|load failed|err_connection|econnrefused/.test(text)) {
     return "The server could not be reached. Check that it is running, then try again.";
   }
@@ -14,5 +17,6 @@ export function friendlyError(error) {
   if (/timeout|timed out|deadline exceeded/.test(text)) {
     return "The model took too long to answer. Try again.";
   }
+  if (raw && raw.length <= 300 && raw !== "error") return raw;
   return "Something went wrong while answering. Try again; the server's log has the details.";
 }

@@ -35,3 +35,6 @@ export const TrashIcon = () => (
   <Icon><path d="M3 6h18" /><path d="M8 6V4h8v2" /><path d="M19 6l-1 14H6L5 6" /></Icon>
 );
 export const MenuIcon = () => <Icon><path d="M4 6h16" /><path d="M4 12h16" /><path d="M4 18h16" /></Icon>;
+export const DownloadIcon = () => (
+  <Icon><path d="M12 3v12" /><path d="m7 10 5 5 5-5" /><path d="M5 21h14" /></Icon>
+);

@@ -1,3 +1,4 @@
+import "./zod-jitless.js";
 import { createRoot } from "react-dom/client";
 import { App } from "./App.jsx";
 import "./style.css";

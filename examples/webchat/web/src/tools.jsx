@@ -102,7 +102,7 @@ const unfinished = /^(cancelled|not run|interrupted): /;
 // a final result, "running" while it runs (or has only preliminary
 // output), and "incomplete" when the run ended without a result (Stop, or
 // an error, left it unfinished).
-const callState = (result, isError, status, preliminary) =>
+export const callState = (result, isError, status, preliminary) =>
   isError && (result?.error === cancelledOnSend || unfinished.test(result?.error)) ? "incomplete"
   : result !== undefined && !preliminary
     ? isError ? "error" : "done"
