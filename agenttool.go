@@ -59,9 +59,9 @@ type AgentToolOptions struct {
 	// (its messages up to the call, without the calling turn's tool calls)
 	// followed by the task, instead of the task alone.
 	Conversation bool
-	// Options are passed to each sub-run's [Agent.Stream] (tools, budget,
-	// hooks for the sub-agent).
-	Options []Option
+	// RunOptions, when not nil, are passed to each sub-run's [Agent.Stream]
+	// (tools, budget, hooks for the sub-agent).
+	RunOptions *RunOptions
 }
 
 // AgentTool returns a tool that runs agent: the calling model gives it a
@@ -148,7 +148,7 @@ func (at *agentTool) call(ctx context.Context, raw json.RawMessage) (string, err
 	if s != nil {
 		fw.path = []string{s.call.ID}
 	}
-	for it, err := range at.agent.Stream(ctx, h, at.opts.Options...) {
+	for it, err := range at.agent.Stream(ctx, h, at.opts.RunOptions) {
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return "", fmt.Errorf("agent %q: %w", at.agent.Name, cerr)

@@ -34,7 +34,7 @@ func ExampleAgentTool() {
 	lead := &agentloop.Agent{Name: "lead", Model: leadModel, Tools: []*agentloop.Tool{research}}
 
 	history := agentloop.History{agentloop.UserMessage("Should I take an umbrella to Berlin?")}
-	for item, err := range lead.Stream(context.Background(), history) {
+	for item, err := range lead.Stream(context.Background(), history, nil) {
 		if err != nil {
 			fmt.Println("error:", err)
 			return

@@ -78,7 +78,7 @@ func TestAgentTool_StreamsTheSubRunsItemsInOrderWithTags(t *testing.T) {
 		turn(simtest.Text("It is sunny.")),
 	), Tools: []*agentloop.Tool{agentTool(t, researcher, agentloop.AgentToolOptions{})}}
 
-	items, err := collect(parent.Stream(context.Background(), user("How is the weather?")))
+	items, err := collect(parent.Stream(context.Background(), user("How is the weather?"), nil))
 	require.NoError(t, err)
 	want := []string{
 		"TurnStart(1)", "Call(call_1 researcher)", "TurnEnd(1)",
@@ -126,7 +126,7 @@ func TestAgentTool_AgentsWithinAgentsTagDepthAndPath(t *testing.T) {
 			turn(simtest.Text("all done"), simtest.Usage(100, 200)),
 		),
 	)
-	items, err := collect(lead.Stream(context.Background(), user("start")))
+	items, err := collect(lead.Stream(context.Background(), user("start"), nil))
 	require.NoError(t, err)
 	want := []string{
 		"TurnStart(1)", "Call(l1 mid)", "TurnEnd(1)",
@@ -169,7 +169,7 @@ func TestAgentTool_AgentsWithinAgentsTagDepthAndPath(t *testing.T) {
 
 func TestAgentTool_RunsWithoutSubAgentsHaveNoAgentUsage(t *testing.T) {
 	a := &agentloop.Agent{Name: "solo", Model: simtest.NewModel(turn(simtest.Text("hi"), simtest.Usage(1, 1)))}
-	items, err := collect(a.Stream(context.Background(), user("x")))
+	items, err := collect(a.Stream(context.Background(), user("x"), nil))
 	require.NoError(t, err)
 	assert.Nil(t, final(t, items).AgentUsage)
 }
@@ -181,7 +181,7 @@ func TestAgentTool_BudgetCountsSubRuns(t *testing.T) {
 		turn(simtest.Call("c1", "sub", map[string]string{"task": "t"}), simtest.Usage(10, 10)),
 		turn(simtest.Text("never")),
 	), Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{})}}
-	_, err := collect(parent.Stream(context.Background(), user("x")))
+	_, err := collect(parent.Stream(context.Background(), user("x"), nil))
 	var be *agentloop.BudgetError
 	require.ErrorAs(t, err, &be)
 	assert.Equal(t, 1020, be.Usage.Total())
@@ -197,16 +197,17 @@ func TestAgentTool_CancelReachesEveryDepth(t *testing.T) {
 				simtest.NewModel(turn(simtest.Call("m1", "leaf", map[string]string{"task": "t"})), turn(simtest.Text("x"))),
 				simtest.NewModel(turn(simtest.Call("l1", "mid", map[string]string{"task": "t"})), turn(simtest.Text("x"))),
 			)
-			ctx, cancel := agentloop.WithCancel(context.Background())
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
 			var err error
-			for it, e := range lead.Stream(ctx, user("x")) {
+			for it, e := range lead.Stream(ctx, user("x"), nil) {
 				if e != nil {
 					err = e
 					break
 				}
 				if n, ok := it.(agentloop.Nested); ok && n.Depth == 2 {
 					if _, ok := n.Item.(agentloop.TurnStart); ok {
-						cancel("user pressed stop")
+						cancel(agentloop.Cancel("user pressed stop"))
 					}
 				}
 			}
@@ -231,7 +232,7 @@ func TestAgentTool_BreakStopsEveryDepth(t *testing.T) {
 				simtest.NewModel(turn(simtest.Call("l1", "mid", map[string]string{"task": "t"})), turn(simtest.Text("x"))),
 			)
 			seen := 0
-			for it, err := range lead.Stream(context.Background(), user("x")) {
+			for it, err := range lead.Stream(context.Background(), user("x"), nil) {
 				require.NoError(t, err)
 				if n, ok := it.(agentloop.Nested); ok && n.Depth == depth {
 					if _, ok := n.Item.(agentloop.TextDelta); ok {
@@ -254,7 +255,7 @@ func TestAgentTool_TimeoutReachesTheSubRun(t *testing.T) {
 			turn(simtest.Call("c1", "slow", map[string]string{"task": "t"})),
 			turn(simtest.Text("gave up")),
 		), Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{})}}
-		items, err := collect(parent.Stream(context.Background(), user("x")))
+		items, err := collect(parent.Stream(context.Background(), user("x"), nil))
 		require.NoError(t, err)
 		res := results(items)
 		require.Len(t, res, 1)
@@ -270,7 +271,7 @@ func TestAgentTool_FailedSubRunIsAnErrorResult(t *testing.T) {
 		turn(simtest.Call("c1", "flaky", map[string]string{"task": "t"})),
 		turn(simtest.Text("sorry")),
 	), Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{})}}
-	items, err := collect(parent.Stream(context.Background(), user("x")))
+	items, err := collect(parent.Stream(context.Background(), user("x"), nil))
 	require.NoError(t, err)
 	res := results(items)
 	require.Len(t, res, 1)
@@ -288,7 +289,7 @@ func TestAgentTool_ConversationShowsTheCallersMessages(t *testing.T) {
 		turn(simtest.Text("Let me ask."), simtest.Call("c1", "helper", map[string]string{"task": "summarize"})),
 		turn(simtest.Text("done")),
 	), Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{Conversation: true})}}
-	_, err := collect(parent.Stream(context.Background(), user("I like tea.")))
+	_, err := collect(parent.Stream(context.Background(), user("I like tea."), nil))
 	require.NoError(t, err)
 	want := agentloop.History{
 		agentloop.UserMessage("I like tea."),
@@ -345,7 +346,7 @@ func TestAgentTool_NestedApprovalPausesAndResumesThroughTheHistory(t *testing.T)
 	)
 	lead := threeLevels(t, leafModel, midModel, leadModel, pay)
 
-	items, err := collect(lead.Stream(context.Background(), user("pay please")))
+	items, err := collect(lead.Stream(context.Background(), user("pay please"), nil))
 	require.NoError(t, err)
 	p := pending(t, items)
 	require.Len(t, p.Approvals, 1)
@@ -364,7 +365,7 @@ func TestAgentTool_NestedApprovalPausesAndResumesThroughTheHistory(t *testing.T)
 	require.NoError(t, err)
 	h = roundTrip(t, h)
 
-	items, err = collect(lead.Stream(context.Background(), h))
+	items, err = collect(lead.Stream(context.Background(), h, nil))
 	require.NoError(t, err)
 	assert.Equal(t, "Paid.", final(t, items).Text)
 	assert.Equal(t, 1, ran)
@@ -388,7 +389,7 @@ func TestAgentTool_NestedClientCallResumesWithItsResult(t *testing.T) {
 		turn(simtest.Text("Berlin it is.")),
 	), Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{})}}
 
-	items, err := collect(parent.Stream(context.Background(), user("where am I")))
+	items, err := collect(parent.Stream(context.Background(), user("where am I"), nil))
 	require.NoError(t, err)
 	p := pending(t, items)
 	require.Len(t, p.ClientCalls, 1)
@@ -397,7 +398,7 @@ func TestAgentTool_NestedClientCallResumesWithItsResult(t *testing.T) {
 
 	h, err := roundTrip(t, p.History).AppendResults(agentloop.ToolResult{CallID: "c1/g1", Content: "Berlin"})
 	require.NoError(t, err)
-	items, err = collect(parent.Stream(context.Background(), roundTrip(t, h)))
+	items, err = collect(parent.Stream(context.Background(), roundTrip(t, h), nil))
 	require.NoError(t, err)
 	assert.Equal(t, "Berlin it is.", final(t, items).Text)
 	f := final(t, items)
@@ -426,8 +427,8 @@ func TestAgentTool_OptionsReachTheSubRun(t *testing.T) {
 	parent := &agentloop.Agent{Name: "lead", Model: simtest.NewModel(
 		turn(simtest.Call("c1", "sub", map[string]string{"task": "t"})),
 		turn(simtest.Text("done")),
-	), Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{Options: []agentloop.Option{agentloop.WithSystem("Be brief.")}})}}
-	items, err := collect(parent.Stream(context.Background(), user("x")))
+	), Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{RunOptions: &agentloop.RunOptions{System: "Be brief."}})}}
+	items, err := collect(parent.Stream(context.Background(), user("x"), nil))
 	require.NoError(t, err)
 	res := results(items)
 	require.Len(t, res, 1)
@@ -445,7 +446,7 @@ func TestAgentTool_ConcurrentSubRunsKeepTheirOrder(t *testing.T) {
 		turn(simtest.Call("ca", "a", map[string]string{"task": "t"}), simtest.Call("cb", "b", map[string]string{"task": "t"})),
 		turn(simtest.Text("done")),
 	), Tools: []*agentloop.Tool{agentTool(t, a, agentloop.AgentToolOptions{}), agentTool(t, b, agentloop.AgentToolOptions{})}}
-	items, err := collect(parent.Stream(context.Background(), user("x")))
+	items, err := collect(parent.Stream(context.Background(), user("x"), nil))
 	require.NoError(t, err)
 	texts := map[string]string{}
 	resultAt := map[string]int{}
@@ -477,12 +478,12 @@ func TestHandoff_PausedTurnResumesWithTheAgentHandedTo(t *testing.T) {
 	billingModel := simtest.NewModel(turn(simtest.Text("Billing, in Berlin.")))
 	triage := handoffAgents(t, triageModel, billingModel)
 	triage.Tools = []*agentloop.Tool{loc}
-	items, err := collect(triage.Stream(context.Background(), user("x")))
+	items, err := collect(triage.Stream(context.Background(), user("x"), nil))
 	require.NoError(t, err)
 	p := pending(t, items)
 	h, err := roundTrip(t, p.History).AppendResults(agentloop.ToolResult{CallID: "g1", Content: "Berlin"})
 	require.NoError(t, err)
-	items, err = collect(triage.Stream(context.Background(), h))
+	items, err = collect(triage.Stream(context.Background(), h, nil))
 	require.NoError(t, err)
 	f := final(t, items)
 	assert.Equal(t, "Billing, in Berlin.", f.Text)

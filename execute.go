@@ -49,16 +49,12 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 		switch {
 		case j.tool == nil:
 		case decided && !d.Approved:
-			content := "The user denied this tool call."
-			if d.Reason != "" {
-				content += " Reason: " + d.Reason
-			}
-			j.preset = &ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: true, Err: ErrDenied}
+			j.preset = &ToolResult{CallID: c.ID, Name: c.Name, Content: DeniedContent(d.Reason), IsError: true, Err: ErrDenied}
 			j.denied = true
 		case j.tool.NeedsApproval && !decided:
 			j.pending = true
 			pending.Approvals = append(pending.Approvals, c)
-		case j.tool.Client():
+		case j.tool.RunsOnClient():
 			if _, err := j.tool.checkArgs(c.Args); err != nil {
 				res := errorResult(c, err)
 				j.preset = &res

@@ -93,13 +93,13 @@ func handedTo(msgs []Message) string {
 
 // setupHandoffs prepares a run of an agent with Handoffs: it starts with
 // the agent that holds the conversation.
-func (r *run) setupHandoffs(o *runOptions) error {
+func (r *run) setupHandoffs(o *RunOptions) error {
 	graph, err := handoffGraph(r.agent)
 	if err != nil {
 		return err
 	}
 	r.graph = graph
-	r.extra = o.tools
+	r.extra = o.Tools
 	if b := graph[speaker(r.history)]; b != nil && b != r.agent {
 		return r.become(b)
 	}
@@ -120,7 +120,7 @@ func (r *run) addHandoffTools(a *Agent) error {
 }
 
 // become makes b the run's agent: the next turns use its model, system
-// prompt, settings, tools (with the run's WithTools) and handoffs. The
+// prompt, settings, tools (with the run's RunOptions.Tools) and handoffs. The
 // run's hooks, limits and budget stay.
 func (r *run) become(b *Agent) error {
 	if len(r.subs) > 0 || r.own != (Usage{}) {

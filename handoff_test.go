@@ -32,7 +32,7 @@ func TestHandoff_NextTurnsRunWithTheNewAgent(t *testing.T) {
 	)
 	triage := handoffAgents(t, triageModel, billingModel)
 
-	items, err := collect(triage.Stream(context.Background(), user("refund order 42")))
+	items, err := collect(triage.Stream(context.Background(), user("refund order 42"), nil))
 	require.NoError(t, err)
 	f := final(t, items)
 	assert.Equal(t, "Refunded order 42.", f.Text)
@@ -57,7 +57,7 @@ func TestHandoff_NextTurnsRunWithTheNewAgent(t *testing.T) {
 	h := roundTrip(t, append(f.History, agentloop.UserMessage("thanks!")))
 	more := simtest.NewModel(turn(simtest.Text("You're welcome.")))
 	triage = handoffAgents(t, simtest.NewModel(), more)
-	items, err = collect(triage.Stream(context.Background(), h))
+	items, err = collect(triage.Stream(context.Background(), h, nil))
 	require.NoError(t, err)
 	assert.Equal(t, "You're welcome.", final(t, items).Text)
 	assert.Equal(t, "billing", final(t, items).History[len(final(t, items).History)-1].Agent)
@@ -73,14 +73,14 @@ func toolNames(defs []agentloop.ToolDef) []string {
 
 func TestHandoff_AgentsNeedNames(t *testing.T) {
 	a := &agentloop.Agent{Name: "a", Model: simtest.NewModel(), Handoffs: []*agentloop.Agent{{Model: simtest.NewModel()}}}
-	_, err := collect(a.Stream(context.Background(), user("x")))
+	_, err := collect(a.Stream(context.Background(), user("x"), nil))
 	require.ErrorContains(t, err, "need a Name")
 }
 
 // Runs without handoffs record no agent.
 func TestHandoff_RunsWithoutHandoffsRecordNoAgent(t *testing.T) {
 	a := &agentloop.Agent{Name: "solo", Model: simtest.NewModel(turn(simtest.Text("hi")))}
-	items, err := collect(a.Stream(context.Background(), user("x")))
+	items, err := collect(a.Stream(context.Background(), user("x"), nil))
 	require.NoError(t, err)
 	for _, m := range final(t, items).History {
 		assert.Empty(t, m.Agent)

@@ -59,7 +59,7 @@ type Agent struct {
 	// model is offered a tool "transfer_to_<Name>" for each; once a turn's
 	// transfer call has its result, the next turns of the run use that
 	// agent's Model, System, Settings, Tools and Handoffs (the run's hooks,
-	// limits, budget and WithTools stay; WithSystem and WithSettings apply
+	// limits, budget and RunOptions.Tools stay; RunOptions.System and Settings apply
 	// to the agent Stream was called on only). Assistant messages then
 	// record their agent ([Message.Agent]), and a run resumed on this agent
 	// goes on with the agent that holds the conversation. Every agent
@@ -75,50 +75,37 @@ type Agent struct {
 	Logger *slog.Logger
 }
 
-// Option changes one run of [Agent.Stream].
-type Option func(*runOptions)
+// RunOptions changes one run of [Agent.Stream]. The zero value, or a nil
+// *RunOptions, runs with the agent's own fields. Stream reads the options
+// when it is called and keeps no reference to them.
+type RunOptions struct {
+	// Tools are added to this run (client tools from a web request, or tools
+	// for one user). A tool with the name of an agent tool replaces it.
+	Tools []*Tool
 
-type runOptions struct {
-	tools          []*Tool
-	system         *string
-	hooks          []*Hooks
-	settings       *Settings
-	budget         *Budget
-	conversationID string
-	effects        Effects
-}
+	// System, when not empty, replaces the agent's system prompt for this
+	// run.
+	System string
 
-// WithTools adds tools to this run (client tools from a web request, or
-// tools for one user). A tool with the name of an agent tool replaces it.
-func WithTools(tools ...*Tool) Option {
-	return func(o *runOptions) { o.tools = append(o.tools, tools...) }
-}
+	// Hooks, when not nil, are called after the agent's ([ComposeHooks]).
+	Hooks *Hooks
 
-// WithSystem replaces the agent's system prompt for this run.
-func WithSystem(system string) Option {
-	return func(o *runOptions) { o.system = &system }
-}
+	// Settings, when not nil, replaces the agent's sampling settings for
+	// this run.
+	Settings *Settings
 
-// WithHooks adds hooks to this run; they are called after the agent's.
-func WithHooks(h *Hooks) Option {
-	return func(o *runOptions) { o.hooks = append(o.hooks, h) }
-}
+	// Budget, when not nil, replaces the agent's budget for this run.
+	Budget *Budget
 
-// WithSettings replaces the agent's sampling settings for this run.
-func WithSettings(s Settings) Option {
-	return func(o *runOptions) { o.settings = &s }
-}
+	// ConversationID names the conversation the run belongs to, for hooks
+	// ([RunStart.ConversationID]), logs and traces. The loop itself does
+	// not use it.
+	ConversationID string
 
-// WithBudget replaces the agent's budget for this run.
-func WithBudget(b Budget) Option {
-	return func(o *runOptions) { o.budget = &b }
-}
-
-// WithConversationID names the conversation the run belongs to, for hooks
-// ([RunStart.ConversationID]), logs and traces. The loop itself does not
-// use it.
-func WithConversationID(id string) Option {
-	return func(o *runOptions) { o.conversationID = id }
+	// Effects, when not nil, runs this run's model and tool calls through
+	// an engine instead of in process (see [Effects]). Engines set it;
+	// applications use an engine's own API (such as dbosrun.Runner).
+	Effects Effects
 }
 
 // Stream starts a run over history and returns its items.
@@ -134,7 +121,7 @@ func WithConversationID(id string) Option {
 // history is not modified. If the consumer stops ranging, the run cancels its
 // model call and tools and returns once every goroutine it started has
 // ended. Tools must therefore return once their context is done.
-func (a *Agent) Stream(ctx context.Context, history History, opts ...Option) iter.Seq2[Item, error] {
+func (a *Agent) Stream(ctx context.Context, history History, opts *RunOptions) iter.Seq2[Item, error] {
 	return func(yield func(Item, error) bool) {
 		r, err := a.newRun(ctx, history, opts, yield)
 		if err != nil {
@@ -183,7 +170,7 @@ type run struct {
 	effects        Effects           // nil: effects run in process
 	box            *nestedBox        // Nested items of agent tools; nil until a turn calls one
 	graph          map[string]*Agent // agents reachable through Handoffs, by name; nil without
-	extra          []*Tool           // WithTools, kept for handoffs
+	extra          []*Tool           // RunOptions.Tools, kept for handoffs
 
 	history    History
 	handed     History         // the deep copy of history the last BeforeModelCall got
@@ -196,15 +183,13 @@ type run struct {
 	started    bool // OnRunStart was called
 }
 
-func (a *Agent) newRun(ctx context.Context, history History, opts []Option, yield func(Item, error) bool) (*run, error) {
+func (a *Agent) newRun(ctx context.Context, history History, opts *RunOptions, yield func(Item, error) bool) (*run, error) {
 	if a.Model == nil {
 		return nil, errors.New("agentloop: Agent.Model is nil")
 	}
-	var o runOptions
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
+	var o RunOptions
+	if opts != nil {
+		o = *opts
 	}
 	concurrency := a.ToolConcurrency
 	if concurrency <= 0 {
@@ -214,7 +199,7 @@ func (a *Agent) newRun(ctx context.Context, history History, opts []Option, yiel
 		agent:          a,
 		yield:          yield,
 		log:            a.Logger,
-		hooks:          ComposeHooks(append([]*Hooks{a.Hooks}, o.hooks...)...),
+		hooks:          ComposeHooks(a.Hooks, o.Hooks),
 		tools:          make(map[string]*Tool),
 		system:         a.System,
 		settings:       a.Settings,
@@ -222,20 +207,20 @@ func (a *Agent) newRun(ctx context.Context, history History, opts []Option, yiel
 		budget:         a.Budget,
 		slots:          make(chan struct{}, concurrency),
 		progress:       make(chan progress),
-		conversationID: o.conversationID,
-		effects:        o.effects,
+		conversationID: o.ConversationID,
+		effects:        o.Effects,
 	}
-	if o.system != nil {
-		r.system = *o.system
+	if o.System != "" {
+		r.system = o.System
 	}
-	if o.settings != nil {
-		r.settings = *o.settings
+	if o.Settings != nil {
+		r.settings = *o.Settings
 	}
 	if r.maxTurns <= 0 {
 		r.maxTurns = DefaultMaxTurns
 	}
-	if o.budget != nil {
-		r.budget = *o.budget
+	if o.Budget != nil {
+		r.budget = *o.Budget
 	}
 	r.model = modelInfo(a.Model)
 	if err := r.budget.check(r.model); err != nil {
@@ -244,7 +229,7 @@ func (a *Agent) newRun(ctx context.Context, history History, opts []Option, yiel
 	if err := r.addTools(a.Tools, false); err != nil {
 		return nil, err
 	}
-	if err := r.addTools(o.tools, true); err != nil {
+	if err := r.addTools(o.Tools, true); err != nil {
 		return nil, err
 	}
 	if err := history.Validate(); err != nil {

@@ -20,9 +20,10 @@ type ToolCallReady struct {
 	// Call is the complete call, with its id (made up by the loop if the
 	// provider gave none) and its arguments as the model wrote them.
 	Call ToolCall
-	// Client is true for a tool that runs in the caller's front end; the
-	// run pauses with a [Pending] item instead of running it.
-	Client bool
+	// RunsOnClient is true for a client tool ([NewClientTool]), one that
+	// runs in the caller's front end; the run pauses with a [Pending] item
+	// instead of running it.
+	RunsOnClient bool
 	// NeedsApproval is true when the call waits for an approval decision
 	// before it runs; the run pauses with a [Pending] item.
 	NeedsApproval bool

@@ -261,7 +261,7 @@ func TestOwnerAuthorizer_EachUserSeesOnlyTheirChats(t *testing.T) {
 		t.Errorf("anonymous list: %d", code)
 	}
 	// The same hook guards the tool states.
-	states := toolstate.NewHandler(st, toolstate.WithAuthorize(authorize))
+	states := toolstate.NewHandler(st, toolstate.HandlerOptions{Authorize: authorize})
 	if code, body := do(states, http.MethodGet, "/agents/alice-1/tool-states", "", as("bob")); code != http.StatusNotFound {
 		t.Errorf("bob read alice's tool states: %d %s, want 404 as on the chat routes (HTTPError.StatusCode)", code, body)
 	}

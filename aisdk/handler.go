@@ -79,12 +79,14 @@ type Handler struct {
 	Agent *agentloop.Agent
 
 	// Prepare, if set, is called for each request after it was decoded and
-	// checked. It returns extra run options (tools or a system prompt for
-	// this user, hooks for this chat…), or an error that refuses the
-	// request: an [*HTTPError] gives the status and message, any other
-	// error a 500 (its text is logged, not sent). Every run already gets
-	// agentloop.WithConversationID with the chat id.
-	Prepare func(r *http.Request, req *ChatRequest) ([]agentloop.Option, error)
+	// checked, with the run options the request gives (its client tools,
+	// and its system prompt and settings when allowed). It may change them
+	// (tools or a system prompt for this user, hooks for this chat…), or
+	// return an error that refuses the request: an [*HTTPError] gives the
+	// status and message, any other error a 500 (its text is logged, not
+	// sent). Every run's RunOptions.ConversationID is the chat id, set
+	// after Prepare.
+	Prepare func(r *http.Request, req *ChatRequest, opts *agentloop.RunOptions) error
 
 	// Store, when set, keeps the chats (package store: memstore,
 	// sqlitestore, pgstore) and makes the stored history authoritative:

@@ -33,7 +33,7 @@ func (h *Handler) streamLease() time.Duration {
 }
 
 // serveStored serves a chat POST in the stored mode.
-func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatRequest, opts []agentloop.Option) {
+func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatRequest, opts *agentloop.RunOptions) {
 	ctx := r.Context()
 	owner, err := h.owner(r)
 	if err != nil {

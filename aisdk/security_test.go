@@ -522,8 +522,8 @@ func TestSecurity_ClientsGetAGenericErrorAndTheLogGetsTheDetail(t *testing.T) {
 		t.Errorf("with ErrorText set, the client got %v", err)
 	}
 
-	h.Prepare = func(*http.Request, *aisdk.ChatRequest) ([]agentloop.Option, error) {
-		return nil, errors.New("users db at 10.0.0.7: connection refused")
+	h.Prepare = func(*http.Request, *aisdk.ChatRequest, *agentloop.RunOptions) error {
+		return errors.New("users db at 10.0.0.7: connection refused")
 	}
 	rec := post(h, "application/json", userBodyJS("hi"))
 	if rec.Code != http.StatusInternalServerError || strings.Contains(rec.Body.String(), "10.0.0.7") {

@@ -164,7 +164,7 @@ func TestUpdate_AnInvalidStateIsNotStored(t *testing.T) {
 				s.Config.Dependencies = map[string][]string{"a": {"a"}}
 				return nil
 			})
-			require.ErrorIs(t, err, toolstate.ErrInvalid)
+			require.ErrorIs(t, err, toolstate.ErrInvalidState)
 			assert.Contains(t, err.Error(), `tool "a" depends on itself`)
 			s, err := toolstate.Load(ctx, st, "c")
 			require.NoError(t, err, "the stored state is still readable")
@@ -289,7 +289,7 @@ func TestHandler_AResetOfAConversationWithoutAChatResetsItsStates(t *testing.T) 
 		s.Disable("a", "off", newClock().Now())
 		return nil
 	}))
-	h := toolstate.NewHandler(st)
+	h := toolstate.NewHandler(st, toolstate.HandlerOptions{})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/agents/nope/tool-states/reset", strings.NewReader("{}")))
 	assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())

@@ -85,7 +85,7 @@ func TestScenario_FailingToolHiddenAfterThreeConsecutiveErrorsUntilResetOverHTTP
 
 	assert.Equal(t, "still hidden", runOnce(t, agent, tr, "chat-1", "again"))
 
-	srv := httptest.NewServer(toolstate.NewHandler(store, toolstate.WithClock(clk.Now)))
+	srv := httptest.NewServer(toolstate.NewHandler(store, toolstate.HandlerOptions{Now: clk.Now}))
 	defer srv.Close()
 	resp, err := http.Post(srv.URL+"/agents/chat-1/tool-states/reset", "application/json", strings.NewReader(`{"toolName":"failing_tool"}`))
 	require.NoError(t, err)
@@ -182,7 +182,7 @@ func TestTracker_CorruptStateCancelsRunWithoutOnError(t *testing.T) {
 	corrupt(t, st, "c", `{"version":99,"states":{}}`)
 	tr := &toolstate.Tracker{Docs: st}
 	agent := &agentloop.Agent{Model: simtest.NewModel(), Tools: []*agentloop.Tool{okTool(t, "base_tool")}}
-	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID("c")))
+	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, &agentloop.RunOptions{ConversationID: "c", Hooks: tr.Hooks()}))
 	var ce *agentloop.CancelledError
 	require.ErrorAs(t, err, &ce)
 	assert.ErrorIs(t, err, toolstate.ErrVersion)

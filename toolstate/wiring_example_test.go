@@ -28,11 +28,11 @@ func Example_webChat() {
 	chat := &aisdk.Handler{Agent: agent}
 	mux := http.NewServeMux()
 	mux.Handle("/api/chat", chat)
-	mux.Handle("/agents/", toolstate.NewHandler(st,
-		toolstate.WithTools(toolstate.Names(agent.Tools)...),
-		toolstate.WithConfig(*tracker.Config),
-		toolstate.WithAuthorize(func(r *http.Request, chatID string) error {
+	mux.Handle("/agents/", toolstate.NewHandler(st, toolstate.HandlerOptions{
+		Tools:  toolstate.Names(agent.Tools),
+		Config: tracker.Config,
+		Authorize: func(r *http.Request, chatID string) error {
 			return nil // check here that the caller owns chatID
-		}),
-	))
+		},
+	}))
 }

@@ -267,7 +267,7 @@ func converse(ctx context.Context, agent *agentloop.Agent, history agentloop.His
 	if d, ok := agent.Model.(agentloop.ModelDescriber); ok {
 		p.model = d.ModelInfo()
 	}
-	for item, err := range agent.Stream(ctx, history) {
+	for item, err := range agent.Stream(ctx, history, nil) {
 		if err != nil {
 			fmt.Fprintln(out)
 			if h, ok := agentloop.HistoryOf(err); ok {
