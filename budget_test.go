@@ -89,7 +89,7 @@ func TestBudget_CostStopsTheRunAtTheTurnItsPriceReachesIt(t *testing.T) {
 	assert.Equal(t, []agentloop.Role{"user", "assistant", "tool", "assistant", "tool"}, roles(be.History))
 }
 
-func TestBudget_WithBudgetReplacesTheAgentsBudgetForOneRun(t *testing.T) {
+func TestBudget_RunOptionsBudgetReplacesTheAgentsBudgetForOneRun(t *testing.T) {
 	m := simtest.NewModel(callsEcho(1), callsEcho(2))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Budget: agentloop.Budget{Tokens: 1_000_000}}
 	_, err := collect(a.Stream(t.Context(), user("loop"), &agentloop.RunOptions{Budget: &agentloop.Budget{Tokens: 110}}))

@@ -98,7 +98,7 @@ func (r *Runner) toolActivity(ctx context.Context, in ToolInput) (agentloop.Tool
 	if err != nil {
 		return agentloop.ToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "agentloop.badInput", err)
 	}
-	for it, err := range r.agent.Stream(ctx, h, agentloop.WithConversationID(in.Step.ConversationID)) {
+	for it, err := range r.agent.Stream(ctx, h, &agentloop.RunOptions{ConversationID: in.Step.ConversationID}) {
 		if err != nil {
 			return agentloop.ToolResult{}, fmt.Errorf("temporalrun: tool %s: %w", in.Step.Name, err)
 		}

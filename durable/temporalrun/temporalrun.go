@@ -176,7 +176,7 @@ type Run struct {
 	// it again attaches to it, or returns its recorded outcome; an id is
 	// never run twice). Required.
 	ID string
-	// ConversationID names the conversation ([agentloop.WithConversationID]);
+	// ConversationID names the conversation ([agentloop.RunOptions.ConversationID]);
 	// it goes into the tools' idempotency keys.
 	ConversationID string
 	// History is the history the run starts from.

@@ -68,7 +68,7 @@ func execute(t testing.TB, agent *agentloop.Agent, opts temporalrun.Options, h a
 func inProcess(t testing.TB, agent *agentloop.Agent, h agentloop.History) []agentloop.Item {
 	t.Helper()
 	var items []agentloop.Item
-	for it, err := range agent.Stream(context.Background(), h, agentloop.WithConversationID("chat-1")) {
+	for it, err := range agent.Stream(context.Background(), h, &agentloop.RunOptions{ConversationID: "chat-1"}) {
 		require.NoError(t, err)
 		items = append(items, it)
 	}

@@ -23,8 +23,8 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 		return nil
 	}}
 	var out Outcome
-	for it, err := range r.agent.Stream(context.Background(), in.History, agentloop.WithEffects(e),
-		agentloop.WithConversationID(in.ConversationID), agentloop.WithHooks(capture)) {
+	for it, err := range r.agent.Stream(context.Background(), in.History, &agentloop.RunOptions{
+		Effects: e, ConversationID: in.ConversationID, Hooks: capture}) {
 		e.observe(it)
 		if err != nil || last(it) {
 			out = outcomeOf(it, err)
@@ -61,7 +61,7 @@ func (e *effects) observe(it agentloop.Item) {
 	case agentloop.TurnStart:
 		e.announced = 0
 	case agentloop.ToolCallReady:
-		if v.Err == nil && !v.Client && !v.NeedsApproval {
+		if v.Err == nil && !v.RunsOnClient && !v.NeedsApproval {
 			e.announced++
 		}
 	case agentloop.TurnEnd:
