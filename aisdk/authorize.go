@@ -14,7 +14,7 @@ import (
 // its loopback-only default, and a hook that gives each user their own
 // chats.
 
-// ChatStore is what a [Handler] needs of a versioned conversation store
+// ChatStore is what a [ChatServer] needs of a versioned conversation store
 // (package store): the chats, their list and their stream logs. Every
 // store.Store (memstore, sqlitestore, pgstore) is one.
 type ChatStore interface {
@@ -23,21 +23,16 @@ type ChatStore interface {
 	store.Streams
 }
 
-// authorize runs the Handler's authorization for a request on chat chatID
-// ("" for the chat list). It returns nil, or the refusal as an *HTTPError.
-func (h *Handler) authorize(r *http.Request, chatID string) error {
+// authorize runs the authorization for a request on chat chatID ("" for
+// the chat list, or a stateless request without an id). It returns nil,
+// or the refusal as an *HTTPError.
+func (h *core) authorize(r *http.Request, chatID string) error {
 	if chatID != "" {
 		if err := checkChatID(chatID); err != nil {
 			return err
 		}
 	}
-	var err error
-	switch {
-	case h.Authorize != nil:
-		err = h.Authorize(r, chatID)
-	case h.Store != nil:
-		err = LoopbackOnly(r, chatID)
-	}
+	err := h.Authorize(r, chatID)
 	if err == nil {
 		return nil
 	}
@@ -62,7 +57,7 @@ func checkChatID(id string) error {
 }
 
 // owner returns the owner of the chats the request creates and lists.
-func (h *Handler) owner(r *http.Request) (string, error) {
+func (h *ChatServer) owner(r *http.Request) (string, error) {
 	if h.Owner == nil {
 		return "", nil
 	}

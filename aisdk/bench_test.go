@@ -106,7 +106,7 @@ func BenchmarkHandler_TextRunStored(b *testing.B) {
 	})
 	st := memstore.New(memstore.Options{})
 	defer st.Close()
-	h := &Handler{Agent: &agentloop.Agent{Model: model}, Store: st, NewMessageID: func() string { return "m" }}
+	h := &ChatServer{Agent: &agentloop.Agent{Model: model}, Store: st, NewMessageID: func() string { return "m" }}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	b.ReportAllocs()

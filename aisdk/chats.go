@@ -17,40 +17,10 @@ import (
 )
 
 // This file serves the chats of the stored mode to front ends (the chat
-// list, one chat's messages, deleting a chat) and mounts every route of a
-// chat server under one prefix.
+// list, one chat's messages, deleting a chat).
 
-// Routes returns the routes of a chat server under prefix ("/api", or ""
-// for the root; no trailing slash), for an application to mount with one
-// call, mux.Handle("/api/", h.Routes("/api")):
-//
-//	POST   {prefix}/chat              the chat request ([Handler.ServeHTTP])
-//	GET    {prefix}/chat/{id}/stream  the chat's run in progress, replayed and followed (useChat's resume)
-//	POST   {prefix}/chat/{id}/stop    stop the chat's run, wherever it runs
-//	GET    {prefix}/chats             the chat list, newest first (?limit=, ?cursor=): a [ChatList]
-//	GET    {prefix}/chats/{id}        one chat, with the messages to render: a [ChatView]
-//	DELETE {prefix}/chats/{id}        delete a chat, its documents and its streams
-//
-// The chats routes need a Store (404 without one). Every route with a chat
-// id asks Handler.Authorize first (the list asks with ""); stop and delete
-// refuse a browser's request from another origin, as the chat POST does
-// (see Handler.AllowedOrigins). Errors are JSON {"error": "…"}: 400 for a bad
-// limit, cursor or chat id ([store.CheckID]), 403 or the hook's status
-// when refused, 404 for a chat that does not exist, 405 for another
-// method.
-func (h *Handler) Routes(prefix string) http.Handler {
-	prefix = strings.TrimSuffix(prefix, "/")
-	mux := http.NewServeMux()
-	mux.Handle(prefix+"/chat", h)
-	mux.Handle(prefix+"/chat/", h)
-	mux.HandleFunc("GET "+prefix+"/chats", h.serveList)
-	mux.HandleFunc("GET "+prefix+"/chats/{id}", h.serveChat)
-	mux.HandleFunc("DELETE "+prefix+"/chats/{id}", h.serveDelete)
-	return mux
-}
-
-// ChatList is the JSON body of GET {prefix}/chats ([Handler.Routes]): the
-// user's chats (store.Chat.Owner is [Handler.Owner]'s), the most recently
+// ChatList is the JSON body of GET {prefix}/chats ([ChatServer.Routes]): the
+// user's chats (store.Chat.Owner is [ChatServer.Owner]'s), the most recently
 // updated first.
 type ChatList struct {
 	Chats []ChatSummary `json:"chats"`
@@ -69,7 +39,7 @@ type ChatSummary struct {
 	Updated time.Time `json:"updated"`
 }
 
-// ChatView is the JSON body of GET {prefix}/chats/{id} ([Handler.Routes]):
+// ChatView is the JSON body of GET {prefix}/chats/{id} ([ChatServer.Routes]):
 // what a front end needs to show a chat on reload.
 type ChatView struct {
 	ID      string    `json:"id"`
@@ -89,7 +59,7 @@ type ChatView struct {
 }
 
 // serveList answers GET {prefix}/chats.
-func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) {
+func (h *ChatServer) serveList(w http.ResponseWriter, r *http.Request) {
 	if !h.chatsReady(w, r, "") {
 		return
 	}
@@ -121,8 +91,8 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, out)
 }
 
-// serveChat answers GET {prefix}/chats/{id}.
-func (h *Handler) serveChat(w http.ResponseWriter, r *http.Request) {
+// serveView answers GET {prefix}/chats/{id}.
+func (h *ChatServer) serveView(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if !h.chatsReady(w, r, id) {
 		return
@@ -151,9 +121,9 @@ func (h *Handler) serveChat(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveDelete answers DELETE {prefix}/chats/{id}: 204 once deleted.
-func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
+func (h *ChatServer) serveDelete(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if !h.sameOrigin(w, r) || !h.chatsReady(w, r, id) {
+	if !h.ready(w, r) || !h.sameOrigin(w, r) || !h.chatsReady(w, r, id) {
 		return
 	}
 	for range maxSetupWrites {
@@ -181,15 +151,11 @@ func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 	h.refuse(w, r, http.StatusConflict, fmt.Sprintf("chat %q keeps changing; try again", id), nil)
 }
 
-// chatsReady checks what every chats route needs: a Store, and the
-// authorization to use chat id ("" for the list). A request that fails is
+// chatsReady checks what every chats route needs: the authorization to
+// use chat id ("" for the list). A request that fails is
 // answered, and false returned.
-func (h *Handler) chatsReady(w http.ResponseWriter, r *http.Request, id string) bool {
+func (h *ChatServer) chatsReady(w http.ResponseWriter, r *http.Request, id string) bool {
 	if !h.ready(w, r) {
-		return false
-	}
-	if h.Store == nil {
-		h.refuse(w, r, http.StatusNotFound, "this server keeps no chats (no Store)", nil)
 		return false
 	}
 	if err := h.authorize(r, id); err != nil {

@@ -47,7 +47,7 @@ func echoModel() agentloop.Model {
 
 func TestChats_ListShowAndDelete(t *testing.T) {
 	st := newStore(t)
-	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: echoModel()}, Store: st, Logger: slog.New(slog.DiscardHandler)}
+	h := &aisdk.ChatServer{Agent: &agentloop.Agent{Model: echoModel()}, Store: st, Logger: slog.New(slog.DiscardHandler)}
 	api := h.Routes("/api")
 	long := "Plan   a trip\nto Lisbon in May with a budget of 900 euros and a day in Sintra, please"
 	for i, text := range []string{"First chat", long, "Third chat"} {
@@ -124,7 +124,7 @@ func TestChats_AChatRendersItsPendingCallsAndApprovals(t *testing.T) {
 		simtest.Call("f", "form", map[string]string{}), simtest.Call("d", "delete_record", map[string]int{"id": 1}),
 		simtest.Call("w", "get_weather", map[string]string{"city": "Oslo"}),
 	}})
-	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{form, del, jsWeatherTool(t)}}, Store: newStore(t), Logger: slog.New(slog.DiscardHandler)}
+	h := &aisdk.ChatServer{Agent: &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{form, del, jsWeatherTool(t)}}, Store: newStore(t), Logger: slog.New(slog.DiscardHandler)}
 	api := h.Routes("/api")
 	if code, body := do(api, http.MethodPost, "/api/chat", chatBody("c", "go")); code != http.StatusOK {
 		t.Fatalf("%d %s", code, body)
@@ -158,7 +158,7 @@ func remote(r *http.Request) {
 func TestAuthorize_GuardsEveryRoute(t *testing.T) {
 	st := newStore(t)
 	var asked []string
-	h := &aisdk.Handler{
+	h := &aisdk.ChatServer{
 		Agent: &agentloop.Agent{Model: echoModel()}, Store: st, Logger: slog.New(slog.DiscardHandler),
 		Authorize: func(r *http.Request, chatID string) error {
 			asked = append(asked, r.Method+" "+chatID)
@@ -193,7 +193,7 @@ func TestAuthorize_GuardsEveryRoute(t *testing.T) {
 // Without an Authorize hook a Handler with a Store serves loopback (and
 // in-process) requests only; without a Store it serves everyone.
 func TestAuthorize_WithoutAHookStoredChatsAreServedOverLoopbackOnly(t *testing.T) {
-	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: echoModel()}, Store: newStore(t), Logger: slog.New(slog.DiscardHandler)}
+	h := &aisdk.ChatServer{Agent: &agentloop.Agent{Model: echoModel()}, Store: newStore(t), Logger: slog.New(slog.DiscardHandler)}
 	api := h.Routes("/api")
 	code, body := do(api, http.MethodPost, "/api/chat", chatBody("c", "hi"), remote)
 	if code != http.StatusForbidden || !strings.Contains(body, "loopback") {
@@ -230,7 +230,7 @@ func TestOwnerAuthorizer_EachUserSeesOnlyTheirChats(t *testing.T) {
 		return u, nil
 	}
 	authorize := aisdk.OwnerAuthorizer(st, user)
-	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: echoModel()}, Store: st, Logger: slog.New(slog.DiscardHandler),
+	h := &aisdk.ChatServer{Agent: &agentloop.Agent{Model: echoModel()}, Store: st, Logger: slog.New(slog.DiscardHandler),
 		Authorize: authorize, Owner: user}
 	api := h.Routes("/api")
 	as := func(u string) func(*http.Request) { return func(r *http.Request) { r.Header.Set("X-User", u) } }

@@ -27,7 +27,7 @@
 //		log.Fatal(err)
 //	}
 //	defer st.Close()
-//	chat := &aisdk.Handler{
+//	chat := &aisdk.ChatServer{
 //		Agent:     agent,
 //		Store:     st,
 //		Owner:     userOf,

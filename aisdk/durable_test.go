@@ -58,7 +58,7 @@ func (g *gate) Open() { g.once.Do(func() { close(g.open) }) }
 
 // replica is one server of a chat store.
 type replica struct {
-	h   *aisdk.Handler
+	h   *aisdk.ChatServer
 	srv *httptest.Server
 }
 
@@ -67,7 +67,7 @@ func (r replica) chatURL() string { return r.srv.URL + "/api/chat" }
 // newReplica serves model and tools on st, with Routes("/api").
 func newReplica(t *testing.T, st aisdk.ChatStore, model agentloop.Model, tools ...*agentloop.Tool) replica {
 	t.Helper()
-	h := &aisdk.Handler{
+	h := &aisdk.ChatServer{
 		Agent:     &agentloop.Agent{Model: model, Tools: tools},
 		Store:     st,
 		Logger:    slog.New(slog.DiscardHandler),
@@ -611,18 +611,16 @@ func TestHandler_RunsGetTheChatIDAsTheirConversationID(t *testing.T) {
 	for _, stored := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) {
 			got := make(chan string, 1)
-			h := &aisdk.Handler{
-				Agent: &agentloop.Agent{
-					Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hi.")}}),
-					Hooks: &agentloop.Hooks{OnRunStart: func(ctx context.Context, rs agentloop.RunStart) (context.Context, error) {
-						got <- rs.ConversationID
-						return ctx, nil
-					}},
-				},
-				Logger: slog.New(slog.DiscardHandler),
+			agent := &agentloop.Agent{
+				Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hi.")}}),
+				Hooks: &agentloop.Hooks{OnRunStart: func(ctx context.Context, rs agentloop.RunStart) (context.Context, error) {
+					got <- rs.ConversationID
+					return ctx, nil
+				}},
 			}
+			var h http.Handler = &aisdk.Handler{Agent: agent, Logger: slog.New(slog.DiscardHandler)}
 			if stored {
-				h.Store = newStore(t)
+				h = &aisdk.ChatServer{Agent: agent, Store: newStore(t), Logger: slog.New(slog.DiscardHandler)}
 			}
 			srv := httptest.NewServer(h)
 			defer srv.Close()

@@ -46,7 +46,7 @@ func TestStored_ARunThatCannotEndItsStreamTriesAgainUntilTheStoreIsBack(t *testi
 		defer mem.Close()
 		st := &outageAtEnd{ChatStore: mem}
 		st.down.Store(4)
-		h := &aisdk.Handler{
+		h := &aisdk.ChatServer{
 			Agent:     &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hi.")}})},
 			Store:     st,
 			Authorize: func(*http.Request, string) error { return nil },
@@ -103,7 +103,7 @@ func TestStored_ARunWhoseSaveFailsSavesWhatItsClientSawOnceTheStoreIsBack(t *tes
 		defer mem.Close()
 		st := &outageAtSave{ChatStore: mem}
 		st.down.Store(4)
-		h := &aisdk.Handler{
+		h := &aisdk.ChatServer{
 			Agent:     &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hi.")}})},
 			Store:     st,
 			Authorize: func(*http.Request, string) error { return nil },

@@ -151,10 +151,15 @@ func FuzzHandlerScripts(f *testing.F) {
 		turns = append(turns, simtest.Turn{Reply: steps}, simtest.Turn{Reply: []simtest.Step{simtest.Text("done")}})
 		var runs atomic.Int32
 		form, _ := agentloop.NewClientTool("form", "A form.", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`))
-		h := newHandler(simtest.NewModel(turns...), weatherTool(t), deleteTool(t, &runs), form)
-		h.KeepAlive = -1
+		var h http.Handler
 		if len(data) > 0 && data[0] >= 0x80 {
-			h.Store = memstore.New(memstore.Options{}) // the echoed messages must pass Reconcile
+			s := newChatServer(memstore.New(memstore.Options{}), simtest.NewModel(turns...), weatherTool(t), deleteTool(t, &runs), form) // the echoed messages must pass Reconcile
+			s.KeepAlive = -1
+			h = s
+		} else {
+			s := newHandler(simtest.NewModel(turns...), weatherTool(t), deleteTool(t, &runs), form)
+			s.KeepAlive = -1
+			h = s
 		}
 		// Play useChat: answer client calls and approvals, re-send while
 		// the client would, for a few rounds.

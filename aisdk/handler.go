@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -34,43 +33,34 @@ const (
 // MinSecretSize is the shortest [Handler.Secret] accepted, in bytes.
 const MinSecretSize = 32
 
-// Handler serves the AI SDK chat route (POST, usually mounted at
-// /api/chat): it decodes the body that useChat or assistant-ui sends,
-// rebuilds the history ([ToHistory]), runs the agent, and streams the run
-// as a UI message stream ([Mapper], [Writer]). [Handler.Routes] serves it
-// with the routes around it (resume, stop, the chat list) under one prefix.
-//
-// Without a Store the client's messages are the whole state, and what the
-// server decided is signed with Secret and checked when it comes back;
-// with a Store the stored history is authoritative, runs outlive their
-// client, and streams can be resumed. The package documentation says what
-// each mode trusts, and what the stored mode saves when.
+// Handler serves the AI SDK chat route of the stateless mode (POST,
+// usually mounted at /api/chat): it decodes the body that useChat or
+// assistant-ui sends, checks the signatures of the parts the server made
+// (Secret), rebuilds the history ([ToHistory]), runs the agent, and streams
+// the run as a UI message stream ([Mapper], [Writer]). The client's
+// messages are the whole state: nothing is kept, and a client that goes
+// away cancels its run. [ChatServer] is the stored mode. The package
+// documentation says what each mode trusts.
 //
 // The body's "tools" become client tools for the run (a tool named like
 // one of the agent's tools, or with an invalid schema, is a 400); "system"
 // and system messages are used only with AllowClientSystem, "callSettings"
 // only with AllowClientSettings. A continuation (the last posted message is
 // an assistant message) reuses that message's id in the start chunk.
-// Without a Store, a client that goes away cancels its run.
 //
 // Besides the chat POST, ServeHTTP answers useChat's resume request, a GET
-// whose path ends in "/{chat id}/stream" (204 No Content without a Store,
-// or when the chat has no run in progress), and a POST whose path ends in
-// "/{chat id}/stop" (with a Store; see the package documentation).
+// whose path ends in "/stream", with 204 No Content (no stream is kept),
+// and a POST whose path ends in "/stop" with 404 (a run stops when its
+// request is closed).
 //
 // Errors before the stream starts are JSON bodies {"error": "…"} that name
 // the problem: 405 (not a POST), 403 (AllowedOrigins, Authorize, or a part
 // that fails the signature check), 415 (not application/json), 408 (body
 // not read within BodyTimeout), 413 (over Limits.MaxBodyBytes), 400 (a body
-// that cannot be used), 409 (a mismatch with the stored chat, or a
-// repeat of results or decisions it already has: see the package
-// documentation), 503 (Shutdown began), an [*HTTPError]'s
-// status from Prepare, Authorize or Owner, and 500 with a generic message,
-// whose detail goes to Logger. Once streaming, a failure is an error chunk with ErrorText's
-// text.
-//
-// A server that shuts down calls [Handler.Shutdown] before
-// http.Server.Shutdown: with a Store, runs outlive their requests.
+// that cannot be used), 503 (Shutdown began), an [*HTTPError]'s status
+// from Prepare or Authorize, and 500 with a generic message, whose detail
+// goes to Logger. Once streaming, a failure is an error chunk with
+// ErrorText's text.
 //
 // A Handler must not be modified once it serves requests; it is safe for
 // concurrent use.
@@ -88,62 +78,25 @@ type Handler struct {
 	// after Prepare.
 	Prepare func(r *http.Request, req *ChatRequest, opts *agentloop.RunOptions) error
 
-	// Store, when set, keeps the chats (package store: memstore,
-	// sqlitestore, pgstore) and makes the stored history authoritative:
-	// each request is checked with [Reconcile] and runs on the stored
-	// history plus what the client may add. Requests need a chat id. The
-	// run is saved as it goes, outlives its client, streams its chunks to
-	// the chat's stream log so that any replica can resume it, and holds
-	// the chat's stream lease, so that a chat runs once at a time across
-	// replicas. See the package documentation.
-	Store ChatStore
-
 	// Authorize, when set, decides whether a request may use the chat
-	// chatID: the chat POST, resume, stop and the chats routes of
-	// [Handler.Routes] all call it ("" for the chat list). A non-nil error
+	// chatID (the body's "id", "" when it has none). A non-nil error
 	// refuses the request: an [*HTTPError] with its status, any other error
-	// with 403 and the error's text. It has the shape of
-	// toolstate.WithAuthorize's check, so one func guards both;
-	// [OwnerAuthorizer] makes one that gives each user their own chats.
-	//
-	// When nil, a Handler with a Store serves only requests that reach it
-	// over a loopback connection for a loopback host (or in-process), and
-	// refuses others with 403 ([LoopbackOnly]): stored chats are not open
-	// to the network, nor to pages of DNS-rebound names, by default. Behind a
-	// reverse proxy on the same host every request arrives over loopback,
-	// so set Authorize there. To serve anyone, say so with a func that
-	// returns nil. Without a Store, nil allows every request.
+	// with 403 and the error's text. Nil allows every request.
 	Authorize func(r *http.Request, chatID string) error
 
-	// Owner, when set, names the user of a request: a chat the request
-	// creates gets it as its store.Chat.Owner, and the chat list shows
-	// that owner's chats only. Its error refuses the request, as
-	// Authorize's does. Nil means "" (chats without an owner).
-	Owner func(r *http.Request) (string, error)
-
-	// StreamLease is how long a run holds its chat's stream lease
-	// without renewing it (it renews every third of it); 0 means
-	// DefaultStreamLease. A replica that dies mid-run leaves its chat to
-	// the next request, on any replica, once its lease ran out.
-	StreamLease time.Duration
-
-	// Secret signs, without a Store, the parts the server made. It must be
-	// at least MinSecretSize random bytes, the same on every replica and
-	// across restarts, and kept secret (whoever has it can sign anything).
-	// Nil means a random key for this Handler: a restart, or another
-	// replica, then refuses the chats in progress, as a changed Secret
-	// does.
+	// Secret signs the parts the server made. It must be at least
+	// MinSecretSize random bytes, the same on every replica and across
+	// restarts, and kept secret (whoever has it can sign anything). Nil
+	// means a random key for this Handler: a restart, or another replica,
+	// then refuses the chats in progress, as a changed Secret does.
 	Secret []byte
 
 	// AllowedOrigins lists the other origins ("https://app.example.com")
-	// whose browsers may change something. Every request that changes
-	// something (the chat POST, stop, delete) from a browser on another
+	// whose browsers may post. A chat POST from a browser on another
 	// origin is refused (403) unless its origin is listed, with
 	// [http.CrossOriginProtection] (Sec-Fetch-Site, then Origin against
 	// Host); same-origin requests, and requests with neither header (not
-	// from a browser), pass. Nil or empty: the page's own origin only, so
-	// that no page of another site can post, stop or delete, even with a
-	// bodiless request that no content-type check guards.
+	// from a browser), pass. Nil or empty: the page's own origin only.
 	AllowedOrigins []string
 
 	// Limits bound the request body: its size, its messages and their
@@ -155,27 +108,23 @@ type Handler struct {
 	BodyTimeout time.Duration
 	// MaxRunTime bounds one run; 0 means DefaultMaxRunTime, negative means
 	// no limit. A run that takes longer is cancelled and ends with an error
-	// chunk. With a Store it also bounds how long a run whose client went
-	// away goes on.
+	// chunk.
 	MaxRunTime time.Duration
 	// KeepAlive is the idle time after which a keep-alive comment is sent
 	// (while a tool runs long, for example); 0 means DefaultKeepAlive,
 	// negative means never.
 	KeepAlive time.Duration
-
 	// WriteTimeout bounds each write of a streamed response to its client
 	// (a per-write deadline through [http.ResponseController]): a client
-	// that stops reading is dropped once a write waited that long, and its
-	// memory with it; a stored run goes on without it and is saved. 0 means
+	// that stops reading is dropped once a write waited that long. 0 means
 	// DefaultWriteTimeout, negative means no limit. Unlike
 	// http.Server.WriteTimeout it never cuts a stream that is read.
 	WriteTimeout time.Duration
 
 	// AllowClientSystem lets the client set the system prompt: the body's
 	// "system" replaces the agent's for the run, and system messages in
-	// "messages" are kept (without a Store; with one they are always
-	// dropped, since they are not part of the stored chat). Off by default,
-	// because the client is not trusted: without it both are ignored.
+	// "messages" are kept. Off by default, because the client is not
+	// trusted: without it both are ignored.
 	AllowClientSystem bool
 	// AllowClientSettings lets the body's "callSettings" (maxTokens,
 	// temperature, topP, seed) replace the agent's settings for the run.
@@ -187,22 +136,64 @@ type Handler struct {
 	// (in development), return err.Error().
 	ErrorText func(error) string
 	// Logger receives what clients are not told: every run's error (level
-	// Info when the client went away or the run was stopped, else Error),
-	// the detail of every 500, requests refused with a 403 (Warn) or a 409
-	// (Info). Nil
-	// means slog.Default().
+	// Info when the client went away, else Error), the detail of every
+	// 500, requests refused with a 403 (Warn). Nil means slog.Default().
 	Logger *slog.Logger
 	// NewMessageID returns the id of a new assistant message, which must
 	// be unique: signatures bind parts to it. Nil, or an empty result,
 	// means a random "msg-" id.
 	NewMessageID func() string
 
+	core
+	signer *signer
+}
+
+// core is what both modes serve with: the request's decoding and checks,
+// the run and its stream, the answers to refused requests, and the
+// requests that Shutdown ends. Its fields are copied, once, from the
+// [Handler]'s or the [ChatServer]'s, which embed it.
+type core struct {
+	Agent               *agentloop.Agent
+	Prepare             func(r *http.Request, req *ChatRequest, opts *agentloop.RunOptions) error
+	Authorize           func(r *http.Request, chatID string) error // never nil once set up
+	Limits              Limits
+	BodyTimeout         time.Duration
+	MaxRunTime          time.Duration
+	KeepAlive           time.Duration
+	WriteTimeout        time.Duration
+	AllowClientSystem   bool
+	AllowClientSettings bool
+	ErrorText           func(error) string
+	Logger              *slog.Logger
+	NewMessageID        func() string
+
 	runs     runSet // the requests that Shutdown ends
 	initOnce sync.Once
 	initErr  error
-	initLog  sync.Once // logs initErr once
-	signer   *signer
+	initLog  sync.Once                   // logs initErr once
 	origins  *http.CrossOriginProtection // the same origin and AllowedOrigins
+}
+
+// setup runs configure once, then the checks both modes share; it
+// returns their error.
+func (c *core) setup(configure func() error, allowedOrigins []string) error {
+	c.initOnce.Do(func() {
+		if c.initErr = configure(); c.initErr != nil {
+			return
+		}
+		if c.Agent == nil {
+			c.initErr = errors.New("aisdk: Agent is nil: set it to the agent that answers the chats")
+			return
+		}
+		c.origins = http.NewCrossOriginProtection()
+		for _, o := range allowedOrigins {
+			if err := c.origins.AddTrustedOrigin(o); err != nil {
+				c.initErr = fmt.Errorf("aisdk: AllowedOrigins: %w", err)
+				return
+			}
+		}
+	})
+	return c.initErr
 }
 
 // HTTPError is an error with the HTTP status to answer it with. Prepare,
@@ -231,60 +222,60 @@ const genericErrorText = "The server could not complete the answer."
 
 // init prepares what the Handler derives from its fields, once.
 func (h *Handler) init() error {
-	h.initOnce.Do(func() {
-		if h.Agent == nil {
-			h.initErr = errors.New("aisdk: Handler.Agent is nil: set it to the agent that answers the chats")
-			return
+	return h.core.setup(func() error {
+		h.core.Agent, h.core.Prepare, h.core.Authorize = h.Agent, h.Prepare, h.Authorize
+		if h.core.Authorize == nil {
+			h.core.Authorize = allowAll
 		}
-		if h.StreamLease < 0 {
-			h.initErr = fmt.Errorf("aisdk: Handler.StreamLease is %v; it must not be negative (0 means DefaultStreamLease, %v)", h.StreamLease, DefaultStreamLease)
-			return
+		h.core.Limits, h.core.BodyTimeout, h.core.MaxRunTime = h.Limits, h.BodyTimeout, h.MaxRunTime
+		h.core.KeepAlive, h.core.WriteTimeout = h.KeepAlive, h.WriteTimeout
+		h.core.AllowClientSystem, h.core.AllowClientSettings = h.AllowClientSystem, h.AllowClientSettings
+		h.core.ErrorText, h.core.Logger, h.core.NewMessageID = h.ErrorText, h.Logger, h.NewMessageID
+		secret := h.Secret
+		if secret == nil {
+			secret = make([]byte, MinSecretSize)
+			_, _ = rand.Read(secret)
+		} else if len(secret) < MinSecretSize {
+			return fmt.Errorf("aisdk: Handler.Secret has %d bytes; it needs at least %d random bytes: "+
+				"make them once (crypto/rand.Read, or openssl rand -base64 %d decoded) and give every replica the same, "+
+				"or leave Secret nil for a random key of this process", len(secret), MinSecretSize, MinSecretSize)
 		}
-		if h.Store == nil {
-			secret := h.Secret
-			if secret == nil {
-				secret = make([]byte, MinSecretSize)
-				_, _ = rand.Read(secret)
-			} else if len(secret) < MinSecretSize {
-				h.initErr = fmt.Errorf("aisdk: Handler.Secret has %d bytes; it needs at least %d random bytes: "+
-					"make them once (crypto/rand.Read, or openssl rand -base64 %d decoded) and give every replica the same, "+
-					"or leave Secret nil for a random key of this process", len(secret), MinSecretSize, MinSecretSize)
-				return
-			}
-			h.signer = newSigner(secret)
-		}
-		h.origins = http.NewCrossOriginProtection()
-		for _, o := range h.AllowedOrigins {
-			if err := h.origins.AddTrustedOrigin(o); err != nil {
-				h.initErr = fmt.Errorf("aisdk: Handler.AllowedOrigins: %w", err)
-				return
-			}
-		}
-	})
-	return h.initErr
+		h.signer = newSigner(secret)
+		return nil
+	}, h.AllowedOrigins)
 }
 
+// allowAll is the authorization of a Handler without Authorize.
+func allowAll(*http.Request, string) error { return nil }
+
 // Validate reports what keeps the Handler from serving: no Agent, a
-// negative StreamLease, a Secret shorter than [MinSecretSize], an
-// AllowedOrigins entry that is not an origin. Its error names the field
-// and says what to do. Call it when the server starts, so that such a
-// mistake stops the server rather than its requests; it is safe to call
-// more than once and concurrently with requests.
+// Secret shorter than [MinSecretSize], an AllowedOrigins entry that is not
+// an origin. Its error names the field and says what to do. Call it when
+// the server starts, so that such a mistake stops the server rather than
+// its requests; it is safe to call more than once and concurrently with
+// requests.
 //
 // A Handler that is served without that check answers every request with
 // a 500 that says the server is misconfigured, and logs the error (Logger,
 // level Error) on the first request.
 func (h *Handler) Validate() error { return h.init() }
 
-// ready answers a request with a 500 when the Handler's configuration is
-// wrong (see Validate), and returns false.
-func (h *Handler) ready(w http.ResponseWriter, r *http.Request) bool {
-	err := h.init()
+// Shutdown ends what the Handler serves, for a server that is shutting
+// down: new chat requests are refused with 503 Service Unavailable and the
+// runs in progress are cancelled with [ErrShutdown]. It returns once they
+// all ended, or with ctx's error when ctx is done first. It may be called
+// more than once, and concurrently with ServeHTTP; the Handler does not
+// serve runs again afterwards.
+func (h *Handler) Shutdown(ctx context.Context) error { return h.runs.shutdown(ctx) }
+
+// ready answers a request with a 500 when the configuration is wrong
+// (err, from init), and returns false.
+func (c *core) ready(w http.ResponseWriter, r *http.Request, err error) bool {
 	if err == nil {
 		return true
 	}
-	h.initLog.Do(func() {
-		h.logger().LogAttrs(r.Context(), slog.LevelError, "aisdk: the handler is misconfigured and answers every request with 500",
+	c.initLog.Do(func() {
+		c.logger().LogAttrs(r.Context(), slog.LevelError, "aisdk: the handler is misconfigured and answers every request with 500",
 			slog.Any("error", err))
 	})
 	writeJSONError(w, http.StatusInternalServerError, misconfiguredText)
@@ -297,52 +288,42 @@ const misconfiguredText = "The chat server is misconfigured; its log says why."
 // ServeHTTP serves one chat request, or a resume or stop request; see
 // [Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !h.ready(w, r) {
+	if !h.ready(w, r, h.init()) {
 		return
 	}
-	if r.Method == http.MethodGet {
-		if id, ok := chatIDBefore(r, "/stream"); ok {
-			if release, ok := h.running(w, r); ok {
-				defer release()
-				h.serveResume(w, r, id)
-			}
-			return
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/stream") {
+		w.WriteHeader(http.StatusNoContent) // no stream is kept
+		return
+	}
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/stop") {
+		if h.sameOrigin(w, r) {
+			h.refuse(w, r, http.StatusNotFound, "runs are stopped by closing their request: this server keeps no chats", nil)
 		}
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		h.refuse(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed; POST the chat request", r.Method), nil)
 		return
 	}
-	if !h.sameOrigin(w, r) {
-		return
-	}
-	if id, ok := chatIDBefore(r, "/stop"); ok {
-		h.serveStop(w, r, id)
-		return
-	}
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-		w.Header().Set("Accept-Post", "application/json")
-		w.Header().Set("Connection", "close")
-		h.refuse(w, r, http.StatusUnsupportedMediaType, fmt.Sprintf("the body must be application/json, not %q", r.Header.Get("Content-Type")), nil)
-		return
-	}
-	req, status, err := h.readRequest(w, r)
-	if err != nil {
-		w.Header().Set("Connection", "close") // the body may not be read to its end
-		h.refuse(w, r, status, err.Error(), err)
-		return
-	}
-	if h.Store != nil && req.ID == "" {
-		h.refuse(w, r, http.StatusBadRequest, `the request has no chat "id", which the chat store needs`, nil)
+	req, ok := h.readChat(w, r)
+	if !ok {
 		return
 	}
 	if err := h.authorize(r, req.ID); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-
-	history, opts, err := h.prepare(r, req)
+	msgs := req.Messages
+	if !h.AllowClientSystem {
+		msgs = withoutSystem(msgs)
+	}
+	msgs, err := h.signer.verify(msgs)
+	if err != nil {
+		h.refuse(w, r, http.StatusForbidden, err.Error(), nil)
+		return
+	}
+	history, err := ToHistory(msgs)
+	if err != nil {
+		h.refuse(w, r, http.StatusBadRequest, err.Error(), nil)
+		return
+	}
+	opts, err := h.options(r, req)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -352,10 +333,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	if h.Store != nil {
-		h.serveStored(w, r, req, opts)
-		return
-	}
 
 	// A continuation (the last posted message is the assistant's) must
 	// repeat that message's id, or leave it out when the client sent none:
@@ -366,12 +343,41 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		messageID = h.newMessageID()
 	}
-	h.stream(w, r, req, history, opts, messageID, nil)
+	m := h.newMapper(messageID)
+	m.signWith(h.signer, history.Unanswered())
+	h.stream(w, r, req, history, opts, m, nil)
+}
+
+// readChat checks a chat POST (its method, origin and content type),
+// reads its body and asks Authorize; a request that fails is answered,
+// and false returned.
+func (c *core) readChat(w http.ResponseWriter, r *http.Request) (*ChatRequest, bool) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		c.refuse(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed; POST the chat request", r.Method), nil)
+		return nil, false
+	}
+	if !c.sameOrigin(w, r) {
+		return nil, false
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		w.Header().Set("Accept-Post", "application/json")
+		w.Header().Set("Connection", "close")
+		c.refuse(w, r, http.StatusUnsupportedMediaType, fmt.Sprintf("the body must be application/json, not %q", r.Header.Get("Content-Type")), nil)
+		return nil, false
+	}
+	req, status, err := c.readRequest(w, r)
+	if err != nil {
+		w.Header().Set("Connection", "close") // the body may not be read to its end
+		c.refuse(w, r, status, err.Error(), err)
+		return nil, false
+	}
+	return req, true
 }
 
 // running registers a request that runs or follows a run with Shutdown;
 // once Shutdown began it answers 503 and returns false.
-func (h *Handler) running(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+func (h *core) running(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	release, ok = h.runs.add()
 	if !ok {
 		w.Header().Set("Retry-After", "1")
@@ -381,12 +387,9 @@ func (h *Handler) running(w http.ResponseWriter, r *http.Request) (release func(
 }
 
 // sameOrigin refuses a browser's request from an origin other than the
-// server's own and AllowedOrigins; a refused one is answered (so is one
-// to a misconfigured Handler), and false returned.
-func (h *Handler) sameOrigin(w http.ResponseWriter, r *http.Request) bool {
-	if !h.ready(w, r) {
-		return false
-	}
+// server's own and AllowedOrigins; a refused one is answered, and false
+// returned.
+func (h *core) sameOrigin(w http.ResponseWriter, r *http.Request) bool {
 	if h.origins.Check(r) != nil {
 		h.refuse(w, r, http.StatusForbidden, fmt.Sprintf("cross-origin request from %q refused: the origin is not allowed", r.Header.Get("Origin")), nil)
 		return false
@@ -394,23 +397,7 @@ func (h *Handler) sameOrigin(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// chatIDBefore returns the chat id of a path that ends in
-// "/{chat id}"+suffix, as useChat builds it (the id escaped with
-// encodeURIComponent, so it may hold an escaped "/").
-func chatIDBefore(r *http.Request, suffix string) (string, bool) {
-	p, ok := strings.CutSuffix(r.URL.EscapedPath(), suffix)
-	if !ok {
-		return "", false
-	}
-	seg := p[strings.LastIndexByte(p, '/')+1:]
-	id, err := url.PathUnescape(seg)
-	if err != nil || id == "" || !strings.Contains(p, "/") {
-		return "", false
-	}
-	return id, true
-}
-
-func (h *Handler) newMessageID() string {
+func (h *core) newMessageID() string {
 	if h.NewMessageID != nil {
 		if id := h.NewMessageID(); id != "" {
 			return id
@@ -421,14 +408,14 @@ func (h *Handler) newMessageID() string {
 	return "msg-" + hex.EncodeToString(b[:])
 }
 
-func (h *Handler) errorText(err error) string {
+func (h *core) errorText(err error) string {
 	if h.ErrorText != nil {
 		return h.ErrorText(err)
 	}
 	return genericErrorText
 }
 
-func (h *Handler) logger() *slog.Logger {
+func (h *core) logger() *slog.Logger {
 	if h.Logger != nil {
 		return h.Logger
 	}
@@ -436,14 +423,14 @@ func (h *Handler) logger() *slog.Logger {
 }
 
 // logRunError logs the error a run ended with, at level.
-func (h *Handler) logRunError(r *http.Request, req *ChatRequest, err error, level slog.Level) {
+func (h *core) logRunError(r *http.Request, req *ChatRequest, err error, level slog.Level) {
 	h.logger().LogAttrs(context.WithoutCancel(r.Context()), level, "aisdk: chat run failed",
 		slog.String("chat", req.ID), slog.String("path", r.URL.Path), slog.Any("error", err))
 }
 
 // fail answers an error of prepare or reconcile: an *HTTPError as it says,
 // any other error with a 500.
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+func (h *core) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var he *HTTPError
 	if errors.As(err, &he) {
 		if he.Err != nil {
@@ -463,7 +450,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 // refuse answers a request the client got wrong; the message names the
 // problem. Refusals with 403 are logged (Warn), as they may be attacks, and
 // conflicts with the stored chat (Info).
-func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, msg string, err error) {
+func (h *core) refuse(w http.ResponseWriter, r *http.Request, status int, msg string, err error) {
 	switch status {
 	case http.StatusForbidden:
 		h.logger().LogAttrs(r.Context(), slog.LevelWarn, "aisdk: chat request refused",
@@ -476,7 +463,7 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, msg
 }
 
 // internalError answers a 500 with a generic message and logs err.
-func (h *Handler) internalError(w http.ResponseWriter, r *http.Request, err error) {
+func (h *core) internalError(w http.ResponseWriter, r *http.Request, err error) {
 	h.logger().LogAttrs(r.Context(), slog.LevelError, "aisdk: chat request failed",
 		slog.String("path", r.URL.Path), slog.Any("error", err))
 	writeJSONError(w, http.StatusInternalServerError, genericErrorText)

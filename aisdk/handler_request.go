@@ -21,7 +21,7 @@ var toolNameRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // readRequest reads and decodes the body within BodyTimeout and Limits. On
 // failure it returns the status to answer with.
-func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (*ChatRequest, int, error) {
+func (h *core) readRequest(w http.ResponseWriter, r *http.Request) (*ChatRequest, int, error) {
 	limits := h.Limits.withDefaults()
 	body := r.Body
 	if limits.MaxBodyBytes > 0 {
@@ -55,46 +55,29 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (*ChatRequ
 	return req, 0, nil
 }
 
-// prepare checks the posted messages (their signatures, without a Store),
-// rebuilds the history, and collects the run's options: the client's
-// (tools, system prompt, settings) and Prepare's. With a Store the history
-// is rebuilt by reconcile instead.
-//
-// A refusal is an *HTTPError; any other error is the server's own.
-func (h *Handler) prepare(r *http.Request, req *ChatRequest) (agentloop.History, *agentloop.RunOptions, error) {
-	var history agentloop.History
-	if h.Store == nil {
-		msgs := req.Messages
-		if !h.AllowClientSystem {
-			msgs = withoutSystem(msgs)
-		}
-		msgs, err := h.signer.verify(msgs)
-		if err != nil {
-			return nil, nil, &HTTPError{Status: http.StatusForbidden, Message: err.Error()}
-		}
-		if history, err = ToHistory(msgs); err != nil {
-			return nil, nil, &HTTPError{Status: http.StatusBadRequest, Message: err.Error()}
-		}
-	}
+// options collects the run's options: the client's (tools, system prompt,
+// settings) and Prepare's. A refusal is an *HTTPError; any other error is
+// the server's own.
+func (h *core) options(r *http.Request, req *ChatRequest) (*agentloop.RunOptions, error) {
 	opts, err := h.clientOptions(req)
 	if err != nil {
-		return nil, nil, &HTTPError{Status: http.StatusBadRequest, Message: err.Error()}
+		return nil, &HTTPError{Status: http.StatusBadRequest, Message: err.Error()}
 	}
 	if h.Prepare != nil {
 		if err := h.Prepare(r, req, opts); err != nil {
 			var he *HTTPError
 			if errors.As(err, &he) {
-				return nil, nil, he
+				return nil, he
 			}
-			return nil, nil, fmt.Errorf("aisdk: Prepare: %w", err)
+			return nil, fmt.Errorf("aisdk: Prepare: %w", err)
 		}
 	}
-	return history, opts, nil
+	return opts, nil
 }
 
 // clientOptions turns the body's tools, system prompt and settings into run
 // options.
-func (h *Handler) clientOptions(req *ChatRequest) (*agentloop.RunOptions, error) {
+func (h *core) clientOptions(req *ChatRequest) (*agentloop.RunOptions, error) {
 	opts := &agentloop.RunOptions{}
 	if len(req.Tools) > 0 {
 		server := make(map[string]bool, len(h.Agent.Tools))

@@ -12,7 +12,7 @@ import (
 	"github.com/agentloop/agentloop/store"
 )
 
-// This file is the Handler's stored mode, up to the run: the request
+// This file is the ChatServer's chat POST, up to the run: the request
 // reconciled with the stored chat, the chat's stream lease taken (one run
 // per chat on every replica; a newer request stops the run in progress),
 // and the request's additions saved before the run starts.
@@ -25,7 +25,7 @@ const maxSetupWrites = 5
 // save, a log append), since those no longer depend on the request.
 const writeTimeout = 30 * time.Second
 
-func (h *Handler) streamLease() time.Duration {
+func (h *ChatServer) streamLease() time.Duration {
 	if h.StreamLease > 0 {
 		return h.StreamLease
 	}
@@ -33,7 +33,7 @@ func (h *Handler) streamLease() time.Duration {
 }
 
 // serveStored serves a chat POST in the stored mode.
-func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatRequest, opts *agentloop.RunOptions) {
+func (h *ChatServer) serveStored(w http.ResponseWriter, r *http.Request, req *ChatRequest, opts *agentloop.RunOptions) {
 	ctx := r.Context()
 	owner, err := h.owner(r)
 	if err != nil {
@@ -115,14 +115,14 @@ func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatR
 		messageID = h.newMessageID()
 	}
 	sr := newStoredRun(h, r, *chat, lease, history, messageID)
-	h.stream(w, r, req, history, opts, messageID, sr)
+	h.stream(w, r, req, history, opts, h.newMapper(messageID), sr)
 }
 
 // loadAndReconcile reads the chat (a new one has Version 0) and returns it
 // with the history the request runs on, and whether that is the stored
 // history unchanged (the request adds nothing: see reconcileRequest).
 // Refusals are *HTTPErrors.
-func (h *Handler) loadAndReconcile(r *http.Request, req *ChatRequest) (*store.Chat, agentloop.History, bool, error) {
+func (h *ChatServer) loadAndReconcile(r *http.Request, req *ChatRequest) (*store.Chat, agentloop.History, bool, error) {
 	chat, err := h.Store.GetChat(r.Context(), req.ID)
 	var stored agentloop.History
 	var corrupt *store.CorruptError
@@ -161,7 +161,7 @@ func (h *Handler) loadAndReconcile(r *http.Request, req *ChatRequest) (*store.Ch
 // between. It reports a request that a run before it already answered
 // (the stored history unchanged and answered) as a repeat, saving
 // nothing.
-func (h *Handler) saveRequest(r *http.Request, req *ChatRequest) (*store.Chat, agentloop.History, bool, error) {
+func (h *ChatServer) saveRequest(r *http.Request, req *ChatRequest) (*store.Chat, agentloop.History, bool, error) {
 	for range maxSetupWrites {
 		chat, history, unchanged, err := h.loadAndReconcile(r, req)
 		if err != nil {
@@ -198,7 +198,7 @@ func (h *Handler) saveRequest(r *http.Request, req *ChatRequest) (*store.Chat, a
 // request that started it, may have saved since the request was first
 // checked); check's error is returned, and nothing stopped. It gives up
 // only when ctx is done (the client went away) or the store fails.
-func (h *Handler) takeStream(ctx context.Context, chatID, inProgress string, check func() error) (store.Lease, error) {
+func (h *ChatServer) takeStream(ctx context.Context, chatID, inProgress string, check func() error) (store.Lease, error) {
 	for {
 		l, err := h.Store.StartStream(ctx, chatID, h.streamLease())
 		var active *store.ActiveStreamError
@@ -232,7 +232,7 @@ func (h *Handler) takeStream(ctx context.Context, chatID, inProgress string, che
 
 // waitStreamEnd follows the stream until it ends (its holder ended it, or
 // its lease ran out).
-func (h *Handler) waitStreamEnd(ctx context.Context, streamID string) error {
+func (h *ChatServer) waitStreamEnd(ctx context.Context, streamID string) error {
 	s, err := h.Store.GetStream(ctx, streamID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -252,6 +252,6 @@ func (h *Handler) waitStreamEnd(ctx context.Context, streamID string) error {
 }
 
 // endSetup ends the stream of a request refused after it took the lease.
-func (h *Handler) endSetup(r *http.Request, l store.Lease) {
+func (h *ChatServer) endSetup(r *http.Request, l store.Lease) {
 	h.endStream(context.WithoutCancel(r.Context()), l, store.StreamFailed)
 }

@@ -31,7 +31,7 @@ type runPair struct {
 // client that goes away cancels it. With one, the run is detached from the
 // request: it goes on without its client (bounded by MaxRunTime), sr saves
 // it as it goes and logs its chunks, and sr's stop signal cancels it.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatRequest, history agentloop.History, opts *agentloop.RunOptions, messageID string, sr *storedRun) {
+func (h *core) stream(w http.ResponseWriter, r *http.Request, req *ChatRequest, history agentloop.History, opts *agentloop.RunOptions, m *Mapper, sr *storedRun) {
 	parent := r.Context()
 	if sr != nil {
 		parent = context.WithoutCancel(parent)
@@ -73,11 +73,6 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 	defer abandon()
 
 	out := &output{sw: h.newWriter(w), client: true, sr: sr}
-	m := NewMapper(messageID)
-	m.ErrorText = h.errorText
-	if h.signer != nil {
-		m.signWith(h.signer, history.Unanswered())
-	}
 	var tick <-chan time.Time
 	if ka := h.KeepAlive; ka >= 0 {
 		if ka == 0 {
@@ -172,9 +167,16 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 	}
 }
 
+// newMapper returns the Mapper of a response whose message is messageID.
+func (h *core) newMapper(messageID string) *Mapper {
+	m := NewMapper(messageID)
+	m.ErrorText = h.errorText
+	return m
+}
+
 // newWriter returns the Writer of a streamed response, with the
 // Handler's per-write deadline.
-func (h *Handler) newWriter(w http.ResponseWriter) *Writer {
+func (h *core) newWriter(w http.ResponseWriter) *Writer {
 	d := h.WriteTimeout
 	if d == 0 {
 		d = DefaultWriteTimeout

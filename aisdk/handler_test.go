@@ -61,6 +61,16 @@ func newHandler(model agentloop.Model, tools ...*agentloop.Tool) *Handler {
 	}
 }
 
+// newChatServer is newHandler's stored counterpart, on st.
+func newChatServer(st ChatStore, model agentloop.Model, tools ...*agentloop.Tool) *ChatServer {
+	return &ChatServer{
+		Agent:        &agentloop.Agent{Model: model, Tools: tools},
+		Store:        st,
+		NewMessageID: func() string { return "msg-new" },
+		Logger:       discardLogger,
+	}
+}
+
 // discardLogger keeps the handler's logs out of the test output.
 var discardLogger = slog.New(slog.DiscardHandler)
 
@@ -528,6 +538,7 @@ func TestHandler_PrepareCustomisesOrRefuses(t *testing.T) {
 	if got := model.Requests()[0].System; got != `You help "ann"` {
 		t.Errorf("system %q", got)
 	}
+	h = newHandler(model) // a Handler is not modified once it serves
 	h.Prepare = func(*http.Request, *ChatRequest, *agentloop.RunOptions) error { return errors.New("db down") }
 	if rec := postRaw(t, h, userBody("x")); rec.Code != http.StatusInternalServerError {
 		t.Errorf("plain Prepare error: %d", rec.Code)

@@ -586,8 +586,12 @@ func TestJSClient_ResumeStreamAfterAReload(t *testing.T) {
 				t.Fatal(err)
 			}
 			del.NeedsApproval = true
-			h := jsHandler(simtest.NewModel(tc.turns...), jsWeatherTool(t), del, g.tool)
-			h.Store = newStore(t)
+			h := &aisdk.ChatServer{
+				Agent:        &agentloop.Agent{Model: simtest.NewModel(tc.turns...), Tools: []*agentloop.Tool{jsWeatherTool(t), del, g.tool}},
+				Store:        newStore(t),
+				NewMessageID: func() string { return "msg-js-1" },
+				Logger:       slog.New(slog.DiscardHandler),
+			}
 			res := runJSClient(t, node, openGateOnResume(h.Routes("/api"), g), tc.scenario)
 			asst := assertChat(t, res, tc.want)
 			if n := len(res.FirstMessages); n != 2 || res.FirstMessages[1].ID != asst.ID {

@@ -69,7 +69,7 @@ func endsAnswered(h agentloop.History) bool {
 //   - A repeated continuation (tool results or approval decisions that the
 //     chat already has) gets 409: the client has the message; it reloads
 //     the chat (or resumes its stream) to see what came of it.
-func (h *Handler) serveRepeat(w http.ResponseWriter, r *http.Request, req *ChatRequest, history agentloop.History, inProgress string) {
+func (h *ChatServer) serveRepeat(w http.ResponseWriter, r *http.Request, req *ChatRequest, history agentloop.History, inProgress string) {
 	if req.Messages[len(req.Messages)-1].Role != "user" {
 		msg := fmt.Sprintf("chat %q already has these results and decisions: they were applied once and are not run again; reload the chat", req.ID)
 		if inProgress != "" {

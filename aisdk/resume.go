@@ -23,12 +23,17 @@ const interruptedText = "The answer was interrupted: the server writing it stopp
 
 // serveResume answers GET …/{chatID}/stream: the chat's active stream,
 // replayed from its start and followed live to its end, or 204 No Content
-// when there is none (or no Store).
-func (h *Handler) serveResume(w http.ResponseWriter, r *http.Request, chatID string) {
-	if h.Store == nil {
-		w.WriteHeader(http.StatusNoContent) // streams are not kept without a Store
+// when there is none.
+func (h *ChatServer) serveResume(w http.ResponseWriter, r *http.Request) {
+	chatID := r.PathValue("id")
+	if !h.ready(w, r) {
 		return
 	}
+	release, ok := h.running(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	if err := h.authorize(r, chatID); err != nil {
 		h.fail(w, r, err)
 		return
@@ -47,7 +52,7 @@ func (h *Handler) serveResume(w http.ResponseWriter, r *http.Request, chatID str
 
 // followStream streams the stream streamID of chat chatID: replayed from
 // its start, then followed live to its end.
-func (h *Handler) followStream(w http.ResponseWriter, r *http.Request, chatID, streamID string) {
+func (h *ChatServer) followStream(w http.ResponseWriter, r *http.Request, chatID, streamID string) {
 	type read struct {
 		data []byte
 		err  error
@@ -145,9 +150,9 @@ func isTerminal(data []byte) bool {
 // serveStop answers POST …/{chatID}/stop: the chat's run in progress is
 // asked to stop, on whichever replica runs it (202 Accepted); 404 when it
 // has none.
-func (h *Handler) serveStop(w http.ResponseWriter, r *http.Request, chatID string) {
-	if h.Store == nil {
-		h.refuse(w, r, http.StatusNotFound, "runs are stopped by closing their request: this server keeps no chats (no Store)", nil)
+func (h *ChatServer) serveStop(w http.ResponseWriter, r *http.Request) {
+	chatID := r.PathValue("id")
+	if !h.ready(w, r) || !h.sameOrigin(w, r) {
 		return
 	}
 	if err := h.authorize(r, chatID); err != nil {

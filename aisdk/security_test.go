@@ -515,13 +515,16 @@ func TestSecurity_ClientsGetAGenericErrorAndTheLogGetsTheDetail(t *testing.T) {
 		t.Errorf("the log %q lacks the error", got)
 	}
 
-	h.Agent.Model = failing()
+	h = securityHandler(t, failing(), &runs) // a Handler is not modified once it serves
+	h.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	h.ErrorText = func(err error) string { return err.Error() } // opted in, e.g. in development
 	c = &aisdktest.ChatClient{Handler: h}
 	if _, err := c.Send(context.Background(), "hi"); !errors.As(err, &se) || !strings.Contains(se.ErrorText, "permission denied") {
 		t.Errorf("with ErrorText set, the client got %v", err)
 	}
 
+	h = securityHandler(t, failing(), &runs)
+	h.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	h.Prepare = func(*http.Request, *aisdk.ChatRequest, *agentloop.RunOptions) error {
 		return errors.New("users db at 10.0.0.7: connection refused")
 	}

@@ -6,8 +6,8 @@ import (
 	"sync"
 )
 
-// This file ends a Handler's runs when its server shuts down: with a Store
-// they outlive their requests, so http.Server.Shutdown alone would wait
+// This file ends the runs of a Handler or a ChatServer when its server
+// shuts down: a ChatServer's outlive their requests, so http.Server.Shutdown alone would wait
 // for them up to MaxRunTime.
 
 // ErrShutdown is the cause of the runs that [Handler.Shutdown] cancels.
@@ -51,27 +51,19 @@ func (s *runSet) onShutdown(cancel context.CancelCauseFunc) (stop func() bool) {
 	return context.AfterFunc(ctx, func() { cancel(ErrShutdown) })
 }
 
-// Shutdown ends what the Handler serves, for a server that is shutting
-// down: new chat and resume requests are refused with 503 Service
-// Unavailable, the runs in progress are cancelled with [ErrShutdown] (a
-// stored run saves its history first, with an interrupted result for each
-// call still running, and ends its stream), and requests that follow a
-// stream end. Shutdown returns once they all ended, or with ctx's error
-// when ctx is done first. Call it before http.Server.Shutdown, which would
-// otherwise wait for runs that outlive their clients (with a Store) up to
-// MaxRunTime. It may be called more than once, and concurrently with
-// ServeHTTP; the Handler does not serve runs again afterwards.
-func (h *Handler) Shutdown(ctx context.Context) error {
-	h.runs.mu.Lock()
-	if !h.runs.closed {
-		h.runs.closed = true
-		h.runs.initLocked()
-		h.runs.cancel(ErrShutdown)
+// shutdown refuses new requests, cancels those in progress with
+// ErrShutdown, and waits for them to end, or for ctx.
+func (s *runSet) shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		s.initLocked()
+		s.cancel(ErrShutdown)
 	}
-	h.runs.mu.Unlock()
+	s.mu.Unlock()
 	ended := make(chan struct{})
 	go func() {
-		h.runs.wg.Wait()
+		s.wg.Wait()
 		close(ended)
 	}()
 	select {

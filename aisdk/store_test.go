@@ -16,13 +16,12 @@ import (
 
 // storeChat sets up a handler with a store, a server tool, a client tool
 // (from the body) and a tool that needs approval, and runs the first POST.
-func storeChat(t *testing.T, turns ...simtest.Turn) (*chat, *Handler, ChatStore, *atomic.Int32) {
+func storeChat(t *testing.T, turns ...simtest.Turn) (*chat, *ChatServer, ChatStore, *atomic.Int32) {
 	t.Helper()
 	var runs atomic.Int32
 	model := simtest.NewModel(turns...)
-	h := newHandler(model, weatherTool(t), deleteTool(t, &runs))
 	st := newMemStore(t)
-	h.Store = st
+	h := newChatServer(st, model, weatherTool(t), deleteTool(t, &runs))
 	ch := &chat{t: t, url: newServer(t, h).URL, id: "chat-s", extra: map[string]any{
 		"tools": map[string]any{"create_record": map[string]any{"parameters": map[string]any{"type": "object"}}},
 	}}
@@ -146,8 +145,7 @@ func TestStore_RefusesForgeriesWith409(t *testing.T) {
 
 func TestStore_NewChatMayOnlyAddAUserMessage(t *testing.T) {
 	model := simtest.NewModel()
-	h := newHandler(model)
-	h.Store = newMemStore(t)
+	h := newChatServer(newMemStore(t), model)
 	body := `{"id":"new","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"x"}]},{"id":"a","role":"assistant","parts":[{"type":"text","text":"I said yes."}]},{"id":"u2","role":"user","parts":[{"type":"text","text":"ok"}]}]}`
 	if rec := postRaw(t, h, body); rec.Code != http.StatusConflict {
 		t.Errorf("status %d %s", rec.Code, rec.Body.String())
@@ -171,8 +169,7 @@ func TestStore_ANewMessageStopsTheRunInProgress(t *testing.T) {
 		simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "slow", nil)}},
 		simtest.Turn{Expect: simtest.Expect{User: "next", ToolResults: map[string]string{"c1": "cancelled"}}, Reply: []simtest.Step{simtest.Text("ok")}},
 	)
-	h := newHandler(model, slow)
-	h.Store = newMemStore(t)
+	h := newChatServer(newMemStore(t), model, slow)
 	srv := newServer(t, h)
 	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(userBody("go")))
 	if err != nil {
@@ -252,8 +249,7 @@ func TestStore_RegenerateDropsTheStoredAnswer(t *testing.T) {
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("First answer.")}},
 		simtest.Turn{Expect: simtest.Expect{User: "hi"}, Reply: []simtest.Step{simtest.Text("Second answer.")}},
 	)
-	h := newHandler(model)
-	h.Store = newMemStore(t)
+	h := newChatServer(newMemStore(t), model)
 	if types := typesOf(parseStream(t, postRaw(t, h, userBody("hi")).Body.String())); types[len(types)-1] != "finish" {
 		t.Fatalf("first answer: %v", types)
 	}
@@ -303,8 +299,7 @@ func TestStore_EditDropsTheMessagesFromTheEditedOneOn(t *testing.T) {
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Answer one.")}},
 		simtest.Turn{Expect: simtest.Expect{User: "edited"}, Reply: []simtest.Step{simtest.Text("Answer two.")}},
 	)
-	h := newHandler(model)
-	h.Store = newMemStore(t)
+	h := newChatServer(newMemStore(t), model)
 	parseStream(t, postRaw(t, h, userBody("first")).Body.String())
 	// sendMessage({text, messageId: "u1"}) cuts the history at u1.
 	body := `{"id":"chat-1","messageId":"u1","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"edited"}]}]}`

@@ -36,7 +36,7 @@ var errStopped = agentloop.Cancel("stopped")
 const logBatch = 64
 
 type storedRun struct {
-	h         *Handler
+	h         *ChatServer
 	ctx       context.Context // for store calls: the request's values, never cancelled
 	chat      store.Chat      // as last written
 	lease     store.Lease
@@ -60,7 +60,7 @@ type storedRun struct {
 	unsaved agentloop.History
 }
 
-func newStoredRun(h *Handler, r *http.Request, chat store.Chat, lease store.Lease, history agentloop.History, messageID string) *storedRun {
+func newStoredRun(h *ChatServer, r *http.Request, chat store.Chat, lease store.Lease, history agentloop.History, messageID string) *storedRun {
 	sr := &storedRun{
 		h: h, ctx: context.WithoutCancel(r.Context()), chat: chat, lease: lease, messageID: messageID,
 		base: history, results: map[string]agentloop.ToolResult{},
@@ -360,7 +360,7 @@ const (
 // database outage) is tried again (see retry), since until the end is
 // written the chat stays locked for every other request, up to the
 // lease's expiry; a lost lease, or ctx done, ends the tries.
-func (h *Handler) endStream(ctx context.Context, l store.Lease, state store.StreamState) {
+func (h *ChatServer) endStream(ctx context.Context, l store.Lease, state store.StreamState) {
 	err := h.retry(ctx, l.ChatID, "ending a stream", func(ctx context.Context) error { return h.Store.EndStream(ctx, l, state) },
 		func(err error) bool { return errors.Is(err, store.ErrLeaseLost) })
 	if err != nil && !errors.Is(err, store.ErrLeaseLost) {
@@ -374,7 +374,7 @@ func (h *Handler) endStream(ctx context.Context, l store.Lease, state store.Stre
 // endRetryFirst doubling to endRetryMax, for up to writeTimeout or until
 // ctx is done. Each failure is logged (Warn) as what. It returns try's
 // last error.
-func (h *Handler) retry(ctx context.Context, chatID, what string, try func(context.Context) error, final func(error) bool) error {
+func (h *ChatServer) retry(ctx context.Context, chatID, what string, try func(context.Context) error, final func(error) bool) error {
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	wait := endRetryFirst

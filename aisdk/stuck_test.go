@@ -80,7 +80,7 @@ func postAndStopReading(t testing.TB, addr, chatID string) net.Conn {
 // waited WriteTimeout; the stored run goes on without it and is saved.
 func TestStored_AClientThatStopsReadingIsDroppedAndTheRunIsSaved(t *testing.T) {
 	st := newStore(t)
-	h := &aisdk.Handler{
+	h := &aisdk.ChatServer{
 		Agent:        &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: bigAnswer()})},
 		Store:        st,
 		Logger:       slog.New(slog.DiscardHandler),

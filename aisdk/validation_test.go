@@ -32,7 +32,7 @@ func TestValidation_ABadChatIDIsA400OnEveryRoute(t *testing.T) {
 	for _, id := range []string{"nul\x00byte", strings.Repeat("x", store.MaxIDLen+1), "bad \xff utf8"} {
 		for _, authorize := range []bool{false, true} {
 			st := newStore(t)
-			h := &aisdk.Handler{Agent: &agentloop.Agent{Model: echoModel()}, Store: st, Logger: slog.New(slog.DiscardHandler)}
+			h := &aisdk.ChatServer{Agent: &agentloop.Agent{Model: echoModel()}, Store: st, Logger: slog.New(slog.DiscardHandler)}
 			if authorize {
 				owner := func(*http.Request) (string, error) { return "alice", nil }
 				h.Owner, h.Authorize = owner, aisdk.OwnerAuthorizer(st, owner)
@@ -54,7 +54,7 @@ func TestValidation_ABadChatIDIsA400OnEveryRoute(t *testing.T) {
 		}
 	}
 	// The longest id is fine.
-	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: echoModel()}, Store: newStore(t), Logger: slog.New(slog.DiscardHandler)}
+	h := &aisdk.ChatServer{Agent: &agentloop.Agent{Model: echoModel()}, Store: newStore(t), Logger: slog.New(slog.DiscardHandler)}
 	code, body := do(h, http.MethodPost, "/api/chat", chatBody(strings.Repeat("é", store.MaxIDLen/2), "hi"))
 	assert.Equal(t, http.StatusOK, code, body)
 }
@@ -64,7 +64,7 @@ func TestValidation_ABadChatIDIsA400OnEveryRoute(t *testing.T) {
 func TestValidation_AFirstMessageWithNULMakesAChat(t *testing.T) {
 	for name, st := range stores(t) {
 		t.Run(name, func(t *testing.T) {
-			h := &aisdk.Handler{Agent: &agentloop.Agent{Model: echoModel()}, Store: st, Logger: slog.New(slog.DiscardHandler)}
+			h := &aisdk.ChatServer{Agent: &agentloop.Agent{Model: echoModel()}, Store: st, Logger: slog.New(slog.DiscardHandler)}
 			code, body := do(h, http.MethodPost, "/api/chat", chatBody("c", "a\x00b\x1bc\tnul"))
 			require.Equal(t, http.StatusOK, code, body)
 			c, err := st.GetChat(context.Background(), "c")
@@ -111,7 +111,7 @@ func withHost(host string) func(*http.Request) {
 // loopback's, as a page of a rebound DNS name sends it, even though it
 // comes over loopback from the user's own browser.
 func TestLoopbackOnly_RefusesANonLoopbackHost(t *testing.T) {
-	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: echoModel()}, Store: newStore(t), Logger: slog.New(slog.DiscardHandler)}
+	h := &aisdk.ChatServer{Agent: &agentloop.Agent{Model: echoModel()}, Store: newStore(t), Logger: slog.New(slog.DiscardHandler)}
 	api := h.Routes("/api")
 	for _, host := range []string{"attacker.example:8080", "attacker.example", "127.0.0.1.nip.io:8080", "localhost.attacker.example", "0.0.0.0:8080", "[::ffff:8.8.8.8]:80"} {
 		code, body := do(api, http.MethodGet, "/api/chats", "", withHost(host))
@@ -145,7 +145,7 @@ func TestAllowHosts_AllowsTheListedHostsOnly(t *testing.T) {
 // An invented cursor of the chat list is a 400, on every store.
 func TestValidation_AnInventedCursorIsA400(t *testing.T) {
 	for name, st := range stores(t) {
-		h := &aisdk.Handler{Agent: &agentloop.Agent{Model: echoModel()}, Store: st, Logger: slog.New(slog.DiscardHandler)}
+		h := &aisdk.ChatServer{Agent: &agentloop.Agent{Model: echoModel()}, Store: st, Logger: slog.New(slog.DiscardHandler)}
 		api := h.Routes("/api")
 		for _, id := range []string{"a", "b"} {
 			code, body := do(api, http.MethodPost, "/api/chat", chatBody(id, "hi"))

@@ -13,7 +13,7 @@
 //	go run ./examples/webchat -mcp-url http://127.0.0.1:3001/mcp                     # over streamable HTTP (repeatable)
 //	go run ./examples/webchat -pace 0               # the built-in demo streams at once
 //
-// It serves the chat routes of aisdk.Handler.Routes under /api: POST
+// It serves the chat routes of aisdk.ChatServer.Routes under /api: POST
 // /api/chat (the useChat route), GET /api/chat/{id}/stream (resume a run
 // in progress: useChat's resume), POST /api/chat/{id}/stop (stop it,
 // whichever replica runs it), GET /api/chats (the chat list, newest
@@ -131,7 +131,7 @@ type config struct {
 	db           string        // the database: a path, postgres://…, or ":memory:"; "" is <data>/webchat.db, or memory without data
 	public       bool          // serve a non-loopback address without authorization
 	allowedHosts hostList      // with public: the Host names served; none: any
-	lease        time.Duration // aisdk.Handler.StreamLease; 0 means its default
+	lease        time.Duration // aisdk.ChatServer.StreamLease; 0 means its default
 	pace         time.Duration // the built-in demo's pause after each word; 0 streams at once
 	mcp          *mcpflags.Flags
 	traces       *tracing // traces the runs; nil for none
@@ -242,7 +242,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 // headers and on idle keep-alive connections, but no ReadTimeout (its
 // deadline would also cancel a running answer) and no WriteTimeout (it
 // would cut the stream). The chat handler bounds each request body
-// (aisdk.Handler.BodyTimeout) and each run (MaxRunTime) itself.
+// (aisdk.ChatServer.BodyTimeout) and each run (MaxRunTime) itself.
 func httpServer(handler http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           handler,
@@ -255,7 +255,7 @@ func httpServer(handler http.Handler) *http.Server {
 // in.
 type server struct {
 	handler  http.Handler
-	chat     *aisdk.Handler
+	chat     *aisdk.ChatServer
 	describe string // which model runs
 	database string // where the chats are
 	close    func() // closes the store, once its janitor stopped
@@ -300,7 +300,7 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		Hooks:    agentloop.ComposeHooks(traced, states.hooks()),
 	}
 	logger := slog.New(slog.NewTextHandler(logw, nil))
-	chat := &aisdk.Handler{
+	chat := &aisdk.ChatServer{
 		Agent:          agent,
 		Store:          st,
 		Authorize:      acc.authorize,

@@ -29,7 +29,7 @@ func TestStored_ACorruptChatStartsAfresh(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	var logs strings.Builder
-	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: echoModel()}, Store: st, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	h := &aisdk.ChatServer{Agent: &agentloop.Agent{Model: echoModel()}, Store: st, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	client := &aisdktest.ChatClient{Handler: h, ChatID: "c"}
 	if _, err := client.Send(context.Background(), "one"); err != nil {
 		t.Fatal(err)

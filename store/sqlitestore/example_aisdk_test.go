@@ -31,7 +31,7 @@ func Example_aisdkHandler() {
 		log.Fatal(err)
 	}
 	defer st.Close()
-	chat := &aisdk.Handler{
+	chat := &aisdk.ChatServer{
 		Agent:     agent,
 		Store:     st,
 		Owner:     userOf,

@@ -55,7 +55,7 @@ func serveDurable(ctx context.Context, agent *agentloop.Agent, userOf func(*http
 	if err != nil {
 		return nil, nil, err
 	}
-	chat := &aisdk.Handler{
+	chat := &aisdk.ChatServer{
 		Agent:     agent,
 		Store:     st,                                // the stored history is authoritative; runs outlive their clients
 		Owner:     userOf,                            // names the user of a request (from your session)

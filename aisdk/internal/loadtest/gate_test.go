@@ -48,7 +48,7 @@ func (g *gate) Open() { g.once.Do(func() { close(g.open) }) }
 
 // replica is one server of a chat store.
 type replica struct {
-	h   *aisdk.Handler
+	h   *aisdk.ChatServer
 	srv *httptest.Server
 }
 
@@ -57,7 +57,7 @@ func (r replica) chatURL() string { return r.srv.URL + "/api/chat" }
 // newReplica serves model and tools on st, with Routes("/api").
 func newReplica(t *testing.T, st aisdk.ChatStore, model agentloop.Model, tools ...*agentloop.Tool) replica {
 	t.Helper()
-	h := &aisdk.Handler{
+	h := &aisdk.ChatServer{
 		Agent:     &agentloop.Agent{Model: model, Tools: tools},
 		Store:     st,
 		Logger:    slog.New(slog.DiscardHandler),

@@ -113,7 +113,7 @@ func benchLoad(b *testing.B, open func() aisdk.ChatStore) {
 	}
 	var urls []string
 	for range 2 {
-		h := &aisdk.Handler{
+		h := &aisdk.ChatServer{
 			Agent:     &agentloop.Agent{Model: loadModel(), Tools: []*agentloop.Tool{echo}},
 			Store:     open(),
 			Logger:    slog.New(slog.DiscardHandler),

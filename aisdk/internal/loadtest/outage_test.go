@@ -53,13 +53,13 @@ func outageServer(t *testing.T) (dsn string, stop, start func()) {
 }
 
 // outageHandler serves model with the gate's tool on a fresh schema of dsn.
-func outageHandler(t *testing.T, dsn string, model agentloop.Model, g *gate) (*aisdk.Handler, *pgstore.Store, string) {
+func outageHandler(t *testing.T, dsn string, model agentloop.Model, g *gate) (*aisdk.ChatServer, *pgstore.Store, string) {
 	var id [6]byte
 	_, _ = rand.Read(id[:])
 	st, err := pgstore.Open(context.Background(), dsn, pgstore.Options{Schema: "aisdk_outage_" + hex.EncodeToString(id[:])})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	h := &aisdk.Handler{
+	h := &aisdk.ChatServer{
 		Agent:     &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{g.tool}},
 		Store:     st,
 		Authorize: func(*http.Request, string) error { return nil },
