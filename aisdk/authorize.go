@@ -72,7 +72,7 @@ func (h *ChatServer) owner(r *http.Request) (string, error) {
 	return o, nil
 }
 
-// LoopbackOnly is the authorization of a [Handler] with a Store and no
+// LoopbackOnly is the authorization of a [ChatServer] without an
 // Authorize hook, for use where the same rule must guard other routes
 // (toolstate.WithAuthorize): it allows a request that reached the server
 // over a TCP connection to a loopback address (127.0.0.1, ::1) and names
@@ -93,7 +93,7 @@ func LoopbackOnly(r *http.Request, chatID string) error {
 		return nil
 	}
 	if tcp, ok := addr.(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
-		return &HTTPError{Status: http.StatusForbidden, Message: "this server serves its stored chats to loopback connections only: it has no authorization (aisdk.Handler.Authorize)"}
+		return &HTTPError{Status: http.StatusForbidden, Message: "this server serves its stored chats to loopback connections only: it has no authorization (aisdk.ChatServer.Authorize)"}
 	}
 	if !LoopbackHost(r.Host) {
 		return &HTTPError{Status: http.StatusForbidden, Message: fmt.Sprintf(
@@ -157,7 +157,7 @@ func AllowHosts(hosts ...string) func(r *http.Request, chatID string) error {
 // OwnerAuthorizer returns an authorization hook, for [Handler.Authorize]
 // and for toolstate.WithAuthorize (they have the same shape), that gives
 // each user their own chats. owner names the user of a request (set the
-// same func as [Handler.Owner], which makes a new chat theirs); its error
+// same func as [ChatServer.Owner], which makes a new chat theirs); its error
 // refuses the request (an [*HTTPError] with its status, such as 401, any
 // other error with 403).
 //

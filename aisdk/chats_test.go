@@ -190,8 +190,8 @@ func TestAuthorize_GuardsEveryRoute(t *testing.T) {
 	}
 }
 
-// Without an Authorize hook a Handler with a Store serves loopback (and
-// in-process) requests only; without a Store it serves everyone.
+// Without an Authorize hook a ChatServer serves loopback (and in-process)
+// requests only; a Handler serves everyone.
 func TestAuthorize_WithoutAHookStoredChatsAreServedOverLoopbackOnly(t *testing.T) {
 	h := &aisdk.ChatServer{Agent: &agentloop.Agent{Model: echoModel()}, Store: newStore(t), Logger: slog.New(slog.DiscardHandler)}
 	api := h.Routes("/api")

@@ -4,8 +4,10 @@
 // protocol, so that a Go server cannot be told from a JavaScript
 // streamText(…).toUIMessageStreamResponse() route.
 //
-// Most programs need only [Handler], mounted at the chat route. The
-// shortest server keeps nothing: the client posts the whole conversation
+// Most programs need only one of two types: [Handler], the stateless
+// mode, mounted at the chat route, or [ChatServer], the stored mode, whose
+// Routes mount the chat route with the routes around it. The shortest
+// server keeps nothing: the client posts the whole conversation
 // each time, and Secret (at least [MinSecretSize] random bytes, the same on
 // every replica and across restarts) signs what the server decided:
 //
@@ -37,7 +39,7 @@
 //	go store.ExpireStreams(ctx, st, time.Minute, 10*time.Minute, nil)
 //	log.Fatal(http.ListenAndServe("localhost:8080", nil))
 //
-// The Handler's pieces, for a handler of your own:
+// Their pieces, for a handler of your own:
 //
 //   - [Chunk] and its types (StartChunk, TextDeltaChunk, …): every chunk of
 //     the protocol; json.Marshal gives the wire JSON, [ParseChunk] reads one
@@ -62,7 +64,7 @@
 //
 // # Stateless or stored
 //
-// Without a Store (the stateless mode) each request carries the whole
+// With a [Handler] (the stateless mode) each request carries the whole
 // conversation and the server keeps nothing. The client's own are user
 // messages, client tool outputs, and approval decisions with their reasons
 // (the system prompt and settings only with Handler.AllowClientSystem and
@@ -79,19 +81,19 @@
 // one per process, so a restart or another replica refuses the chats in
 // progress.
 //
-// With a Store the server's history is authoritative: a request may only
+// With a [ChatServer] (the stored mode) the server's history is authoritative: a request may only
 // add a user message, or results and decisions for the calls the stored
 // chat waits for ([Reconcile]), else it is a 409; nothing can be replayed
 // or left out, and a chat runs one request at a time. Nothing is signed.
 //
 // Pick the stateless mode for one process, or replicas sharing a Secret,
-// when a call running again does no harm (idempotent tools). Pick a Store
+// when a call running again does no harm (idempotent tools). Pick a ChatServer
 // when an approval gates something that must happen at most once (a
 // payment, a deletion), or when the server keeps the chats anyway.
 //
 // # The stored mode
 //
-// A Handler with a Store saves the request's user message (and the
+// A ChatServer saves the request's user message (and the
 // results and decisions it adds) before the run, the history at every turn
 // end and with every tool result (a call still running is saved with
 // [InterruptedResult] until its result comes), and the history the run
@@ -106,26 +108,27 @@
 // The run's chunks go to the chat's stream log (store.Streams), which
 // the resume route replays from the start chunk and follows live, on any
 // replica; the stop route stops the run wherever it runs (store.Streams.StopStream). A run holds the chat's
-// stream lease and renews it (Handler.StreamLease): a replica that dies
+// stream lease and renews it (ChatServer.StreamLease): a replica that dies
 // mid-run leaves the chat to the next request, on any replica, once the
 // lease ran out; the turn it never saved is dropped from the client's next
 // request ([Reconcile]). Ended stream logs stay until deleted: run
-// store.ExpireStreams. Call [Handler.Shutdown] before
+// store.ExpireStreams. Call [ChatServer.Shutdown] before
 // http.Server.Shutdown.
 //
-// [Handler.Routes] mounts the chat route with the resume, stop and chats
+// [ChatServer.Routes] mounts the chat route with the resume, stop and chats
 // routes (the chat list, one chat as [ChatView], delete). A chat's title is
 // the start of its first user message (its first 60 characters or fewer,
 // cut at a word, then "…"; control characters such as NUL become spaces).
-// One hook, Handler.Authorize, guards every route; without one the stored
+// One hook, ChatServer.Authorize, guards every route; without one the stored
 // chats are served to loopback connections that name a loopback host
 // only ([LoopbackOnly]).
 //
 // Every route checks a chat id as every store does ([store.CheckID]): 1
 // to 512 bytes of UTF-8 without NUL; any other id is a 400 that says why,
 // before the id reaches Authorize or the store. An invented ?cursor= of
-// the chat list is a 400 too. Call [Handler.Validate] when the server
-// starts: it finds a configuration the Handler cannot serve with (a Secret
+// the chat list is a 400 too. Call [Handler.Validate] or
+// [ChatServer.Validate] when the server starts: it finds a configuration
+// that cannot serve (a Secret
 // shorter than MinSecretSize…) and says what to do.
 //
 // # Concurrent and repeated requests
@@ -197,33 +200,33 @@
 // (with the same backoff) the history whose save failed, so that what its
 // client saw is still in the chat once the database is back. Those tries
 // go on after the client's response ended, which does not wait for the
-// database; Handler.Shutdown waits for them. A streamed response whose client stops
-// reading is dropped once one write waited Handler.WriteTimeout (a
+// database; ChatServer.Shutdown waits for them. A streamed response whose
+// client stops reading is dropped once one write waited WriteTimeout (a
 // per-write deadline through [http.ResponseController]); a stored run goes
 // on without it and is saved, and the client resumes the stream or
 // reloads the chat.
 //
 // # Serving on the internet
 //
-// The Handler refuses bodies that are not application/json (415): a page
+// Both types refuse bodies that are not application/json (415): a page
 // can make a browser post text/plain or a form cross-origin without asking
 // the server first, but not JSON. A bodiless stop passes no such check, so
 // every route that changes something (the chat POST, stop, delete) also
 // refuses a browser's request from another origin (403; Sec-Fetch-Site,
-// then Origin against Host) unless Handler.AllowedOrigins lists it. A
+// then Origin against Host) unless AllowedOrigins lists it. A
 // server that others reach by name lists its names with [AllowHosts] in
 // its Authorize hook: the cross-origin check compares Origin with the
 // request's Host, which a page of a name rebound to the server's address
 // (DNS rebinding) controls. Clients get a generic text for a failed run
-// and for a 500; the detail goes to Handler.Logger. Handler.Limits bounds
+// and for a 500; the detail goes to Logger. Limits bounds
 // the body, MaxRunTime a run; KeepAlive comments keep proxies from closing
 // a quiet stream.
 //
 // A response streams as long as its run, so leave the http.Server's
 // ReadTimeout and WriteTimeout at zero (ReadTimeout's deadline would also
 // cancel the run; WriteTimeout cuts the stream). Set ReadHeaderTimeout and
-// IdleTimeout instead, let Handler.BodyTimeout bound each body and
-// Handler.WriteTimeout each write of a stream (a client that stops reading
+// IdleTimeout instead, let BodyTimeout bound each body and
+// WriteTimeout each write of a stream (a client that stops reading
 // is dropped):
 //
 //	srv := &http.Server{

@@ -17,7 +17,8 @@ import (
 	"github.com/agentloop/agentloop"
 )
 
-// Defaults used when the matching [Handler] field is zero.
+// Defaults used when the matching field of a [Handler] or a [ChatServer]
+// is zero.
 const (
 	DefaultMaxRunTime  = 10 * time.Minute
 	DefaultKeepAlive   = 15 * time.Second
@@ -26,7 +27,7 @@ const (
 	// Handler.WriteTimeout).
 	DefaultWriteTimeout = 30 * time.Second
 	// DefaultStreamLease is how long a run holds its chat's stream lease
-	// between renewals (see Handler.StreamLease).
+	// between renewals (see ChatServer.StreamLease).
 	DefaultStreamLease = 20 * time.Second
 )
 

@@ -17,7 +17,7 @@ var ErrConflict = errors.New("the request does not match the stored chat")
 
 // Reconcile checks the messages of a request against the stored history
 // of its chat and returns the history to run: stored, plus what the client
-// may add. It is what a [Handler] with a Store does with every request.
+// may add. It is what a [ChatServer] does with every request.
 //
 // A "regenerate-message" request first drops the stored answer it
 // regenerates (everything after the stored user message that is the

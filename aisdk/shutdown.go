@@ -10,7 +10,8 @@ import (
 // shuts down: a ChatServer's outlive their requests, so http.Server.Shutdown alone would wait
 // for them up to MaxRunTime.
 
-// ErrShutdown is the cause of the runs that [Handler.Shutdown] cancels.
+// ErrShutdown is the cause of the runs that [Handler.Shutdown] and
+// [ChatServer.Shutdown] cancel.
 var ErrShutdown = errors.New("aisdk: the server is shutting down")
 
 // runSet tracks a Handler's requests that run or follow a run, so that

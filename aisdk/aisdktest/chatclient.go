@@ -241,7 +241,7 @@ func (c *ChatClient) Resume(ctx context.Context) (bool, error) {
 }
 
 // Stop asks the server to stop the chat's run in progress, wherever it
-// runs: a POST to the chat route's "/{chat id}/stop" (aisdk.Handler with a
+// runs: a POST to the chat route's "/{chat id}/stop" (aisdk.ChatServer with a
 // Store). A status other than 2xx is an *[HTTPStatusError].
 func (c *ChatClient) Stop(ctx context.Context) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.routeURL("stop"), nil)
