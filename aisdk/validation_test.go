@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -155,4 +156,54 @@ func TestValidation_AnInventedCursorIsA400(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, code, "%s: %s", name, body)
 		assert.Contains(t, body, "the cursor is not one this server gave", name)
 	}
+}
+
+// A ChatServer without a Store, or with a negative StreamLease, is found
+// by Validate, with what to do; its routes answer that it is
+// misconfigured.
+func TestValidation_AChatServerNeedsAStoreAndAStreamLeaseNotNegative(t *testing.T) {
+	noStore := &aisdk.ChatServer{Agent: &agentloop.Agent{Model: echoModel()}, Logger: slog.New(slog.DiscardHandler)}
+	err := noStore.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ChatServer.Store is nil")
+	api := noStore.Routes("/api")
+	for _, c := range []struct{ method, target, body string }{
+		{http.MethodPost, "/api/chat", chatBody("c", "hi")},
+		{http.MethodGet, "/api/chat/c/stream", ""},
+		{http.MethodPost, "/api/chat/c/stop", ""},
+		{http.MethodGet, "/api/chats", ""},
+		{http.MethodGet, "/api/chats/c", ""},
+		{http.MethodDelete, "/api/chats/c", ""},
+	} {
+		code, body := do(api, c.method, c.target, c.body)
+		assert.Equal(t, http.StatusInternalServerError, code, "%s %s", c.method, c.target)
+		assert.Contains(t, body, "misconfigured", "%s %s", c.method, c.target)
+	}
+
+	negative := &aisdk.ChatServer{Agent: &agentloop.Agent{Model: echoModel()}, Store: newStore(t), StreamLease: -time.Second}
+	err = negative.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ChatServer.StreamLease is -1s")
+}
+
+// The chat route of a ChatServer's Routes answers another method with a
+// JSON 405 that says to POST, as a Handler does.
+func TestValidation_TheChatRouteAnswersAnotherMethodWith405(t *testing.T) {
+	h := &aisdk.ChatServer{Agent: &agentloop.Agent{Model: echoModel()}, Store: newStore(t), Logger: slog.New(slog.DiscardHandler)}
+	for _, srv := range []http.Handler{h.Routes("/api"), &aisdk.Handler{Agent: &agentloop.Agent{Model: echoModel()}}} {
+		code, body := do(srv, http.MethodGet, "/api/chat", "")
+		assert.Equal(t, http.StatusMethodNotAllowed, code)
+		assert.Contains(t, body, `"error":"method GET is not allowed; POST the chat request"`)
+	}
+}
+
+// A stateless Handler keeps no streams: useChat's resume gets 204 and a
+// stop 404, which says how its runs stop.
+func TestValidation_AHandlerAnswersResumeWith204AndStopWith404(t *testing.T) {
+	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: echoModel()}, Logger: slog.New(slog.DiscardHandler)}
+	code, _ := do(h, http.MethodGet, "/api/chat/c/stream", "")
+	assert.Equal(t, http.StatusNoContent, code)
+	code, body := do(h, http.MethodPost, "/api/chat/c/stop", "")
+	assert.Equal(t, http.StatusNotFound, code)
+	assert.Contains(t, body, "runs are stopped by closing their request")
 }
