@@ -281,3 +281,70 @@ func BenchmarkPostedChat(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFloor_TextDeltaEvent is the physical floor of a text delta on
+// the wire: a hand-built SSE event for an ASCII delta that needs no
+// escaping, appended to a reused buffer. The Handler's own work per delta
+// (BenchmarkHandler_TextDeltaPath) is measured against it.
+func BenchmarkFloor_TextDeltaEvent(b *testing.B) {
+	id, delta := "text-1", "word "
+	buf := make([]byte, 0, writerBufferSize+256)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = append(buf, `data: {"type":"text-delta","id":"`...)
+		buf = append(buf, id...)
+		buf = append(buf, `","delta":"`...)
+		buf = append(buf, delta...)
+		buf = append(buf, "\"}\n\n"...)
+		if len(buf) >= writerBufferSize {
+			buf = buf[:0]
+		}
+	}
+}
+
+// BenchmarkHandler_TextDeltaPath is the Handler's own work per text delta
+// in its default (signed, stateless) mode, without the loop and the
+// model: the Mapper's bookkeeping of a delta that continues an open text
+// part, its signature's share, and the SSE event written to the response
+// writer, flushed once per 32 deltas as a batch of the run's pipe is.
+func BenchmarkHandler_TextDeltaPath(b *testing.B) {
+	out := &output{sw: NewWriter(&discardResponse{h: http.Header{}}), client: true}
+	m := NewMapper("m")
+	m.signWith(newSigner([]byte("a benchmark secret of 32+ bytes....")), nil)
+	m.Map(nil, agentloop.TurnStart{Turn: 1}, nil)
+	m.Map(nil, agentloop.TextDelta{Text: "Hi"}, nil)
+	text := "word "
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		id, ok := m.continueText(text)
+		if !ok {
+			b.Fatal("the text part is not open")
+		}
+		out.textDelta(id, text)
+		if n++; n%32 == 0 {
+			out.flush()
+		}
+		if n%100000 == 0 { // a long text's part ends, as a long answer's would
+			m.Map(nil, agentloop.TurnStart{Turn: 2}, nil)
+			m.Map(nil, agentloop.TextDelta{Text: "Hi"}, nil)
+		}
+	}
+}
+
+// BenchmarkMapper_TextDeltaSigned: items to chunks, per text delta, with
+// the stateless mode's signing, through the public Map.
+func BenchmarkMapper_TextDeltaSigned(b *testing.B) {
+	m := NewMapper("m")
+	m.signWith(newSigner([]byte("a benchmark secret of 32+ bytes....")), nil)
+	buf := m.Map(nil, agentloop.TurnStart{Turn: 1}, nil)
+	item := agentloop.TextDelta{Text: "word "}
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		buf = m.Map(buf[:0], item, nil)
+		if n++; n%100000 == 0 {
+			buf = m.Map(buf[:0], agentloop.TurnStart{Turn: 2}, nil)
+		}
+	}
+}
