@@ -63,7 +63,7 @@ type Mapper struct {
 	// Signing (the Handler's stateless mode); sign is nil otherwise.
 	sign      *signer
 	calls     map[string]agentloop.ToolCall // every call a result may answer, by id
-	text      strings.Builder               // the open text part, as the client reads it
+	text      textMAC                       // the open text part's signature, streaming
 	reasoning strings.Builder               // the open reasoning part, likewise
 }
 
@@ -209,10 +209,22 @@ func (m *Mapper) textDelta(dst []Chunk, text string) []Chunk {
 		m.textID = m.newID("text-")
 		dst = append(dst, TextStartChunk{ID: m.textID})
 	}
-	if m.sign != nil {
-		m.text.WriteString(wireText(text))
-	}
+	m.signText(text)
 	return append(dst, TextDeltaChunk{ID: m.textID, Delta: text})
+}
+
+// signText adds a delta of the open text part to its signature, when
+// signing.
+func (m *Mapper) signText(delta string) {
+	if m.sign == nil {
+		return
+	}
+	if m.text.st == nil {
+		m.text = m.sign.streamText(m.messageID)
+	}
+	if delta != "" {
+		m.text.write(delta)
+	}
 }
 
 func (m *Mapper) reasoningDelta(dst []Chunk, text string) []Chunk {
@@ -378,8 +390,9 @@ func (m *Mapper) closeText(dst []Chunk) []Chunk {
 	}
 	c := TextEndChunk{ID: m.textID}
 	if m.sign != nil {
-		c.ProviderMetadata = withSig(nil, m.sign.text(m.messageID, m.text.String()))
-		m.text.Reset()
+		m.signText("") // starts the signature if no delta did
+		c.ProviderMetadata = withSig(nil, m.sign.endText(m.text))
+		m.text = textMAC{}
 	}
 	m.textID = ""
 	return append(dst, c)
@@ -458,8 +471,6 @@ func (m *Mapper) continueText(text string) (id string, ok bool) {
 	if m.done || m.textID == "" || text == "" {
 		return "", false
 	}
-	if m.sign != nil {
-		m.text.WriteString(wireText(text))
-	}
+	m.signText(text)
 	return m.textID, true
 }

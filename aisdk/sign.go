@@ -66,11 +66,12 @@ func newSigner(secret []byte) *signer {
 
 // The kinds of signed things, the first field of every signature.
 const (
-	sigText      = "text"
-	sigReasoning = "reasoning"
-	sigCall      = "call"
-	sigResult    = "result"
-	sigApproval  = "approval"
+	sigText       = "text" // the first form of text signatures (textV1)
+	sigTextStream = "text-stream"
+	sigReasoning  = "reasoning"
+	sigCall       = "call"
+	sigResult     = "result"
+	sigApproval   = "approval"
 )
 
 // Owners of a tool call, as signed: whose output answers it.
@@ -121,7 +122,59 @@ func matches(posted, want string) bool {
 	return diff == 0
 }
 
+// text returns the signature of a whole text part, as streamText
+// computes it delta by delta.
 func (s *signer) text(msgID, text string) string {
+	t := s.streamText(msgID)
+	t.write(text)
+	return s.endText(t)
+}
+
+// streamText starts the signature of the text part of msgID that streams
+// delta by delta: the MAC takes each delta as it is written
+// (textMAC.write), so no copy of the whole text is kept. It covers the
+// kind sigTextStream and msgID, length-prefixed, then the text as the
+// client reads it back, unprefixed: the text is the last field, so the
+// message stays unambiguous. endText returns the signature and the MAC to
+// the pool.
+func (s *signer) streamText(msgID string) textMAC {
+	st := s.macs.Get().(*macState)
+	st.mac.Reset()
+	st.msg = appendFields(st.msg[:0], []string{sigTextStream, msgID})
+	st.mac.Write(st.msg)
+	return textMAC{st}
+}
+
+// A textMAC is the signature of a text part being streamed (streamText).
+type textMAC struct{ st *macState }
+
+// write adds a delta of the text, as the client reads it back (invalid
+// UTF-8 replaced byte by byte, per delta, as the delta's chunk carries it).
+func (t textMAC) write(delta string) {
+	st := t.st
+	st.msg = appendWire(st.msg[:0], delta)
+	st.mac.Write(st.msg)
+	if cap(st.msg) > 64<<10 {
+		st.msg = nil // a long delta's buffer is not kept
+	}
+}
+
+// endText returns the signature of the text t and puts t's MAC back.
+func (s *signer) endText(t textMAC) string {
+	st := t.st
+	st.sum = st.mac.Sum(st.sum[:0])
+	st.enc = base64.RawURLEncoding.AppendEncode(st.enc[:0], st.sum)
+	sig := string(st.enc)
+	s.macs.Put(st)
+	return sig
+}
+
+// textV1 is the signature of a text part as builds before streamText
+// signed it (the kind sigText, the text length-prefixed). verify still
+// accepts it, so that conversations signed before an upgrade go on; the
+// two kinds' messages differ from their first byte, so neither signature
+// is ever valid as the other.
+func (s *signer) textV1(msgID, text string) string {
 	return s.sum(sigText, msgID, text)
 }
 
@@ -248,6 +301,24 @@ func withSig(md ProviderMetadata, sig string) ProviderMetadata {
 	return out
 }
 
+// appendWire appends s to b as a client reads it back from this
+// package's JSON (wireText, without making a string).
+func appendWire(b []byte, s string) []byte {
+	if utf8.ValidString(s) {
+		return append(b, s...)
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, "\uFFFD"...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return b
+}
+
 // wireText returns s as a client reads it back from this package's JSON:
 // each byte of invalid UTF-8 becomes U+FFFD, as appendString and
 // encoding/json write it.
@@ -354,7 +425,10 @@ func withoutResult(p UIPart) UIPart {
 func (s *signer) verifyPart(msgID string, p *UIPart) (verdict, error) {
 	switch {
 	case p.Type == "text":
-		if p.Text == "" || matches(metadataSig(p.ProviderMetadata), s.text(msgID, p.Text)) {
+		if p.Text == "" {
+			return keepPart, nil
+		}
+		if sig := metadataSig(p.ProviderMetadata); matches(sig, s.text(msgID, p.Text)) || matches(sig, s.textV1(msgID, p.Text)) {
 			return keepPart, nil
 		}
 		if p.State == StateStreaming {
