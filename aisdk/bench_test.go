@@ -348,3 +348,47 @@ func BenchmarkMapper_TextDeltaSigned(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMapper_ToolCallRun maps and writes one response with a server
+// tool's call and result (and a short answer after it), as the Handler
+// does, unsigned (as in the stored mode) and signed (the stateless mode):
+// the difference is what the signatures cost.
+func BenchmarkMapper_ToolCallRun(b *testing.B) {
+	c := agentloop.ToolCall{ID: "call_1", Name: "get_weather", Args: json.RawMessage(`{"city":"Oslo","day":"tomorrow"}`)}
+	items := []agentloop.Item{
+		agentloop.TurnStart{Turn: 1},
+		agentloop.ToolCallReady{Call: c},
+		agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishToolCalls},
+		agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: c.ID, Name: c.Name, Content: `{"city":"Oslo","forecast":"rain","high":14,"low":8}`}},
+		agentloop.TurnStart{Turn: 2},
+		agentloop.TextDelta{Text: "Rain, "},
+		agentloop.TextDelta{Text: "14 degrees."},
+		agentloop.TurnEnd{Turn: 2, FinishReason: agentloop.FinishStop},
+		agentloop.Final{},
+	}
+	s := newSigner([]byte("a benchmark secret of 32+ bytes...."))
+	for _, bc := range []struct {
+		name string
+		sign *signer
+	}{{"unsigned", nil}, {"signed", s}} {
+		b.Run(bc.name, func(b *testing.B) {
+			out := &output{sw: NewWriter(&discardResponse{h: http.Header{}}), client: true}
+			var chunks []Chunk
+			b.ReportAllocs()
+			for b.Loop() {
+				m := NewMapper("m")
+				if bc.sign != nil {
+					m.signWith(bc.sign, nil)
+				}
+				for _, it := range items {
+					if d, ok := it.(agentloop.TextDelta); ok && out.continueText(m, d.Text) {
+						continue
+					}
+					chunks = m.Map(chunks[:0], it, nil)
+					out.write(chunks)
+				}
+				out.flush()
+			}
+		})
+	}
+}
