@@ -1,6 +1,7 @@
 package aisdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -63,6 +64,7 @@ type Mapper struct {
 	// Signing (the Handler's stateless mode); sign is nil otherwise.
 	sign      *signer
 	calls     map[string]agentloop.ToolCall // every call a result may answer, by id
+	signed    map[string]signedCall         // calls as signed, by id, so each is canonicalized once
 	text      textMAC                       // the open text part's signature, streaming
 	reasoning strings.Builder               // the open reasoning part, likewise
 }
@@ -283,7 +285,7 @@ func (m *Mapper) handOver(dst []Chunk, c agentloop.ToolCall, client bool) []Chun
 		if client {
 			owner = ownerClient
 		}
-		ch.ProviderMetadata = withSig(nil, m.sign.call(m.messageID, callOf(c), owner))
+		ch.ProviderMetadata = sigMetadata(m.sign.call(m.messageID, m.signedCall(c, ch.Input), owner))
 	}
 	return append(dst, ch)
 }
@@ -314,7 +316,7 @@ func (m *Mapper) result(dst []Chunk, it agentloop.ToolResultReady) []Chunk {
 func (m *Mapper) inputError(call agentloop.ToolCall, text string) ToolInputErrorChunk {
 	c := ToolInputErrorChunk{ToolCallID: call.ID, ToolName: call.Name, Input: inputJSON(call.Args), ErrorText: text}
 	if m.sign != nil {
-		c.ProviderMetadata = withSig(nil, m.sign.result(m.messageID, callOf(call), StateOutputError, text))
+		c.ProviderMetadata = sigMetadata(m.sign.result(m.messageID, m.signedCall(call, c.Input), StateOutputError, text))
 	}
 	return c
 }
@@ -330,7 +332,30 @@ func (m *Mapper) resultSig(id string, state PartState, value string) ProviderMet
 	if !ok {
 		return nil
 	}
-	return withSig(nil, m.sign.result(m.messageID, callOf(call), state, value))
+	return sigMetadata(m.sign.result(m.messageID, m.signedCall(call, nil), state, value))
+}
+
+// signedCall is a call as signed, with its canonical input.
+type signedCall struct {
+	args json.RawMessage // the arguments it was made from
+	info callInfo
+}
+
+// signedCall returns c as signed (its canonical input), computed once per call: input,
+// when not nil, is inputJSON(c.Args), already made for the chunk.
+func (m *Mapper) signedCall(c agentloop.ToolCall, input json.RawMessage) callInfo {
+	if sc, ok := m.signed[c.ID]; ok && sc.info.name == c.Name && bytes.Equal(sc.args, c.Args) {
+		return sc.info
+	}
+	if input == nil {
+		input = inputJSON(c.Args)
+	}
+	info := callInfo{id: c.ID, name: c.Name, input: canonicalValue(input)}
+	if m.signed == nil {
+		m.signed = make(map[string]signedCall)
+	}
+	m.signed[c.ID] = signedCall{args: c.Args, info: info}
+	return info
 }
 
 func (m *Mapper) fail(dst []Chunk, err error) []Chunk {
@@ -391,7 +416,7 @@ func (m *Mapper) closeText(dst []Chunk) []Chunk {
 	c := TextEndChunk{ID: m.textID}
 	if m.sign != nil {
 		m.signText("") // starts the signature if no delta did
-		c.ProviderMetadata = withSig(nil, m.sign.endText(m.text))
+		c.ProviderMetadata = sigMetadata(m.sign.endText(m.text))
 		m.text = textMAC{}
 	}
 	m.textID = ""

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/internal/jsonscan"
 )
 
@@ -199,12 +198,6 @@ type callInfo struct {
 	id, name, input string
 }
 
-// callOf returns a call of the loop as signed: with its "input" as the
-// Mapper sends it.
-func callOf(c agentloop.ToolCall) callInfo {
-	return callInfo{id: c.ID, name: c.Name, input: canonicalValue(inputJSON(c.Args))}
-}
-
 // partCall returns the call of a posted tool part as checked.
 func partCall(p *UIPart) callInfo {
 	return callInfo{id: p.ToolCallID, name: p.ToolNameOf(), input: canonicalValue(p.Input)}
@@ -317,6 +310,15 @@ func appendWire(b []byte, s string) []byte {
 		i += size
 	}
 	return b
+}
+
+// sigMetadata is withSig(nil, sig), without encoding sig with
+// encoding/json: a signature is base64url, which a JSON string carries as
+// it is.
+func sigMetadata(sig string) ProviderMetadata {
+	b := make([]byte, 0, len(sig)+2)
+	b = append(append(append(b, '"'), sig...), '"')
+	return ProviderMetadata{metadataKey: {"sig": b}}
 }
 
 // wireText returns s as a client reads it back from this package's JSON:
