@@ -332,6 +332,25 @@ func BenchmarkHandler_TextDeltaPath(b *testing.B) {
 	}
 }
 
+// BenchmarkMapper_WriteTextDelta: an item to its SSE event through
+// Mapper.Write, per text delta, flushed once per 32 deltas.
+func BenchmarkMapper_WriteTextDelta(b *testing.B) {
+	w := NewWriter(&discardResponse{h: http.Header{}})
+	m := NewMapper("m")
+	_ = m.Write(w, agentloop.TurnStart{Turn: 1}, nil)
+	var item agentloop.Item = agentloop.TextDelta{Text: "word "}
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		if err := m.Write(w, item, nil); err != nil {
+			b.Fatal(err)
+		}
+		if n++; n%32 == 0 {
+			_ = w.Flush()
+		}
+	}
+}
+
 // BenchmarkMapper_TextDeltaSigned: items to chunks, per text delta, with
 // the stateless mode's signing, through the public Map.
 func BenchmarkMapper_TextDeltaSigned(b *testing.B) {

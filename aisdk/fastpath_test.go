@@ -85,6 +85,21 @@ func viaHandler(t testing.TB, items []agentloop.Item, sign *signer) []byte {
 	return rw.Bytes()
 }
 
+// viaMapperWrite writes items through Mapper.Write.
+func viaMapperWrite(t testing.TB, items []agentloop.Item, sign *signer) []byte {
+	var out bytes.Buffer
+	w := NewWriter(&out)
+	m := NewMapper("msg-1")
+	if sign != nil {
+		m.signWith(sign, nil)
+	}
+	for _, it := range items {
+		require.NoError(t, m.Write(w, it, nil))
+	}
+	require.NoError(t, w.Close())
+	return out.Bytes()
+}
+
 func TestTextDeltaShortcut_WritesTheBytesMapWrites(t *testing.T) {
 	s := newSigner([]byte("a test secret of at least 32 bytes."))
 	for _, script := range []string{
@@ -98,6 +113,7 @@ func TestTextDeltaShortcut_WritesTheBytesMapWrites(t *testing.T) {
 			want := viaMap(t, items, sign)
 			got := viaHandler(t, items, sign)
 			assert.Equal(t, string(want), string(got), "script %q, signed %v", script, sign != nil)
+			assert.Equal(t, string(want), string(viaMapperWrite(t, items, sign)), "Mapper.Write: script %q, signed %v", script, sign != nil)
 		}
 	}
 }
@@ -127,6 +143,9 @@ func FuzzTextDeltaShortcut_WritesTheBytesMapWrites(f *testing.F) {
 		want, got := viaMap(t, items, sign), viaHandler(t, items, sign)
 		if !bytes.Equal(want, got) {
 			t.Fatalf("the shortcut wrote\n%s\nMap wrote\n%s", got, want)
+		}
+		if got := viaMapperWrite(t, items, sign); !bytes.Equal(want, got) {
+			t.Fatalf("Mapper.Write wrote\n%s\nMap wrote\n%s", got, want)
 		}
 	})
 }
@@ -169,4 +188,17 @@ func TestVerify_AcceptsTextSignedInTheFirstFormAndNeitherFormAsTheOther(t *testi
 	// of "hello" (their kinds differ from the first byte on).
 	_, err = s.verify(part("hello", s.text("msg-1", "\x05hello")))
 	require.ErrorIs(t, err, ErrSignature)
+}
+
+func TestMapperWrite_ReturnsTheWritersErrorAndWritesNothingAfterClose(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWriter(&out)
+	m := NewMapper("msg-1")
+	require.NoError(t, m.Write(w, agentloop.TurnStart{Turn: 1}, nil))
+	require.NoError(t, m.Write(w, agentloop.TextDelta{Text: "a"}, nil))
+	require.NoError(t, w.Close())
+	n := out.Len()
+	assert.ErrorIs(t, m.Write(w, agentloop.TextDelta{Text: "b"}, nil), errClosed, "the shortcut")
+	assert.ErrorIs(t, m.Write(w, agentloop.Final{}, nil), errClosed, "through Map")
+	assert.Equal(t, n, out.Len())
 }

@@ -40,6 +40,9 @@ import (
 // decided in its stateless mode (see the package documentation), and
 // checks it when the client posts it back.
 //
+// [Mapper.Map] hands out the chunks; [Mapper.Write] writes them to a
+// [Writer] as they are made, the same bytes, without boxing text deltas.
+//
 // A Mapper is used by one goroutine for one response; the zero value is not
 // usable, call [NewMapper].
 type Mapper struct {
@@ -48,6 +51,7 @@ type Mapper struct {
 	ErrorText func(error) string
 
 	messageID string
+	scratch   []Chunk // Write's chunks, reused
 	started   bool
 	done      bool
 	stepOpen  bool
@@ -182,6 +186,34 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 		dst = append(dst, FinishChunk{FinishReason: finishReasonOf(m.finish)})
 	}
 	return dst
+}
+
+// Write maps one (item, err) pair as [Mapper.Map] does and writes its
+// chunks to w, as [Writer.WriteChunk] writes each; it writes the same
+// bytes. It is the cheaper way for a run written straight to a Writer: a
+// text delta that continues the open text part, most of a stream, is
+// encoded into w's buffer without making a Chunk, and the chunks of other
+// items go through a slice the Mapper reuses. It returns the first
+// error of w; the Mapper's state moves on regardless, as with Map. Like
+// the Writer, it buffers: call [Writer.Flush] when the client should see
+// what was written.
+func (m *Mapper) Write(w *Writer, item agentloop.Item, err error) error {
+	if d, ok := item.(agentloop.TextDelta); ok && err == nil {
+		if id, ok := m.continueText(d.Text); ok {
+			if _, err := w.textDeltaEvent(id, d.Text); err != nil {
+				return err
+			}
+			return w.spill()
+		}
+	}
+	m.scratch = m.Map(m.scratch[:0], item, err)
+	defer clear(m.scratch) // let the chunks go
+	for _, c := range m.scratch {
+		if err := w.WriteChunk(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // End appends what the response still needs once the run's sequence has
