@@ -33,6 +33,34 @@ func appendChunk(buf *bytes.Buffer, c Chunk) error {
 			buf.WriteByte('}')
 			return nil
 		}
+	// Signed chunks (the stateless mode): the metadata that holds only
+	// the signature is written by hand after the rest of the chunk, where
+	// encoding/json puts it when no later field is set.
+	case TextEndChunk:
+		if sig, ok := sigOnly(v.ProviderMetadata); ok {
+			v.ProviderMetadata = nil
+			return appendSigned(buf, v, sig)
+		}
+	case ToolInputAvailableChunk:
+		if sig, ok := sigOnly(v.ProviderMetadata); ok && v.ToolMetadata == nil && v.Dynamic == nil && v.Title == "" {
+			v.ProviderMetadata = nil
+			return appendSigned(buf, v, sig)
+		}
+	case ToolInputErrorChunk:
+		if sig, ok := sigOnly(v.ProviderMetadata); ok && v.ToolMetadata == nil && v.Dynamic == nil && v.Title == "" {
+			v.ProviderMetadata = nil
+			return appendSigned(buf, v, sig)
+		}
+	case ToolOutputAvailableChunk:
+		if sig, ok := sigOnly(v.ProviderMetadata); ok && v.ToolMetadata == nil && v.Dynamic == nil && v.Preliminary == nil {
+			v.ProviderMetadata = nil
+			return appendSigned(buf, v, sig)
+		}
+	case ToolOutputErrorChunk:
+		if sig, ok := sigOnly(v.ProviderMetadata); ok && v.ToolMetadata == nil && v.Dynamic == nil {
+			v.ProviderMetadata = nil
+			return appendSigned(buf, v, sig)
+		}
 	case ToolInputDeltaChunk:
 		buf.WriteString(`{"type":"tool-input-delta","toolCallId":`)
 		appendString(buf, v.ToolCallID)
@@ -46,6 +74,39 @@ func appendChunk(buf *bytes.Buffer, c Chunk) error {
 		return fmt.Errorf("aisdk: encoding %s chunk: %w", c.chunkType(), err)
 	}
 	buf.Write(b)
+	return nil
+}
+
+// sigOnly returns the encoded signature of metadata that holds nothing
+// else, {"agentloop":{"sig":"<base64url>"}} as sigMetadata makes it; it
+// reports false for any other metadata.
+func sigOnly(md ProviderMetadata) (json.RawMessage, bool) {
+	if len(md) != 1 || len(md[metadataKey]) != 1 {
+		return nil, false
+	}
+	sig := md[metadataKey]["sig"]
+	if len(sig) < 2 || sig[0] != '"' || sig[len(sig)-1] != '"' {
+		return nil, false
+	}
+	for _, c := range sig[1 : len(sig)-1] {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return nil, false
+		}
+	}
+	return sig, true
+}
+
+// appendSigned writes c, which has no provider metadata and no field
+// after it, with the metadata of the signature sig as its last field.
+func appendSigned(buf *bytes.Buffer, c Chunk, sig json.RawMessage) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("aisdk: encoding %s chunk: %w", c.chunkType(), err)
+	}
+	buf.Write(b[:len(b)-1])
+	buf.WriteString(`,"providerMetadata":{"` + metadataKey + `":{"sig":`)
+	buf.Write(sig)
+	buf.WriteString("}}}")
 	return nil
 }
 

@@ -202,3 +202,31 @@ func TestMapperWrite_ReturnsTheWritersErrorAndWritesNothingAfterClose(t *testing
 	assert.ErrorIs(t, m.Write(w, agentloop.Final{}, nil), errClosed, "through Map")
 	assert.Equal(t, n, out.Len())
 }
+
+func TestAppendChunk_SignedChunksAsEncodingJSONWritesThem(t *testing.T) {
+	sig := sigMetadata("AbC-_09")
+	other := ProviderMetadata{metadataKey: {"sig": json.RawMessage(`"AbC-_09"`), "x": json.RawMessage(`1`)}}
+	yes := true
+	tm := map[string]json.RawMessage{"k": json.RawMessage(`"v"`)}
+	for _, c := range []Chunk{
+		TextEndChunk{ID: "text-1", ProviderMetadata: sig},
+		TextEndChunk{ID: "<&>", Citations: json.RawMessage(`[1]`), ProviderMetadata: sig},
+		TextEndChunk{ID: "text-1", ProviderMetadata: other},
+		TextEndChunk{ID: "text-1", ProviderMetadata: ProviderMetadata{metadataKey: {"sig": json.RawMessage(`"a/b"`)}}},
+		ToolInputAvailableChunk{ToolCallID: "c", ToolName: "n", Input: json.RawMessage(`{"a":"<b>"}`), ProviderMetadata: sig},
+		ToolInputAvailableChunk{ToolCallID: "c", ToolName: "n", Input: json.RawMessage(`{}`), ProviderExecuted: &yes, ProviderMetadata: sig},
+		ToolInputAvailableChunk{ToolCallID: "c", ToolName: "n", Input: json.RawMessage(`{}`), ProviderMetadata: sig, ToolMetadata: tm, Dynamic: &yes, Title: "t"},
+		ToolInputErrorChunk{ToolCallID: "c", ToolName: "n", Input: json.RawMessage(`"x"`), ErrorText: "e\u2028", ProviderMetadata: sig},
+		ToolInputErrorChunk{ToolCallID: "c", ToolName: "n", Input: json.RawMessage(`{}`), ErrorText: "e", ProviderMetadata: sig, Title: "t"},
+		ToolOutputAvailableChunk{ToolCallID: "c", Output: json.RawMessage(`{"a": 1}`), ProviderMetadata: sig},
+		ToolOutputAvailableChunk{ToolCallID: "c", Output: json.RawMessage(`1`), ProviderMetadata: sig, Preliminary: &yes},
+		ToolOutputErrorChunk{ToolCallID: "c", ErrorText: "bad <thing>", ProviderMetadata: sig},
+		ToolOutputErrorChunk{ToolCallID: "c", ErrorText: "e", ProviderMetadata: sig, ToolMetadata: tm},
+	} {
+		want, err := json.Marshal(c)
+		require.NoError(t, err)
+		var buf bytes.Buffer
+		require.NoError(t, appendChunk(&buf, c))
+		assert.Equal(t, string(want), buf.String())
+	}
+}
