@@ -111,8 +111,8 @@ func (a *assembler) ready(c ToolCall) ToolCallReady {
 	if t == nil {
 		return ToolCallReady{Call: c, Err: unknownTool(c.Name, slices.Sorted(maps.Keys(a.offered)))}
 	}
-	it := ToolCallReady{Call: c, Client: t.Client(), NeedsApproval: t.NeedsApproval}
-	if it.Client {
+	it := ToolCallReady{Call: c, RunsOnClient: t.RunsOnClient(), NeedsApproval: t.NeedsApproval}
+	if it.RunsOnClient {
 		if _, err := t.checkArgs(c.Args); err != nil {
 			it.Err = err
 		}

@@ -39,7 +39,7 @@ func callIDs(items []agentloop.Item) (deltas, readies, history []string) {
 func TestIDs_RepeatedIDWithinATurnIsReplacedEverywhere(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("dup", "echo", `{"text":"a"}`), simtest.Call("dup", "echo", `{"text":"b"}`)), turn(simtest.Text("done")))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}}
-	items, err := collect(a.Stream(t.Context(), user("x")))
+	items, err := collect(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	deltas, readies, history := callIDs(items)
 	assert.Equal(t, []string{"dup", "call_0_1"}, readies)
@@ -50,7 +50,7 @@ func TestIDs_RepeatedIDWithinATurnIsReplacedEverywhere(t *testing.T) {
 	assert.Equal(t, "call_0_1", deltas[len(deltas)-1], "the second call's deltas carry its new id")
 	f := final(t, items)
 	assert.Len(t, resultsIn(f.History), 2, "each call has its own result")
-	_, err = collect((&agentloop.Agent{Model: simtest.NewModel(turn(simtest.Text("again")))}).Stream(t.Context(), append(f.History, agentloop.UserMessage("more"))))
+	_, err = collect((&agentloop.Agent{Model: simtest.NewModel(turn(simtest.Text("again")))}).Stream(t.Context(), append(f.History, agentloop.UserMessage("more")), nil))
 	require.NoError(t, err, "the loop accepts its own history")
 }
 
@@ -76,7 +76,7 @@ func TestIDs_IDRepeatedAcrossTurnsIsReplaced(t *testing.T) {
 		return nil
 	}}
 	a := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Hooks: trim}
-	items, err := collect(a.Stream(t.Context(), user("x")))
+	items, err := collect(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	_, readies, history := callIDs(items)
 	assert.Equal(t, []string{"call_0_0", "call_1_0"}, readies)
@@ -105,7 +105,7 @@ func TestIDs_DeltasAndCompleteCallShareOneID(t *testing.T) {
 		}
 	})
 	a := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{echoTool(t, "echo")}}
-	items, err := collect(a.Stream(t.Context(), user("x")))
+	items, err := collect(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	deltas, readies, history := callIDs(items)
 	assert.Equal(t, []string{"call_0_0", "call_0_0"}, deltas)

@@ -58,7 +58,7 @@ func BenchmarkStream_TextDeltas(b *testing.B) {
 		a := &agentloop.Agent{Model: simtest.NewModel(turn)}
 		before := mallocsNow() // stops the world: outside the timed part
 		start := time.Now()
-		for _, err := range a.Stream(context.Background(), history) {
+		for _, err := range a.Stream(context.Background(), history, nil) {
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func BenchmarkStream_ConcurrentTools(b *testing.B) {
 					Tools:           []*agentloop.Tool{wait},
 					ToolConcurrency: concurrency,
 				}
-				if _, err := agentloop.Drain(a.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")})); err != nil {
+				if _, err := agentloop.Drain(a.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")}, nil)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -148,7 +148,7 @@ func BenchmarkStream_ConcurrentRuns(b *testing.B) {
 		for range runs {
 			go func() {
 				defer done.Done()
-				for range a.Stream(context.Background(), history) {
+				for range a.Stream(context.Background(), history, nil) {
 				}
 			}()
 		}
@@ -196,13 +196,13 @@ func BenchmarkStream_ToolCalls(b *testing.B) {
 	a := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{add}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := agentloop.Drain(a.Stream(context.Background(), history)); err != nil {
+		if _, err := agentloop.Drain(a.Stream(context.Background(), history, nil)); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/calls, "ns/call")
 	b.ReportMetric(float64(testing.AllocsPerRun(1, func() {
-		_, _ = agentloop.Drain(a.Stream(context.Background(), history))
+		_, _ = agentloop.Drain(a.Stream(context.Background(), history, nil))
 	}))/calls, "allocs/call")
 }
 
@@ -237,9 +237,42 @@ func BenchmarkStream_BeforeModelCallLongHistory(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		a := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{noop}, Hooks: hooks, MaxTurns: 10}
-		if _, err := agentloop.Drain(a.Stream(context.Background(), history)); err != nil {
+		if _, err := agentloop.Drain(a.Stream(context.Background(), history, nil)); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10, "ns/turn")
+}
+
+// BenchmarkStream_NestedTextDeltas measures a sub-agent's text deltas
+// reaching the caller's consumer as Nested items (design.md §3.10): one
+// lead turn calls a sub-agent whose turn streams benchDeltas deltas.
+// Compare ns/delta with BenchmarkStream_TextDeltas, a flat run of the
+// same deltas.
+func BenchmarkStream_NestedTextDeltas(b *testing.B) {
+	turn := textTurn()
+	history := agentloop.History{agentloop.UserMessage("go")}
+	callTurn := simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "sub", map[string]string{"task": "t"})}}
+	answer := simtest.Turn{Reply: []simtest.Step{simtest.Text("done")}}
+	b.ReportAllocs()
+	var mallocs uint64
+	var elapsed time.Duration
+	for b.Loop() {
+		sub := &agentloop.Agent{Name: "sub", Model: simtest.NewModel(turn)}
+		tool, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a := &agentloop.Agent{Name: "lead", Model: simtest.NewModel(callTurn, answer), Tools: []*agentloop.Tool{tool}}
+		before := mallocsNow() // stops the world: outside the timed part
+		start := time.Now()
+		for _, err := range a.Stream(context.Background(), history, nil) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		elapsed += time.Since(start)
+		mallocs += mallocsNow() - before
+	}
+	reportPerDelta(b, elapsed, mallocs)
 }

@@ -87,11 +87,19 @@ func (b Budget) check(model ModelInfo) error {
 	return nil
 }
 
-// exceeded returns the budget's error when u has reached it, nil otherwise.
-func (b Budget) exceeded(model ModelInfo, u Usage) *BudgetError {
+// exceeded returns the budget's error when total, the usage of the run's
+// own calls (own, with model) and of its sub-agents' (subs), has reached
+// it, nil otherwise. A sub-agent's usage is priced with its own model; one
+// whose price the Pricer does not know costs nothing.
+func (b Budget) exceeded(model ModelInfo, own, total Usage, subs []subUsage) *BudgetError {
+	u := total
 	var cost float64
 	if b.Pricer != nil {
-		cost, _ = b.Pricer.Cost(model, u)
+		cost, _ = b.Pricer.Cost(model, own)
+		for _, s := range subs {
+			c, _ := b.Pricer.Cost(s.model, s.usage)
+			cost += c
+		}
 	}
 	if (b.Tokens > 0 && u.Total() >= b.Tokens) || (b.Cost > 0 && cost >= b.Cost) {
 		return &BudgetError{Budget: b, Usage: u, Cost: cost}

@@ -39,7 +39,7 @@ func TestBudget_TokensStopTheRunBeforeTheCallAfterTheTurnThatReachedThem(t *test
 	m := simtest.NewModel(callsEcho(1), callsEcho(2), callsEcho(3), callsEcho(4))
 	// 110 tokens a turn: 110, 220, then 330 reaches 300, so turn 4 never happens.
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Budget: agentloop.Budget{Tokens: 300}}
-	_, err := collect(a.Stream(t.Context(), user("loop")))
+	_, err := collect(a.Stream(t.Context(), user("loop"), nil))
 
 	require.ErrorIs(t, err, agentloop.ErrBudget)
 	var be *agentloop.BudgetError
@@ -60,7 +60,7 @@ func TestBudget_TokensStopTheRunBeforeTheCallAfterTheTurnThatReachedThem(t *test
 	require.NoError(t, json.Unmarshal(stored, &loaded))
 	resumed := simtest.NewModel(turn(simtest.Text("Done."), simtest.Usage(400, 5)))
 	b := &agentloop.Agent{Model: resumed, Tools: a.Tools, Budget: agentloop.Budget{Tokens: 300}}
-	items, err := collect(b.Stream(t.Context(), loaded))
+	items, err := collect(b.Stream(t.Context(), loaded, nil))
 	require.NoError(t, err)
 	f := final(t, items)
 	assert.Equal(t, "Done.", f.Text)
@@ -70,7 +70,7 @@ func TestBudget_TokensStopTheRunBeforeTheCallAfterTheTurnThatReachedThem(t *test
 func TestBudget_ATurnThatAnswersEndsTheRunEvenPastTheBudget(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("Long answer."), simtest.Usage(1000, 500)))
 	a := &agentloop.Agent{Model: m, Budget: agentloop.Budget{Tokens: 10}}
-	items, err := collect(a.Stream(t.Context(), user("hi")))
+	items, err := collect(a.Stream(t.Context(), user("hi"), nil))
 	require.NoError(t, err)
 	assert.Equal(t, agentloop.Usage{Input: 1000, Output: 500}, final(t, items).Usage)
 }
@@ -80,7 +80,7 @@ func TestBudget_CostStopsTheRunAtTheTurnItsPriceReachesIt(t *testing.T) {
 	// 0.12 a turn: 0.12, then 0.24 reaches 0.2, so turn 3 never happens.
 	a := &agentloop.Agent{Model: pricedModel{m}, Tools: []*agentloop.Tool{echoTool(t, "echo")},
 		Budget: agentloop.Budget{Cost: 0.2, Pricer: perToken{}}}
-	_, err := collect(a.Stream(t.Context(), user("loop")))
+	_, err := collect(a.Stream(t.Context(), user("loop"), nil))
 	var be *agentloop.BudgetError
 	require.ErrorAs(t, err, &be)
 	assert.Equal(t, 2, m.Calls())
@@ -89,10 +89,10 @@ func TestBudget_CostStopsTheRunAtTheTurnItsPriceReachesIt(t *testing.T) {
 	assert.Equal(t, []agentloop.Role{"user", "assistant", "tool", "assistant", "tool"}, roles(be.History))
 }
 
-func TestBudget_WithBudgetReplacesTheAgentsBudgetForOneRun(t *testing.T) {
+func TestBudget_RunOptionsBudgetReplacesTheAgentsBudgetForOneRun(t *testing.T) {
 	m := simtest.NewModel(callsEcho(1), callsEcho(2))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Budget: agentloop.Budget{Tokens: 1_000_000}}
-	_, err := collect(a.Stream(t.Context(), user("loop"), agentloop.WithBudget(agentloop.Budget{Tokens: 110})))
+	_, err := collect(a.Stream(t.Context(), user("loop"), &agentloop.RunOptions{Budget: &agentloop.Budget{Tokens: 110}}))
 	require.ErrorIs(t, err, agentloop.ErrBudget)
 	assert.Equal(t, 1, m.Calls())
 }
@@ -109,7 +109,7 @@ func TestBudget_AMoneyBoundThatCannotBePricedFailsBeforeTheFirstCall(t *testing.
 	} {
 		t.Run(name, func(t *testing.T) {
 			a := &agentloop.Agent{Model: c.model, Budget: c.budget}
-			_, err := collect(a.Stream(t.Context(), user("hi")))
+			_, err := collect(a.Stream(t.Context(), user("hi"), nil))
 			require.EqualError(t, err, c.want)
 			assert.Equal(t, 0, c.model.(*simtest.Model).Calls())
 		})

@@ -1,26 +1,18 @@
 package agentloop
 
-import (
-	"context"
-	"errors"
-)
+import "errors"
 
-// CancelFunc cancels a run with a reason. The first reason given wins; later
-// calls do nothing. It is safe to call from any goroutine, any number of times.
-type CancelFunc func(reason string)
-
-// WithCancel returns a copy of parent that a CancelFunc cancels with a
-// reason, for a "stop" button: pass the context to [Agent.Stream] and call
-// the CancelFunc from another goroutine. The run then fails with a
-// [*CancelledError] whose Reason is the given reason.
-func WithCancel(parent context.Context) (context.Context, CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
-	return ctx, func(reason string) { cancel(Cancel(reason)) }
-}
-
-// Cancel returns an error that cancels a run with the given reason when a
-// hook returns it, or when it is the cause given to a
-// [context.CancelCauseFunc] of the run's context.
+// Cancel returns an error that cancels a run with the given reason. It is the
+// one way to stop a run with a cause: return it from a hook, or give it as the
+// cause to the [context.CancelCauseFunc] of the run's context, for a "stop"
+// button in another goroutine:
+//
+//	ctx, cancel := context.WithCancelCause(ctx)
+//	// … from the stop button:
+//	cancel(agentloop.Cancel("user pressed stop"))
+//
+// The run then fails with a [*CancelledError] whose Reason is the given
+// reason. The first cause given wins, as with any [context.CancelCauseFunc].
 func Cancel(reason string) error { return &cancelReason{reason: reason} }
 
 type cancelReason struct{ reason string }

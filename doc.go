@@ -5,7 +5,7 @@
 // or the scripted simtest.Model in tests) and [Tool]s, then range over
 // [Agent.Stream]:
 //
-//	for item, err := range agent.Stream(ctx, history) { … }
+//	for item, err := range agent.Stream(ctx, history, nil) { … }
 //
 // One call of Stream is a run; a run makes one or more turns, each one model
 // call plus the tools it asked for. The model's text, reasoning and tool
@@ -26,17 +26,27 @@
 // [ToolProgress] before the call's result. The loop owns tool-call ids:
 // every id in a history is unique and the same on every item.
 //
-// [Hooks] observe or steer every step and can cancel the run with a reason,
-// as can the caller ([WithCancel]). They come in pairs a tracer can rely on
-// (OnRunStart/OnRunEnd, BeforeModelCall/OnTurnEnd,
-// BeforeToolCall/AfterToolCall), and the errors behind error results stay
-// checkable ([ToolResult.Err]). A failed run ends with one error: a
+// An agent can use another as a tool ([AgentTool]): the sub-agent's run
+// streams into the caller's as [Nested] items, tagged with the call, the
+// agent and the depth; its usage adds up to the caller's (per agent in
+// [Final.AgentUsage]); a cancel, a break or the call's timeout ends it; and
+// a sub-agent's client call or approval pauses the whole run, its state kept
+// in the caller's history ([SubRun]) so that it resumes like any other.
+// An agent can also hand the conversation to another ([Agent.Handoffs]):
+// the next turns run with that agent, and the history records who spoke
+// ([Message.Agent]).
+//
+// [Hooks] observe or steer every step and can cancel the run with a reason
+// ([Cancel]), as can the caller (a context cancelled with a [Cancel] cause).
+// They come in pairs a tracer can rely on (OnRunStart/OnRunEnd,
+// BeforeModelCall/OnTurnEnd, BeforeToolCall/AfterToolCall), and the errors
+// behind error results stay checkable ([ToolResult.Err]). A failed run ends with one error: a
 // [*CancelledError], [*TurnLimitError], [*BudgetError] ([Agent.Budget]) or
 // [*TurnError], each carrying a history in which every tool call has a
 // result ([HistoryOf]).
 //
 // A run's effects, its model calls and tool calls, go through [Effects]
-// when a run is given one ([WithEffects]); without one they run in process
+// when a run is given one ([RunOptions.Effects]); without one they run in process
 // as described above. A durable-execution engine implements Effects to
 // record each call as a step and replay the recorded results after a
 // crash, so a run outlives its process (the dbosrun module runs it on DBOS).

@@ -12,7 +12,7 @@ import (
 // runs a run as a DBOS workflow through it), in the manner of
 // database/sql/driver: the loop calls it, an engine implements it.
 //
-// A run given no Effects ([WithEffects]) runs its calls in process, directly,
+// A run given no Effects ([RunOptions.Effects]) runs its calls in process, directly,
 // at no cost. An engine runs each call as a step whose result it records,
 // and on recovery replays the recorded results in the same order: the loop
 // re-emits a replayed model call's items from its [ModelReply] and goes on
@@ -55,16 +55,9 @@ type Effects interface {
 	Tool(ctx context.Context, step Step, call func() ToolResult, done func(ToolResult))
 }
 
-// WithEffects runs this run's model and tool calls through e instead of
-// in process. A nil e changes nothing. Engines set it; applications use an
-// engine's own API (such as dbosrun.Runner) rather than calling it.
-func WithEffects(e Effects) Option {
-	return func(o *runOptions) { o.effects = e }
-}
-
 // Step names one effect of a run, the same on every replay of it.
 type Step struct {
-	// ConversationID is the run's [WithConversationID]; "" if none.
+	// ConversationID is the run's [RunOptions.ConversationID]; "" if none.
 	ConversationID string
 	// Turn counts the assistant messages of the conversation up to and
 	// including the one the step makes (a model call) or belongs to (a

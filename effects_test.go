@@ -127,7 +127,7 @@ func TestEffects_ReplayRunsNoRecordedStepAgainAndEndsTheSame(t *testing.T) {
 	a := durableAgent(t, &modelCalls, &toolCalls, &keys)
 	j := &journal{}
 	run := func() []agentloop.Item {
-		items, err := collect(a.Stream(context.Background(), user("go"), agentloop.WithEffects(j), agentloop.WithConversationID("chat-1")))
+		items, err := collect(a.Stream(context.Background(), user("go"), &agentloop.RunOptions{ConversationID: "chat-1", Effects: j}))
 		require.NoError(t, err)
 		return items
 	}
@@ -172,13 +172,13 @@ func TestEffects_RecoveryRunsOnlyTheStepsWithoutAResult(t *testing.T) {
 	var keys sync.Map
 	a := durableAgent(t, &modelCalls, &toolCalls, &keys)
 	j := &journal{limit: 2} // the "process" died after the first model call and one tool call
-	_, err := collect(a.Stream(context.Background(), user("go"), agentloop.WithEffects(j)))
+	_, err := collect(a.Stream(context.Background(), user("go"), &agentloop.RunOptions{Effects: j}))
 	require.NoError(t, err)
 	j.limit = 0
 	modelCalls.Store(0)
 	toolCalls.Store(0)
 
-	items, err := collect(a.Stream(context.Background(), user("go"), agentloop.WithEffects(j)))
+	items, err := collect(a.Stream(context.Background(), user("go"), &agentloop.RunOptions{Effects: j}))
 	require.NoError(t, err)
 	assert.Equal(t, "done", final(t, items).Text)
 	assert.Equal(t, int32(2), modelCalls.Load(), "model calls after the first recorded one")
@@ -189,10 +189,10 @@ func TestIdempotencyKey_IsTheStepsKeyAndStableAcrossRuns(t *testing.T) {
 	var modelCalls, toolCalls atomic.Int32
 	var inProcess, durable sync.Map
 	a := durableAgent(t, &modelCalls, &toolCalls, &inProcess)
-	_, err := collect(a.Stream(context.Background(), user("go"), agentloop.WithConversationID("c")))
+	_, err := collect(a.Stream(context.Background(), user("go"), &agentloop.RunOptions{ConversationID: "c"}))
 	require.NoError(t, err)
 	a = durableAgent(t, &modelCalls, &toolCalls, &durable)
-	_, err = collect(a.Stream(context.Background(), user("go"), agentloop.WithConversationID("c"), agentloop.WithEffects(&journal{})))
+	_, err = collect(a.Stream(context.Background(), user("go"), &agentloop.RunOptions{ConversationID: "c", Effects: &journal{}}))
 	require.NoError(t, err)
 
 	want := map[any]any{}
@@ -245,7 +245,7 @@ func TestEffects_ToolsKeepTheirConcurrencyBoundProgressAndGoexitRule(t *testing.
 	})
 	require.NoError(t, err)
 	a := &agentloop.Agent{Model: callsTools("t", 4), Tools: []*agentloop.Tool{tool}, ToolConcurrency: 2}
-	items, err := collect(a.Stream(context.Background(), user("go"), agentloop.WithEffects(&journal{})))
+	items, err := collect(a.Stream(context.Background(), user("go"), &agentloop.RunOptions{Effects: &journal{}}))
 	require.NoError(t, err)
 	assert.LessOrEqual(t, most.Load(), int32(2), "ToolConcurrency")
 	progress := 0
@@ -272,13 +272,13 @@ func TestEffects_ACancelAndAStopEndTheRunOnceEveryStepEnded(t *testing.T) {
 	require.NoError(t, err)
 	a := &agentloop.Agent{Model: callsTools("block", 2), Tools: []*agentloop.Tool{block}}
 
-	ctx, cancel := agentloop.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	go func() {
 		<-started
 		<-started
-		cancel("stop button")
+		cancel(agentloop.Cancel("stop button"))
 	}()
-	_, err = collect(a.Stream(ctx, user("go"), agentloop.WithEffects(&journal{})))
+	_, err = collect(a.Stream(ctx, user("go"), &agentloop.RunOptions{Effects: &journal{}}))
 	var ce *agentloop.CancelledError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "stop button", ce.Reason)
@@ -295,7 +295,7 @@ func TestEffects_ACancelAndAStopEndTheRunOnceEveryStepEnded(t *testing.T) {
 	})
 	require.NoError(t, err)
 	a.Tools = []*agentloop.Tool{fast}
-	for it := range a.Stream(context.Background(), user("go"), agentloop.WithEffects(&journal{})) {
+	for it := range a.Stream(context.Background(), user("go"), &agentloop.RunOptions{Effects: &journal{}}) {
 		if _, ok := it.(agentloop.ToolResultReady); ok {
 			break
 		}
@@ -312,7 +312,7 @@ func TestEffects_AFailedModelCallKeepsItsErrorAndPartialReply(t *testing.T) {
 		}
 	})
 	j := &journal{}
-	_, err := collect((&agentloop.Agent{Model: model}).Stream(context.Background(), user("go"), agentloop.WithEffects(j)))
+	_, err := collect((&agentloop.Agent{Model: model}).Stream(context.Background(), user("go"), &agentloop.RunOptions{Effects: j}))
 	var te *agentloop.TurnError
 	require.ErrorAs(t, err, &te)
 	assert.ErrorIs(t, err, boom)

@@ -11,8 +11,9 @@ import (
 // tell hooks why a call failed.
 var (
 	// ErrCancelled matches the error of every run that was cancelled: by a
-	// hook, by a [CancelFunc], or by its context. It also matches the Err of
-	// a tool result that a cancel cut short or kept from running.
+	// hook, or by its context (with or without a [Cancel] cause). It also
+	// matches the Err of a tool result that a cancel cut short or kept from
+	// running.
 	ErrCancelled = errors.New("agentloop: run cancelled")
 
 	// ErrTurnLimit matches the error of a run that reached [Agent.MaxTurns].
@@ -46,7 +47,7 @@ var (
 	ErrToolTimeout = &timeoutError{}
 
 	// ErrDenied matches the Err of a result for a call that was denied
-	// approval.
+	// approval; the result's content is [DeniedContent].
 	ErrDenied = errors.New("agentloop: tool call denied")
 
 	// ErrNotRun matches the Err of a result the loop wrote for a call it did
@@ -54,6 +55,19 @@ var (
 	// output was cut off, or the turn limit was reached.
 	ErrNotRun = errors.New("agentloop: tool call not run")
 )
+
+// DeniedContent returns the content of the error result that stands for a
+// tool call denied approval, as the model reads it: "The user denied this
+// tool call.", followed by " Reason: " and the reason when it is not empty.
+// The loop writes it for a denied [Approval]; a front end that records a
+// denial itself (package aisdk) uses it so that the model reads the same
+// words.
+func DeniedContent(reason string) string {
+	if reason == "" {
+		return "The user denied this tool call."
+	}
+	return "The user denied this tool call. Reason: " + reason
+}
 
 type timeoutError struct{}
 
@@ -67,7 +81,7 @@ func (*timeoutError) Is(target error) bool { return target == context.DeadlineEx
 // have a "cancelled" error result), so it can be stored and resumed.
 type CancelledError struct {
 	// Reason is the first reason given (a hook's error text, the argument of
-	// a CancelFunc, or the context's error text).
+	// the [Cancel] cause of the context, or the context's error text).
 	Reason string
 	// Cause is the error that cancelled the run, such as the one a hook
 	// returned or context.Canceled; errors.Is and errors.As see it.

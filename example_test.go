@@ -30,7 +30,7 @@ func Example() {
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{add}}
 
 	history := agentloop.History{agentloop.UserMessage("What is 2 + 3?")}
-	for item, err := range agent.Stream(context.Background(), history) {
+	for item, err := range agent.Stream(context.Background(), history, nil) {
 		if err != nil {
 			fmt.Println("error:", err)
 			return
@@ -66,7 +66,7 @@ func ExampleHistory_AppendResults() {
 		Tools: []*agentloop.Tool{location},
 	}
 	ctx := context.Background()
-	last, _ := agentloop.Drain(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("Where am I?")}))
+	last, _ := agentloop.Drain(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("Where am I?")}, nil))
 	pending := last.(agentloop.Pending)
 	fmt.Println("waiting for:", pending.ClientCalls[0].Name)
 
@@ -76,7 +76,7 @@ func ExampleHistory_AppendResults() {
 		fmt.Println(err)
 		return
 	}
-	text, err := agentloop.Text(agent.Stream(ctx, history))
+	text, err := agentloop.Text(agent.Stream(ctx, history, nil))
 	fmt.Println(text, err)
 	// Output:
 	// waiting for: get_location
@@ -94,7 +94,7 @@ func ExampleCancel() {
 			},
 		},
 	}
-	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")}))
+	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")}, nil))
 	var ce *agentloop.CancelledError
 	if errors.As(err, &ce) {
 		fmt.Println("cancelled:", ce.Reason)

@@ -49,16 +49,12 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 		switch {
 		case j.tool == nil:
 		case decided && !d.Approved:
-			content := "The user denied this tool call."
-			if d.Reason != "" {
-				content += " Reason: " + d.Reason
-			}
-			j.preset = &ToolResult{CallID: c.ID, Name: c.Name, Content: content, IsError: true, Err: ErrDenied}
+			j.preset = &ToolResult{CallID: c.ID, Name: c.Name, Content: DeniedContent(d.Reason), IsError: true, Err: ErrDenied}
 			j.denied = true
 		case j.tool.NeedsApproval && !decided:
 			j.pending = true
 			pending.Approvals = append(pending.Approvals, c)
-		case j.tool.Client():
+		case j.tool.RunsOnClient():
 			if _, err := j.tool.checkArgs(c.Args); err != nil {
 				res := errorResult(c, err)
 				j.preset = &res
@@ -70,6 +66,14 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 		jobs[i] = j
 	}
 
+	if r.box == nil {
+		for i := range jobs {
+			if jobs[i].tool != nil && jobs[i].tool.nests {
+				r.box = newNestedBox()
+				break
+			}
+		}
+	}
 	results := make([]ToolResult, len(jobs))
 	done := make([]chan struct{}, len(jobs))
 	for i := range done {
@@ -94,6 +98,15 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 		if jobs[i].pending {
 			continue
 		}
+		var sp *subPending
+		if results[i].Err != nil && errors.As(results[i].Err, &sp) && !r.stopped() {
+			// A sub-agent paused: so does this run, keeping its state.
+			sr := sp.run
+			parts = append(parts, Part{Type: PartSubRun, SubRun: &sr})
+			pending.ClientCalls = append(pending.ClientCalls, prefixCalls(sr.CallID, sp.pending.ClientCalls)...)
+			pending.Approvals = append(pending.Approvals, prefixCalls(sr.CallID, sp.pending.Approvals)...)
+			continue
+		}
 		parts = append(parts, Part{Type: PartToolResult, ToolResult: &results[i]})
 		if r.stopped() {
 			continue
@@ -113,6 +126,7 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 	}
 	pending.History = r.snapshot()
 	pending.Usage = r.usage
+	pending.AgentUsage = r.agentUsage()
 	return pending, nil
 }
 
@@ -120,12 +134,28 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 // progress that tools report meanwhile. Progress of a job before i, whose
 // result was yielded already, is dropped.
 func (r *run) await(i int, done <-chan struct{}) error {
+	var wake <-chan struct{}
+	if r.box != nil {
+		wake = r.box.wake
+	}
 	for {
 		select {
 		case <-done:
-			return nil
+			// Items the job handed over before it ended come before its result.
+			return r.drainNested(i)
+		case <-wake:
+			if err := r.drainNested(i); err != nil {
+				return err
+			}
 		case p := <-r.progress:
 			if r.stopped() || p.job < i {
+				continue
+			}
+			if p.item != nil {
+				r.countNested(p.item)
+				if err := r.emit(p.item); err != nil {
+					return err
+				}
 				continue
 			}
 			if err := r.emit(p.ToolProgress); err != nil {
@@ -351,7 +381,7 @@ func (r *run) runTool(j *job, call ToolCall) ToolResult {
 	if err != nil {
 		return errorResult(call, err)
 	}
-	j.sink = progressSink{ch: r.progress, job: j.index, call: call, conversation: r.conversationID, turn: r.assistants}
+	j.sink = progressSink{ch: r.progress, job: j.index, call: call, conversation: r.conversationID, turn: r.assistants, history: r.history, box: r.box}
 	ctx := context.WithValue(r.ctx, progressKey{}, &j.sink)
 	if h := r.hooks; h != nil && h.ToolContext != nil {
 		next, err := r.toolContext(ctx, call)
@@ -494,13 +524,18 @@ type progressSink struct {
 	// The call's conversation and turn, for IdempotencyKey.
 	conversation string
 	turn         int
+	// history is the run's history when the call started (AgentTool reads
+	// the conversation and a paused sub-run's state from it).
+	history History
+	box     *nestedBox // nil unless the run has agent tools
 }
 
 // progress is a ToolProgress on its way from a tool to the ranging
 // goroutine, with the index of the job that reported it.
 type progress struct {
 	ToolProgress
-	job int
+	job  int
+	item Item // a Nested item of an AgentTool call, instead of the ToolProgress
 }
 
 // ReportProgress sends interim output of the tool call that runs with ctx
@@ -520,7 +555,7 @@ func ReportProgress(ctx context.Context, content string) error {
 		return err
 	}
 	select {
-	case s.ch <- progress{ToolProgress{CallID: s.call.ID, Name: s.call.Name, Content: content}, s.job}:
+	case s.ch <- progress{ToolProgress: ToolProgress{CallID: s.call.ID, Name: s.call.Name, Content: content}, job: s.job}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

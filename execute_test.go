@@ -60,7 +60,7 @@ func TestTools_ConcurrencyOneRunsInCallOrder(t *testing.T) {
 		})
 		require.NoError(t, err)
 		a := &agentloop.Agent{Model: simtest.NewModel(calls("work", n), turn(simtest.Text("done"))), Tools: []*agentloop.Tool{work}, ToolConcurrency: 1}
-		_, err = collect(a.Stream(t.Context(), user("go")))
+		_, err = collect(a.Stream(t.Context(), user("go"), nil))
 		require.NoError(t, err)
 		assert.False(t, overlap.Load(), "two calls ran at once")
 		want := make([]int, n)
@@ -95,7 +95,7 @@ func TestTools_TimedOutCallHoldsItsSlotUntilItsFuncReturns(t *testing.T) {
 		a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{stuck, next}, ToolConcurrency: 1,
 			Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 		var got []agentloop.ToolResult
-		for it, err := range a.Stream(t.Context(), user("go")) {
+		for it, err := range a.Stream(t.Context(), user("go"), nil) {
 			require.NoError(t, err)
 			if r, ok := it.(agentloop.ToolResultReady); ok {
 				got = append(got, r.Result)
@@ -147,7 +147,7 @@ func TestTools_FreedSlotGoesToTheEarliestWaitingCall(t *testing.T) {
 		close(release[order[n-2]])
 		close(release[order[n-1]])
 	}()
-	_, err = collect(a.Stream(t.Context(), user("go")))
+	_, err = collect(a.Stream(t.Context(), user("go"), nil))
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []int{0, 1}, order[:2])
 	assert.Equal(t, []int{2, 3, 4}, order[2:], "freed slots go to calls in call order")
@@ -157,14 +157,14 @@ func TestTools_FreedSlotGoesToTheEarliestWaitingCall(t *testing.T) {
 // done is never recorded as "cancelled".
 func TestCancel_ReadyResultWinsOverCancel(t *testing.T) {
 	for range 20 { // the old code lost this race about half the time
-		ctx, cancel := agentloop.WithCancel(t.Context())
+		ctx, cancel := context.WithCancelCause(t.Context())
 		send := rawTool(t, "send_email", func(context.Context, json.RawMessage) (string, error) {
-			cancel("user pressed stop") // the stop arrives as the e-mail goes out
+			cancel(agentloop.Cancel("user pressed stop")) // the stop arrives as the e-mail goes out
 			return "sent", nil
 		})
 		m := simtest.NewModel(turn(simtest.Call("c1", "send_email", nil)), turn(simtest.Text("never")))
 		a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{send}}
-		_, err := collect(a.Stream(ctx, user("mail it")))
+		_, err := collect(a.Stream(ctx, user("mail it"), nil))
 		var ce *agentloop.CancelledError
 		require.ErrorAs(t, err, &ce)
 		r := resultsIn(ce.History)["c1"]
@@ -177,14 +177,14 @@ func TestCancel_ReadyResultWinsOverCancel(t *testing.T) {
 // design.md §7.3: a tool that gives up because the run was cancelled gets the "cancelled"
 // result, whose Err matches ErrCancelled.
 func TestCancel_ToolThatStopsOnCancelGetsCancelledResult(t *testing.T) {
-	ctx, cancel := agentloop.WithCancel(t.Context())
+	ctx, cancel := context.WithCancelCause(t.Context())
 	wait := rawTool(t, "wait", func(ctx context.Context, _ json.RawMessage) (string, error) {
-		cancel("stop")
+		cancel(agentloop.Cancel("stop"))
 		<-ctx.Done()
 		return "", ctx.Err()
 	})
 	a := &agentloop.Agent{Model: simtest.NewModel(turn(simtest.Call("c1", "wait", nil))), Tools: []*agentloop.Tool{wait}}
-	_, err := collect(a.Stream(ctx, user("go")))
+	_, err := collect(a.Stream(ctx, user("go"), nil))
 	h, ok := agentloop.HistoryOf(err)
 	require.True(t, ok)
 	r := resultsIn(h)["c1"]
@@ -202,7 +202,7 @@ func TestErrorsAreResults_GoexitInToolIsAnErrorResult(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("c1", "exits", nil)),
 		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": "runtime.Goexit"}}, Reply: []simtest.Step{simtest.Text("ok")}})
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{exits}}
-	items, err := collect(a.Stream(t.Context(), user("go")))
+	items, err := collect(a.Stream(t.Context(), user("go"), nil))
 	require.NoError(t, err)
 	assert.True(t, results(items)[0].IsError)
 }
@@ -225,7 +225,7 @@ func TestHooks_PanicInToolHookCancelsTheRun(t *testing.T) {
 			m := simtest.NewModel(turn(simtest.Call("c1", "echo", `{"text":"a"}`)), turn(simtest.Text("never")))
 			a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Hooks: &hooks,
 				Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-			_, err := collect(a.Stream(t.Context(), user("x")))
+			_, err := collect(a.Stream(t.Context(), user("x"), nil))
 			var hp *agentloop.HookPanicError
 			require.ErrorAs(t, err, &hp)
 			require.ErrorIs(t, err, agentloop.ErrCancelled)
@@ -260,7 +260,7 @@ func TestHooks_AfterToolCallSeesTheToolsGoError(t *testing.T) {
 		turn(simtest.Text("done")))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{failing, panicky, echoTool(t, "echo")}, Hooks: hooks,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	items, err := collect(a.Stream(t.Context(), user("x")))
+	items, err := collect(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	assert.ErrorIs(t, seen["c1"], errDown)
 	var pe *agentloop.ToolPanicError
@@ -287,7 +287,7 @@ func TestToolProgress_YieldedInOrderBeforeTheResult(t *testing.T) {
 	})
 	m := simtest.NewModel(turn(simtest.Call("c1", "download", nil)), turn(simtest.Text("done")))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{download}}
-	items, err := collect(a.Stream(t.Context(), user("go")))
+	items, err := collect(a.Stream(t.Context(), user("go"), nil))
 	require.NoError(t, err)
 	var seq []string
 	for _, it := range items {
@@ -319,7 +319,7 @@ func TestToolProgress_OfConcurrentCallsInterleavesAsItHappens(t *testing.T) {
 	})
 	m := simtest.NewModel(turn(simtest.Call("c1", "slow", nil), simtest.Call("c2", "fast", nil)), turn(simtest.Text("done")))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{slow, fast}}
-	items, err := collect(a.Stream(t.Context(), user("go")))
+	items, err := collect(a.Stream(t.Context(), user("go"), nil))
 	require.NoError(t, err)
 	var seq []string
 	for _, it := range items {
@@ -348,7 +348,7 @@ func TestReportProgress_OutsideTheLoopAndAfterTimeout(t *testing.T) {
 		})
 		slow.Timeout = time.Minute
 		a := &agentloop.Agent{Model: simtest.NewModel(turn(simtest.Call("c1", "slow", nil)), turn(simtest.Text("ok"))), Tools: []*agentloop.Tool{slow}}
-		items, err := collect(a.Stream(t.Context(), user("go")))
+		items, err := collect(a.Stream(t.Context(), user("go"), nil))
 		require.NoError(t, err)
 		<-gotErr
 		assert.ErrorIs(t, afterTimeout, context.DeadlineExceeded)
@@ -383,21 +383,21 @@ func TestErrorsAreResults_HistoryWithInvalidArgumentsSerializes(t *testing.T) {
 	t.Run("final", func(t *testing.T) {
 		m := simtest.NewModel(turn(simtest.Call("c1", "echo", bad)), turn(simtest.Text("sorry")))
 		a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}}
-		items, err := collect(a.Stream(t.Context(), user("x")))
+		items, err := collect(a.Stream(t.Context(), user("x"), nil))
 		require.NoError(t, err)
 		check(t, final(t, items).History)
 	})
 	t.Run("pending", func(t *testing.T) {
 		m := simtest.NewModel(turn(simtest.Call("c1", "echo", bad), simtest.Call("c2", "getLocation", `{"precision":"city"}`)))
 		a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo"), clientTool(t, "getLocation")}}
-		items, err := collect(a.Stream(t.Context(), user("x")))
+		items, err := collect(a.Stream(t.Context(), user("x"), nil))
 		require.NoError(t, err)
 		check(t, pending(t, items).History)
 	})
 	t.Run("failed", func(t *testing.T) {
 		m := simtest.NewModel(turn(simtest.Call("c1", "echo", bad), simtest.Fail("overloaded")))
 		a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}}
-		_, err := collect(a.Stream(t.Context(), user("x")))
+		_, err := collect(a.Stream(t.Context(), user("x"), nil))
 		h, ok := agentloop.HistoryOf(err)
 		require.True(t, ok)
 		check(t, h)
@@ -406,7 +406,7 @@ func TestErrorsAreResults_HistoryWithInvalidArgumentsSerializes(t *testing.T) {
 		m := simtest.NewModel(turn(simtest.Call("c1", "echo", bad)))
 		a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Hooks: &agentloop.Hooks{
 			OnTurnEnd: func(context.Context, agentloop.TurnEnd) error { return agentloop.Cancel("stop") }}}
-		_, err := collect(a.Stream(t.Context(), user("x")))
+		_, err := collect(a.Stream(t.Context(), user("x"), nil))
 		h, ok := agentloop.HistoryOf(err)
 		require.True(t, ok)
 		check(t, h)

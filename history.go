@@ -32,6 +32,9 @@ const (
 	PartApprovalRequest  PartType = "approvalRequest"  // Approval (CallID, ID)
 	PartApprovalResponse PartType = "approvalResponse" // Approval (CallID, ID, Approved, Reason)
 	PartFile             PartType = "file"             // File
+	// PartSubRun is the state of a paused sub-agent run ([AgentTool]), in
+	// a tool message.
+	PartSubRun PartType = "subRun" // SubRun
 )
 
 // Message is one entry of a transcript. Its parts keep the order in which
@@ -42,6 +45,9 @@ type Message struct {
 	ID string `json:"id,omitempty"`
 	// Role says who wrote the message.
 	Role Role `json:"role"`
+	// Agent names the agent that wrote an assistant message, in runs of
+	// agents with [Agent.Handoffs]; "" otherwise.
+	Agent string `json:"agent,omitempty"`
 	// Parts are the message's contents in order. A tool message answers the
 	// calls of the assistant message before it.
 	Parts []Part `json:"parts"`
@@ -68,6 +74,8 @@ type Part struct {
 	Approval *Approval `json:"approval,omitempty"`
 	// File is set, non-nil, in a PartFile part.
 	File *File `json:"file,omitempty"`
+	// SubRun is set, non-nil, in a PartSubRun part.
+	SubRun *SubRun `json:"subRun,omitempty"`
 }
 
 // ToolCall is a request by the model to run a tool. As a [Chunk] it is the
@@ -222,21 +230,33 @@ func (h History) Unanswered() []ToolCall {
 
 // AppendResults returns the history with one tool message holding the given
 // results appended. Each result must answer a call returned by
-// [History.Unanswered]; an empty Name is filled from the call. A result for
-// any other call id is an error that names the id (wrapping
+// [History.Unanswered], or a pending call of a paused sub-run (an id
+// "<callID>/<id>" from a [Pending], see [AgentTool]: the message then holds
+// the sub-run's new state); an empty Name is filled from the call. A result
+// for any other call id is an error that names the id (wrapping
 // [ErrInvalidHistory]), and then nothing is appended.
 func (h History) AppendResults(results ...ToolResult) (History, error) {
 	calls := indexCalls(h.Unanswered())
 	parts := make([]Part, 0, len(results))
+	var nested subAnswers
 	for _, r := range results {
 		c, ok := calls[r.CallID]
 		if !ok {
+			if sr, rest, ok := splitNested(h, calls, r.CallID); ok {
+				r.CallID = rest
+				nested.add(sr).results = append(nested.add(sr).results, r)
+				continue
+			}
 			return h, fmt.Errorf("%w: result for tool call %q, which is not an unanswered call of the last assistant message", ErrInvalidHistory, r.CallID)
 		}
 		if r.Name == "" {
 			r.Name = c.Name
 		}
 		parts = append(parts, Part{Type: PartToolResult, ToolResult: &r})
+	}
+	parts, err := nested.appendTo(parts)
+	if err != nil {
+		return h, err
 	}
 	if len(parts) == 0 {
 		return h, nil
@@ -246,21 +266,76 @@ func (h History) AppendResults(results ...ToolResult) (History, error) {
 
 // AppendApprovals returns the history with one tool message holding the given
 // approval decisions appended. Each decision must name a call returned by
-// [History.Unanswered]; otherwise the error names the id (wrapping
+// [History.Unanswered], or a pending call of a paused sub-run (as for
+// [History.AppendResults]); otherwise the error names the id (wrapping
 // [ErrInvalidHistory]) and nothing is appended.
 func (h History) AppendApprovals(decisions ...Approval) (History, error) {
 	calls := indexCalls(h.Unanswered())
 	parts := make([]Part, 0, len(decisions))
+	var nested subAnswers
 	for _, d := range decisions {
 		if _, ok := calls[d.CallID]; !ok {
+			if sr, rest, ok := splitNested(h, calls, d.CallID); ok {
+				d.CallID = rest
+				if d.ID == "approval_"+sr.CallID+"/"+rest {
+					d.ID = "approval_" + rest
+				}
+				nested.add(sr).approvals = append(nested.add(sr).approvals, d)
+				continue
+			}
 			return h, fmt.Errorf("%w: approval for tool call %q, which is not an unanswered call of the last assistant message", ErrInvalidHistory, d.CallID)
 		}
 		parts = append(parts, Part{Type: PartApprovalResponse, Approval: &d})
+	}
+	parts, err := nested.appendTo(parts)
+	if err != nil {
+		return h, err
 	}
 	if len(parts) == 0 {
 		return h, nil
 	}
 	return append(h[:len(h):len(h)], Message{Role: RoleTool, Parts: parts}), nil
+}
+
+// subAnswers collects the answers to paused sub-runs' calls, by sub-run,
+// in the order first named.
+type subAnswers []*subAnswer
+
+type subAnswer struct {
+	run       *SubRun
+	results   []ToolResult
+	approvals []Approval
+}
+
+func (s *subAnswers) add(sr *SubRun) *subAnswer {
+	for _, a := range *s {
+		if a.run == sr {
+			return a
+		}
+	}
+	a := &subAnswer{run: sr}
+	*s = append(*s, a)
+	return a
+}
+
+// appendTo appends each sub-run's new state, with its answers, to parts.
+func (s subAnswers) appendTo(parts []Part) ([]Part, error) {
+	for _, a := range s {
+		h := a.run.History
+		var err error
+		if len(a.results) > 0 {
+			if h, err = h.AppendResults(a.results...); err != nil {
+				return nil, fmt.Errorf("sub-run of call %q: %w", a.run.CallID, err)
+			}
+		}
+		if len(a.approvals) > 0 {
+			if h, err = h.AppendApprovals(a.approvals...); err != nil {
+				return nil, fmt.Errorf("sub-run of call %q: %w", a.run.CallID, err)
+			}
+		}
+		parts = append(parts, Part{Type: PartSubRun, SubRun: &SubRun{CallID: a.run.CallID, Agent: a.run.Agent, History: h}})
+	}
+	return parts, nil
 }
 
 func indexCalls(calls []ToolCall) map[string]ToolCall {
@@ -301,6 +376,16 @@ func (h History) Validate() error {
 				}
 				if !made[p.Approval.CallID] {
 					return fmt.Errorf("%w: message %d: approval for tool call %q, which the history never made", ErrInvalidHistory, i, p.Approval.CallID)
+				}
+			case PartSubRun:
+				if p.SubRun == nil {
+					return fmt.Errorf("%w: message %d: subRun part without a sub-run", ErrInvalidHistory, i)
+				}
+				if !made[p.SubRun.CallID] {
+					return fmt.Errorf("%w: message %d: sub-run of tool call %q, which the history never made", ErrInvalidHistory, i, p.SubRun.CallID)
+				}
+				if err := p.SubRun.History.Validate(); err != nil {
+					return fmt.Errorf("message %d: sub-run of tool call %q: %w", i, p.SubRun.CallID, err)
 				}
 			}
 		}
@@ -348,6 +433,11 @@ func (m Message) Clone() Message {
 			f.Data = bytes.Clone(f.Data)
 			p.File = &f
 		}
+		if p.SubRun != nil {
+			sr := *p.SubRun
+			sr.History = sr.History.Clone()
+			p.SubRun = &sr
+		}
 		parts[i] = p
 	}
 	m.Parts = parts
@@ -357,7 +447,7 @@ func (m Message) Clone() Message {
 // equal reports whether m and o hold the same values, down to the bytes
 // (ToolResult.Err aside).
 func (m Message) equal(o Message) bool {
-	if m.ID != o.ID || m.Role != o.Role || len(m.Parts) != len(o.Parts) {
+	if m.ID != o.ID || m.Role != o.Role || m.Agent != o.Agent || len(m.Parts) != len(o.Parts) {
 		return false
 	}
 	for i := range m.Parts {
@@ -374,7 +464,8 @@ func (p Part) equal(o Part) bool {
 	}
 	switch {
 	case (p.ToolCall == nil) != (o.ToolCall == nil), (p.ToolResult == nil) != (o.ToolResult == nil),
-		(p.Approval == nil) != (o.Approval == nil), (p.File == nil) != (o.File == nil):
+		(p.Approval == nil) != (o.Approval == nil), (p.File == nil) != (o.File == nil),
+		(p.SubRun == nil) != (o.SubRun == nil):
 		return false
 	case p.ToolCall != nil && (p.ToolCall.ID != o.ToolCall.ID || p.ToolCall.Name != o.ToolCall.Name ||
 		!bytes.Equal(p.ToolCall.Args, o.ToolCall.Args)):
@@ -387,6 +478,20 @@ func (p Part) equal(o Part) bool {
 	case p.File != nil && (p.File.MediaType != o.File.MediaType || p.File.Filename != o.File.Filename ||
 		p.File.URL != o.File.URL || !bytes.Equal(p.File.Data, o.File.Data)):
 		return false
+	case p.SubRun != nil && !p.SubRun.equal(o.SubRun):
+		return false
+	}
+	return true
+}
+
+func (s *SubRun) equal(o *SubRun) bool {
+	if s.CallID != o.CallID || s.Agent != o.Agent || len(s.History) != len(o.History) {
+		return false
+	}
+	for i := range s.History {
+		if !s.History[i].equal(o.History[i]) {
+			return false
+		}
 	}
 	return true
 }

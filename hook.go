@@ -98,7 +98,7 @@ type Hooks struct {
 type RunStart struct {
 	// Agent is the agent that runs; read it, do not change it.
 	Agent *Agent
-	// ConversationID is the id given with [WithConversationID]; "" if none.
+	// ConversationID is the id given with [RunOptions.ConversationID]; "" if none.
 	ConversationID string
 	// History is the history the run starts from (after answering calls that
 	// a later message left dangling). It shares memory with the run.

@@ -28,7 +28,7 @@ func TestHooks_BeforeModelCallNarrowsToolsForThatCall(t *testing.T) {
 			return nil
 		},
 	}}
-	_, err := collect(a.Stream(t.Context(), user("x")))
+	_, err := collect(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 }
 
@@ -48,7 +48,7 @@ func TestHooks_BeforeToolCallSubstitutesOrRewrites(t *testing.T) {
 			return nil, nil
 		},
 	}}
-	items, err := collect(a.Stream(t.Context(), user("x")))
+	items, err := collect(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	rs := results(items)
 	assert.Equal(t, agentloop.ToolResult{CallID: "c1", Name: "echo", Content: "from cache"}, rs[0], "the substitute gets the call's id and name")
@@ -83,7 +83,7 @@ func TestHooks_SeeEveryStepInOrder(t *testing.T) {
 	}
 	m := simtest.NewModel(turn(simtest.Reasoning("hm"), simtest.Call("c1", "echo", `{"text":"a"}`)), turn(simtest.Text("done")))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Hooks: h}
-	_, err := collect(a.Stream(t.Context(), user("x")))
+	_, err := collect(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"model", "reasoning:hm", "delta:c1", "delta:c1", "delta:c1", "end:tool_calls",
@@ -103,7 +103,7 @@ func TestComposeHooks_RunsInOrderAndStopsAtFirstError(t *testing.T) {
 	never := &agentloop.Hooks{OnTurnEnd: func(context.Context, agentloop.TurnEnd) error { order = append(order, "never"); return nil }}
 	m := simtest.NewModel(turn(simtest.Text("hi")))
 	a := &agentloop.Agent{Model: m, Hooks: agentloop.ComposeHooks(first, nil, failing)}
-	_, err := collect(a.Stream(t.Context(), user("x"), agentloop.WithHooks(never)))
+	_, err := collect(a.Stream(t.Context(), user("x"), &agentloop.RunOptions{Hooks: never}))
 	var ce *agentloop.CancelledError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "quota exceeded", ce.Reason)
@@ -121,7 +121,7 @@ func TestHooks_AfterToolCallCanRewriteTheResult(t *testing.T) {
 			return nil
 		},
 	}}
-	_, err := collect(a.Stream(t.Context(), user("x")))
+	_, err := collect(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 }
 
@@ -137,12 +137,12 @@ func TestHooks_AfterToolCallSkipsDeniedCalls(t *testing.T) {
 	}}
 	m := simtest.NewModel(turn(simtest.Call("c1", "delete", `{"text":"a"}`), simtest.Call("c2", "delete", `{"text":"b"}`)), turn(simtest.Text("ok")))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{del}, Hooks: hooks}
-	last, err := agentloop.Drain(a.Stream(t.Context(), user("x")))
+	last, err := agentloop.Drain(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	h, err := last.(agentloop.Pending).History.AppendApprovals(
 		agentloop.Approval{CallID: "c1", Approved: true}, agentloop.Approval{CallID: "c2", Approved: false})
 	require.NoError(t, err)
-	items, err := collect(a.Stream(t.Context(), h))
+	items, err := collect(a.Stream(t.Context(), h, nil))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"c1"}, seen)
 	assert.True(t, results(items)[1].IsError, "a denied call's result is an error result")
@@ -155,11 +155,11 @@ func TestHooks_NarrowedClientToolIsNotPending(t *testing.T) {
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{clientTool(t, "getLocation")}, Hooks: &agentloop.Hooks{
 		BeforeModelCall: func(ctx context.Context, req *agentloop.Request) error { req.Tools = nil; return nil },
 	}}
-	items, err := collect(a.Stream(t.Context(), user("x")))
+	items, err := collect(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	for _, it := range items {
 		if r, ok := it.(agentloop.ToolCallReady); ok {
-			assert.False(t, r.Client)
+			assert.False(t, r.RunsOnClient)
 		}
 	}
 	assert.Equal(t, "ok", final(t, items).Text)
@@ -172,7 +172,7 @@ func TestHooks_EditingRequestMessagesDoesNotChangeHistory(t *testing.T) {
 		req.Messages[0].Parts[0].Text = "[redacted]"
 		return nil
 	}}}
-	items, err := collect(a.Stream(t.Context(), user("my password is hunter2")))
+	items, err := collect(a.Stream(t.Context(), user("my password is hunter2"), nil))
 	require.NoError(t, err)
 	assert.Equal(t, "[redacted]", m.Requests()[0].Messages[0].Text())
 	assert.Equal(t, "my password is hunter2", final(t, items).History[0].Text())
@@ -206,7 +206,7 @@ func TestHooks_EveryPointCanCancelWithAReason(t *testing.T) {
 				turn(simtest.Text("never")),
 			)
 			a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{tool}, Hooks: &tc.hooks}
-			_, err := collect(a.Stream(t.Context(), user("x")))
+			_, err := collect(a.Stream(t.Context(), user("x"), nil))
 			var ce *agentloop.CancelledError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, "stop here", ce.Reason)
@@ -245,7 +245,7 @@ func TestComposeHooks_BeforeToolCallSeesEarlierRewritesFirstSubstituteWins(t *te
 	m := simtest.NewModel(turn(simtest.Call("c1", "echo", `{"text":"a"}`)),
 		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": "substituted"}}, Reply: []simtest.Step{simtest.Text("ok")}})
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Hooks: agentloop.ComposeHooks(rewrite, substitute, never)}
-	_, err := collect(a.Stream(t.Context(), user("x")))
+	_, err := collect(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"rewrite", `substitute saw {"text":"rewritten"}`}, order)
 }
@@ -269,7 +269,7 @@ func TestHooks_BeforeModelCallEditsNeverReachTheHistory(t *testing.T) {
 		req.Messages[1].Parts[0].ToolCall.Args[2] = 'Q'
 		return nil
 	}}}
-	items, err := collect(a.Stream(t.Context(), h))
+	items, err := collect(a.Stream(t.Context(), h, nil))
 	require.NoError(t, err)
 	sent := m.Requests()[0].Messages
 	assert.Equal(t, "[redacted]", sent[2].Parts[0].ToolResult.Content)
@@ -288,7 +288,7 @@ func TestHooks_WithoutBeforeModelCallNothingIsCopied(t *testing.T) {
 		sent = req.Messages
 		return inner.Stream(ctx, req)
 	})
-	_, err := collect((&agentloop.Agent{Model: m}).Stream(t.Context(), h))
+	_, err := collect((&agentloop.Agent{Model: m}).Stream(t.Context(), h, nil))
 	require.NoError(t, err)
 	assert.Same(t, &h[0].Parts[0], &sent[0].Parts[0])
 }
@@ -310,7 +310,7 @@ func TestHooks_BeforeModelCallEditsLastOneCallEvenWhenCopiesAreReused(t *testing
 			return nil
 		},
 	}}
-	items, err := collect(a.Stream(t.Context(), user("secret")))
+	items, err := collect(a.Stream(t.Context(), user("secret"), nil))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"secret", "secret", `{"echo":"a"}`, "secret", `{"echo":"a"}`}, seen)
 	h := final(t, items).History
@@ -343,13 +343,13 @@ func TestHooks_ToolContextReachesTheToolsFunc(t *testing.T) {
 			return nil // keeps what the hook before returned
 		}},
 	)}
-	_, err := collect(a.Stream(t.Context(), user("x")))
+	_, err := collect(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"span of c1": "ran", "span of c2": "ran"}, got)
 
 	a.Model = simtest.NewModel(turn(simtest.Call("c1", "t", nil)), turn(simtest.Text("never")))
 	a.Hooks = &agentloop.Hooks{ToolContext: func(context.Context, agentloop.ToolCall) context.Context { panic("boom") }}
-	_, err = collect(a.Stream(t.Context(), user("x")))
+	_, err = collect(a.Stream(t.Context(), user("x"), nil))
 	var hp *agentloop.HookPanicError
 	require.ErrorAs(t, err, &hp)
 	assert.Equal(t, "ToolContext", hp.Hook)

@@ -55,56 +55,57 @@ type Agent struct {
 	// no limit.
 	ToolTimeout time.Duration
 
+	// Handoffs are agents this agent may hand the conversation to. The
+	// model is offered a tool "transfer_to_<Name>" for each; once a turn's
+	// transfer call has its result, the next turns of the run use that
+	// agent's Model, System, Settings, Tools and Handoffs (the run's hooks,
+	// limits, budget and RunOptions.Tools stay; RunOptions.System and Settings apply
+	// to the agent Stream was called on only). Assistant messages then
+	// record their agent ([Message.Agent]), and a run resumed on this agent
+	// goes on with the agent that holds the conversation. Every agent
+	// reachable through Handoffs needs a unique Name.
+	Handoffs []*Agent
+	// HandoffDescription tells a model that may hand over to this agent
+	// what it does; "" means a generic description naming the agent.
+	HandoffDescription string
+
 	// Logger receives what no item or error reports: tool and hook panics
 	// (with their stacks), hook errors, and results dropped because their
 	// tool returned after its timeout. Nil discards them.
 	Logger *slog.Logger
 }
 
-// Option changes one run of [Agent.Stream].
-type Option func(*runOptions)
+// RunOptions changes one run of [Agent.Stream]. The zero value, or a nil
+// *RunOptions, runs with the agent's own fields. Stream reads the options
+// when it is called and keeps no reference to them.
+type RunOptions struct {
+	// Tools are added to this run (client tools from a web request, or tools
+	// for one user). A tool with the name of an agent tool replaces it.
+	Tools []*Tool
 
-type runOptions struct {
-	tools          []*Tool
-	system         *string
-	hooks          []*Hooks
-	settings       *Settings
-	budget         *Budget
-	conversationID string
-	effects        Effects
-}
+	// System, when not empty, replaces the agent's system prompt for this
+	// run.
+	System string
 
-// WithTools adds tools to this run (client tools from a web request, or
-// tools for one user). A tool with the name of an agent tool replaces it.
-func WithTools(tools ...*Tool) Option {
-	return func(o *runOptions) { o.tools = append(o.tools, tools...) }
-}
+	// Hooks, when not nil, are called after the agent's ([ComposeHooks]).
+	Hooks *Hooks
 
-// WithSystem replaces the agent's system prompt for this run.
-func WithSystem(system string) Option {
-	return func(o *runOptions) { o.system = &system }
-}
+	// Settings, when not nil, replaces the agent's sampling settings for
+	// this run.
+	Settings *Settings
 
-// WithHooks adds hooks to this run; they are called after the agent's.
-func WithHooks(h *Hooks) Option {
-	return func(o *runOptions) { o.hooks = append(o.hooks, h) }
-}
+	// Budget, when not nil, replaces the agent's budget for this run.
+	Budget *Budget
 
-// WithSettings replaces the agent's sampling settings for this run.
-func WithSettings(s Settings) Option {
-	return func(o *runOptions) { o.settings = &s }
-}
+	// ConversationID names the conversation the run belongs to, for hooks
+	// ([RunStart.ConversationID]), logs and traces. The loop itself does
+	// not use it.
+	ConversationID string
 
-// WithBudget replaces the agent's budget for this run.
-func WithBudget(b Budget) Option {
-	return func(o *runOptions) { o.budget = &b }
-}
-
-// WithConversationID names the conversation the run belongs to, for hooks
-// ([RunStart.ConversationID]), logs and traces. The loop itself does not
-// use it.
-func WithConversationID(id string) Option {
-	return func(o *runOptions) { o.conversationID = id }
+	// Effects, when not nil, runs this run's model and tool calls through
+	// an engine instead of in process (see [Effects]). Engines set it;
+	// applications use an engine's own API (such as dbosrun.Runner).
+	Effects Effects
 }
 
 // Stream starts a run over history and returns its items.
@@ -120,7 +121,7 @@ func WithConversationID(id string) Option {
 // history is not modified. If the consumer stops ranging, the run cancels its
 // model call and tools and returns once every goroutine it started has
 // ended. Tools must therefore return once their context is done.
-func (a *Agent) Stream(ctx context.Context, history History, opts ...Option) iter.Seq2[Item, error] {
+func (a *Agent) Stream(ctx context.Context, history History, opts *RunOptions) iter.Seq2[Item, error] {
 	return func(yield func(Item, error) bool) {
 		r, err := a.newRun(ctx, history, opts, yield)
 		if err != nil {
@@ -166,26 +167,29 @@ type run struct {
 	slots          chan struct{} // ToolConcurrency tokens, held while a tool func runs
 	progress       chan progress // from ReportProgress to the ranging goroutine
 	conversationID string
-	effects        Effects // nil: effects run in process
+	effects        Effects           // nil: effects run in process
+	box            *nestedBox        // Nested items of agent tools; nil until a turn calls one
+	graph          map[string]*Agent // agents reachable through Handoffs, by name; nil without
+	extra          []*Tool           // RunOptions.Tools, kept for handoffs
 
 	history    History
 	handed     History         // the deep copy of history the last BeforeModelCall got
 	ids        map[string]bool // every tool-call id in history
 	assistants int             // assistant messages in history
-	usage      Usage
+	usage      Usage           // this run's model calls and its sub-runs'
+	own        Usage           // this run's model calls
+	subs       []subUsage      // per sub-agent, in the order first seen; nil without sub-runs
 	turns      int
 	started    bool // OnRunStart was called
 }
 
-func (a *Agent) newRun(ctx context.Context, history History, opts []Option, yield func(Item, error) bool) (*run, error) {
+func (a *Agent) newRun(ctx context.Context, history History, opts *RunOptions, yield func(Item, error) bool) (*run, error) {
 	if a.Model == nil {
 		return nil, errors.New("agentloop: Agent.Model is nil")
 	}
-	var o runOptions
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
+	var o RunOptions
+	if opts != nil {
+		o = *opts
 	}
 	concurrency := a.ToolConcurrency
 	if concurrency <= 0 {
@@ -195,7 +199,7 @@ func (a *Agent) newRun(ctx context.Context, history History, opts []Option, yiel
 		agent:          a,
 		yield:          yield,
 		log:            a.Logger,
-		hooks:          ComposeHooks(append([]*Hooks{a.Hooks}, o.hooks...)...),
+		hooks:          ComposeHooks(a.Hooks, o.Hooks),
 		tools:          make(map[string]*Tool),
 		system:         a.System,
 		settings:       a.Settings,
@@ -203,20 +207,20 @@ func (a *Agent) newRun(ctx context.Context, history History, opts []Option, yiel
 		budget:         a.Budget,
 		slots:          make(chan struct{}, concurrency),
 		progress:       make(chan progress),
-		conversationID: o.conversationID,
-		effects:        o.effects,
+		conversationID: o.ConversationID,
+		effects:        o.Effects,
 	}
-	if o.system != nil {
-		r.system = *o.system
+	if o.System != "" {
+		r.system = o.System
 	}
-	if o.settings != nil {
-		r.settings = *o.settings
+	if o.Settings != nil {
+		r.settings = *o.Settings
 	}
 	if r.maxTurns <= 0 {
 		r.maxTurns = DefaultMaxTurns
 	}
-	if o.budget != nil {
-		r.budget = *o.budget
+	if o.Budget != nil {
+		r.budget = *o.Budget
 	}
 	r.model = modelInfo(a.Model)
 	if err := r.budget.check(r.model); err != nil {
@@ -225,11 +229,17 @@ func (a *Agent) newRun(ctx context.Context, history History, opts []Option, yiel
 	if err := r.addTools(a.Tools, false); err != nil {
 		return nil, err
 	}
-	if err := r.addTools(o.tools, true); err != nil {
+	if err := r.addTools(o.Tools, true); err != nil {
 		return nil, err
 	}
 	if err := history.Validate(); err != nil {
 		return nil, err
+	}
+	if len(a.Handoffs) > 0 {
+		r.history = history
+		if err := r.setupHandoffs(&o); err != nil {
+			return nil, err
+		}
 	}
 	// The run only appends to its history, and hands out slices capped at
 	// their length, so it can share the caller's messages.
@@ -358,12 +368,15 @@ func (r *run) run() (Item, error) {
 		if err != nil || p != nil {
 			return p, err
 		}
+		if err := r.handOff(); err != nil {
+			return nil, err
+		}
 	}
 	for {
 		if r.stopped() {
 			return nil, r.cancelled()
 		}
-		if be := r.budget.exceeded(r.model, r.usage); be != nil {
+		if be := r.budget.exceeded(r.model, r.own, r.usage, r.subs); be != nil {
 			be.History = r.snapshot()
 			return nil, be
 		}
@@ -384,7 +397,7 @@ func (r *run) run() (Item, error) {
 			r.answerAll("not run: the model's output was cut off by its length limit", ErrNotRun)
 			return nil, &TurnError{Turn: r.turns, Err: ErrTruncated, History: r.snapshot()}
 		case len(calls) == 0:
-			return Final{Text: tr.msg.Text(), Usage: r.usage, Turns: r.turns, History: r.snapshot()}, nil
+			return Final{Text: tr.msg.Text(), Usage: r.usage, AgentUsage: r.agentUsage(), Turns: r.turns, History: r.snapshot()}, nil
 		case last:
 			r.answerAll("not run: the turn limit was reached", ErrNotRun)
 			return nil, &TurnLimitError{Limit: r.maxTurns, History: r.snapshot()}
@@ -392,6 +405,9 @@ func (r *run) run() (Item, error) {
 		p, err := r.handleCalls(calls, tr.offered, nil)
 		if err != nil || p != nil {
 			return p, err
+		}
+		if err := r.handOff(); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -506,7 +522,7 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 	if r.stopped() {
 		return fail(r.cancelled())
 	}
-	if err := r.emit(TurnStart{Turn: r.turns}); err != nil {
+	if err := r.emit(TurnStart{Turn: r.turns, Agent: r.speakerName()}); err != nil {
 		return fail(err)
 	}
 	yielded = true
@@ -520,9 +536,10 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 		return fail(ErrStopped)
 	}
 	asm.flushAll()
-	msg := Message{Role: RoleAssistant, Parts: asm.parts}
+	msg := Message{Role: RoleAssistant, Agent: r.speakerName(), Parts: asm.parts}
 	end.Usage, end.Message = asm.usage, msg
 	r.usage = r.usage.Add(asm.usage)
+	r.own = r.own.Add(asm.usage)
 	if streamErr != nil || r.stopped() {
 		// Keep what the model produced; answer its calls.
 		if len(msg.Parts) > 0 {
@@ -563,6 +580,15 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 		return turnResult{}, err
 	}
 	return turnResult{msg: msg, finish: finish, offered: offered, partial: asm.sawDeltas}, nil
+}
+
+// speakerName is the name assistant messages record: the agent's, in runs
+// with handoffs; "" otherwise.
+func (r *run) speakerName() string {
+	if r.graph == nil {
+		return ""
+	}
+	return r.agent.Name
 }
 
 func (r *run) appendAssistant(msg Message) {

@@ -35,7 +35,7 @@ func TestTurnStart_RequestHasSystemHistoryAndToolsHookFiresBeforeItem(t *testing
 			return nil
 		}}}
 	h := agentloop.History{agentloop.UserMessage("earlier"), {Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("ok")}}, agentloop.UserMessage("now")}
-	for it, err := range a.Stream(t.Context(), h) {
+	for it, err := range a.Stream(t.Context(), h, nil) {
 		require.NoError(t, err)
 		yielded = append(yielded, it)
 	}
@@ -62,7 +62,7 @@ func TestStreamTheModel_YieldsEveryDeltaInOrder(t *testing.T) {
 		turn(simtest.Text("done")),
 	)
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}}
-	items, err := collect(a.Stream(t.Context(), user("hi")))
+	items, err := collect(a.Stream(t.Context(), user("hi"), nil))
 	require.NoError(t, err)
 	want := []agentloop.Item{
 		agentloop.TurnStart{Turn: 1},
@@ -102,7 +102,7 @@ func TestStreamTheModel_SkipsEmptyDeltas(t *testing.T) {
 		OnTextDelta:      func(_ context.Context, s string) error { hooked = append(hooked, "text:"+s); return nil },
 		OnReasoningDelta: func(_ context.Context, s string) error { hooked = append(hooked, "reasoning:"+s); return nil },
 	}}
-	items, err := collect(a.Stream(t.Context(), user("hi")))
+	items, err := collect(a.Stream(t.Context(), user("hi"), nil))
 	require.NoError(t, err)
 	var deltas []agentloop.Item
 	for _, it := range items {
@@ -126,7 +126,7 @@ func TestTurnEnd_AssistantMessageKeepsEverythingInOrder(t *testing.T) {
 		turn(simtest.Text("Done."), simtest.Usage(20, 3)),
 	)
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}}
-	items, err := collect(a.Stream(t.Context(), user("go")))
+	items, err := collect(a.Stream(t.Context(), user("go"), nil))
 	require.NoError(t, err)
 	f := final(t, items)
 	got := f.History[1].Parts
@@ -183,7 +183,7 @@ func TestScenario1_Orders(t *testing.T) {
 			Reply: []simtest.Step{simtest.Text("Your lamp has shipped."), simtest.Usage(30, 4)}},
 	)
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{getOrders, getDetail}}
-	items, err := collect(a.Stream(t.Context(), user("Where is my order?")))
+	items, err := collect(a.Stream(t.Context(), user("Where is my order?"), nil))
 	require.NoError(t, err)
 	f := final(t, items)
 	assert.Equal(t, "Your lamp has shipped.", f.Text)
@@ -202,7 +202,7 @@ func TestNextTurnOrFinish_ModelAnswersFromToolResults(t *testing.T) {
 			Reply: []simtest.Step{simtest.Text("It said ping.")}},
 	)
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}}
-	items, err := collect(a.Stream(t.Context(), user("echo ping")))
+	items, err := collect(a.Stream(t.Context(), user("echo ping"), nil))
 	require.NoError(t, err)
 	assert.Equal(t, "It said ping.", final(t, items).Text)
 	assert.Equal(t, 2, m.Calls())
@@ -245,7 +245,7 @@ func TestTools_RunConcurrentlyResultsInCallOrder(t *testing.T) {
 		m := simtest.NewModel(turn(steps...), turn(simtest.Text("ok")))
 		a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{work}}
 		// In the bubble, tools run one by one would deadlock it: the test fails at once.
-		items, err := collect(a.Stream(t.Context(), user("go")))
+		items, err := collect(a.Stream(t.Context(), user("go"), nil))
 		require.NoError(t, err)
 		var got []string
 		for _, r := range results(items) {
@@ -270,7 +270,7 @@ func TestTools_TruncatedTurnDoesNotRunToolCalls(t *testing.T) {
 	})
 	m := simtest.NewModel(turn(simtest.Text("Writing"), simtest.Call("c1", "write", `{"path": "/tmp/a", "content": "hal`), simtest.Finish(agentloop.FinishLength)))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{tool}}
-	_, err := collect(a.Stream(t.Context(), user("write")))
+	_, err := collect(a.Stream(t.Context(), user("write"), nil))
 	require.ErrorIs(t, err, agentloop.ErrTruncated)
 	var te *agentloop.TurnError
 	require.ErrorAs(t, err, &te)
@@ -316,7 +316,7 @@ func TestErrorsAreResults(t *testing.T) {
 				m := simtest.NewModel(turn(tc.call),
 					simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": tc.want}}, Reply: []simtest.Step{simtest.Text("Sorry about that.")}})
 				a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{add, failing, panicky, slow}}
-				items, err := collect(a.Stream(t.Context(), user("go")))
+				items, err := collect(a.Stream(t.Context(), user("go"), nil))
 				require.NoError(t, err)
 				rs := results(items)
 				require.Len(t, rs, 1)
@@ -339,7 +339,7 @@ func TestClientTools_PauseAndResume(t *testing.T) {
 			Reply: []simtest.Step{simtest.Text("It is noon in Berlin.")}},
 	)
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo"), clientTool(t, "getLocation")}}
-	items, err := collect(a.Stream(t.Context(), user("Where and when?")))
+	items, err := collect(a.Stream(t.Context(), user("Where and when?"), nil))
 	require.NoError(t, err)
 	p := pending(t, items)
 	require.Len(t, p.ClientCalls, 1)
@@ -354,13 +354,13 @@ func TestClientTools_PauseAndResume(t *testing.T) {
 		}
 	}
 	require.Len(t, ready, 2)
-	assert.False(t, ready[0].Client)
-	assert.True(t, ready[1].Client)
+	assert.False(t, ready[0].RunsOnClient)
+	assert.True(t, ready[1].RunsOnClient)
 	assert.Equal(t, 1, m.Calls())
 
 	resumed, err := p.History.AppendResults(agentloop.ToolResult{CallID: "c-loc", Content: `{"city":"Berlin"}`})
 	require.NoError(t, err)
-	items, err = collect(a.Stream(t.Context(), resumed))
+	items, err = collect(a.Stream(t.Context(), resumed, nil))
 	require.NoError(t, err)
 	f := final(t, items)
 	assert.Equal(t, "It is noon in Berlin.", f.Text)
@@ -373,11 +373,11 @@ func TestClientTools_PauseAndResume(t *testing.T) {
 func TestClientTools_ResumeWithUnansweredCallsPendsWithoutModelCall(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("c1", "getLocation", map[string]string{"precision": "city"})))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{clientTool(t, "getLocation")}}
-	items, err := collect(a.Stream(t.Context(), user("where?")))
+	items, err := collect(a.Stream(t.Context(), user("where?"), nil))
 	require.NoError(t, err)
 	p := pending(t, items)
 
-	items, err = collect(a.Stream(t.Context(), p.History))
+	items, err = collect(a.Stream(t.Context(), p.History, nil))
 	require.NoError(t, err)
 	again := pending(t, items)
 	assert.Equal(t, p.ClientCalls, again.ClientCalls)
@@ -392,7 +392,7 @@ func TestClientTools_ResultForUnknownCallIDIsAnError(t *testing.T) {
 		{Role: agentloop.RoleTool, Parts: []agentloop.Part{{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "forged-1", Content: "x"}}}},
 	}
 	m := simtest.NewModel()
-	_, err := collect((&agentloop.Agent{Model: m}).Stream(t.Context(), h))
+	_, err := collect((&agentloop.Agent{Model: m}).Stream(t.Context(), h, nil))
 	require.ErrorIs(t, err, agentloop.ErrInvalidHistory)
 	assert.Contains(t, err.Error(), `"forged-1"`)
 	assert.Equal(t, 0, m.Calls())
@@ -417,7 +417,7 @@ func TestApproval_ApprovedRunsDeniedExplains(t *testing.T) {
 			Reply: []simtest.Step{simtest.Text("Deleted a.txt; b.txt kept.")}},
 	)
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{del}}
-	items, err := collect(a.Stream(t.Context(), user("delete a and b")))
+	items, err := collect(a.Stream(t.Context(), user("delete a and b"), nil))
 	require.NoError(t, err)
 	p := pending(t, items)
 	require.Len(t, p.Approvals, 2)
@@ -435,7 +435,7 @@ func TestApproval_ApprovedRunsDeniedExplains(t *testing.T) {
 		agentloop.Approval{CallID: "c2", Approved: false, Reason: "keep b"},
 	)
 	require.NoError(t, err)
-	items, err = collect(a.Stream(t.Context(), h))
+	items, err = collect(a.Stream(t.Context(), h, nil))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a.txt"}, deleted)
 	f := final(t, items)
@@ -458,7 +458,7 @@ func TestTurnLimit_FailsWithHistory(t *testing.T) {
 	}
 	m := simtest.NewModel(simtest.Turn{ReplyFunc: loopForever}, simtest.Turn{ReplyFunc: loopForever}, simtest.Turn{ReplyFunc: loopForever})
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, MaxTurns: 2}
-	_, err := collect(a.Stream(t.Context(), user("loop")))
+	_, err := collect(a.Stream(t.Context(), user("loop"), nil))
 	require.ErrorIs(t, err, agentloop.ErrTurnLimit)
 	var tl *agentloop.TurnLimitError
 	require.ErrorAs(t, err, &tl)
@@ -478,7 +478,7 @@ func TestTurnLimit_AnswersWithoutTools(t *testing.T) {
 		simtest.Turn{Expect: simtest.Expect{Tools: []string{}}, Reply: []simtest.Step{simtest.Text("Here is what I found.")}},
 	)
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, MaxTurns: 2, AnswerAtTurnLimit: true}
-	items, err := collect(a.Stream(t.Context(), user("go")))
+	items, err := collect(a.Stream(t.Context(), user("go"), nil))
 	require.NoError(t, err)
 	f := final(t, items)
 	assert.Equal(t, "Here is what I found.", f.Text)
@@ -499,7 +499,7 @@ func TestCancel_HookCancelsBeforeToolCall(t *testing.T) {
 			return nil, agentloop.Cancel("frontend_tool")
 		},
 	}}
-	_, err := collect(a.Stream(t.Context(), user("form please")))
+	_, err := collect(a.Stream(t.Context(), user("form please"), nil))
 	require.ErrorIs(t, err, agentloop.ErrCancelled)
 	var ce *agentloop.CancelledError
 	require.ErrorAs(t, err, &ce)
@@ -518,16 +518,17 @@ func TestCancel_HookCancelsBeforeToolCall(t *testing.T) {
 // carries the reason and the partial answer.
 func TestCancel_FromAnotherGoroutineStopsModelStream(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("Partial answer"), simtest.Hang()))
-	ctx, cancel := agentloop.WithCancel(t.Context())
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
 	a := &agentloop.Agent{Model: m}
 	var err error
 	var seen string
-	for it, e := range a.Stream(ctx, user("long answer")) {
+	for it, e := range a.Stream(ctx, user("long answer"), nil) {
 		if d, ok := it.(agentloop.TextDelta); ok {
 			// Once the whole text was shown, the stop comes from elsewhere
 			// while the model still streams.
 			if seen += d.Text; seen == "Partial answer" {
-				go cancel("user pressed stop")
+				go cancel(agentloop.Cancel("user pressed stop"))
 			}
 		}
 		err = e
@@ -542,12 +543,12 @@ func TestCancel_FromAnotherGoroutineStopsModelStream(t *testing.T) {
 // design.md §7.3: the first reason given wins.
 func TestCancel_FirstReasonWins(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("hi"), simtest.Hang()))
-	ctx, cancel := agentloop.WithCancel(t.Context())
+	ctx, cancel := context.WithCancelCause(t.Context())
 	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{OnTextDelta: func(ctx context.Context, _ string) error {
-		cancel("first")
+		cancel(agentloop.Cancel("first"))
 		return agentloop.Cancel("second")
 	}}}
-	_, err := collect(a.Stream(ctx, user("x")))
+	_, err := collect(a.Stream(ctx, user("x"), nil))
 	var ce *agentloop.CancelledError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "first", ce.Reason)
@@ -566,7 +567,7 @@ func TestCancel_ContextCancelDuringToolsGivesCancelledResults(t *testing.T) {
 	go func() { <-started; cancel() }()
 	m := simtest.NewModel(turn(simtest.Call("c1", "block", nil)), turn(simtest.Text("never")))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{blocker}}
-	_, err := collect(a.Stream(ctx, user("x")))
+	_, err := collect(a.Stream(ctx, user("x"), nil))
 	require.ErrorIs(t, err, agentloop.ErrCancelled)
 	require.ErrorIs(t, err, context.Canceled)
 	h, ok := agentloop.HistoryOf(err)
@@ -581,7 +582,7 @@ func TestCancel_ContextDeadlineIsACancel(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
 		start := time.Now()
-		_, err := collect((&agentloop.Agent{Model: m}).Stream(ctx, user("x")))
+		_, err := collect((&agentloop.Agent{Model: m}).Stream(ctx, user("x"), nil))
 		require.ErrorIs(t, err, agentloop.ErrCancelled)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.Equal(t, time.Minute, time.Since(start), "the run ends at the deadline, not before")
@@ -595,7 +596,7 @@ func TestEarlyExit_BreakClosesModelStreamAndLeaksNothing(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("one two three four"), simtest.Hang()))
 	a := &agentloop.Agent{Model: m}
 	n := 0
-	for it, err := range a.Stream(t.Context(), user("x")) {
+	for it, err := range a.Stream(t.Context(), user("x"), nil) {
 		require.NoError(t, err)
 		if _, ok := it.(agentloop.TextDelta); ok {
 			n++
@@ -623,7 +624,7 @@ func TestEarlyExit_BreakDuringToolsCancelsAndWaitsForThem(t *testing.T) {
 	})
 	m := simtest.NewModel(turn(simtest.Call("c1", "quick", nil), simtest.Call("c2", "block", nil)))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{quick, blocker}}
-	for it := range a.Stream(t.Context(), user("x")) {
+	for it := range a.Stream(t.Context(), user("x"), nil) {
 		if _, ok := it.(agentloop.ToolResultReady); ok {
 			break
 		}
@@ -643,7 +644,7 @@ func TestDeterminism_SameScriptSameItemsAndIDs(t *testing.T) {
 	work := rawTool(t, "work", func(ctx context.Context, _ json.RawMessage) (string, error) { return "w", nil })
 	run := func() []agentloop.Item {
 		a := &agentloop.Agent{Model: script(), Tools: []*agentloop.Tool{echoTool(t, "echo"), work}}
-		items, err := collect(a.Stream(t.Context(), user("x")))
+		items, err := collect(a.Stream(t.Context(), user("x"), nil))
 		require.NoError(t, err)
 		return items
 	}
@@ -668,7 +669,7 @@ func TestStream_InventedIDsAreUniqueAcrossTurns(t *testing.T) {
 		turn(simtest.Text("done")),
 	)
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}}
-	items, err := collect(a.Stream(t.Context(), user("x")))
+	items, err := collect(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	h := final(t, items).History
 	require.NoError(t, h.Validate())
@@ -679,7 +680,7 @@ func TestStream_InventedIDsAreUniqueAcrossTurns(t *testing.T) {
 func TestStream_ModelErrorIsWrappedWithTurn(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("c1", "echo", map[string]string{"text": "a"})), turn(simtest.Text("Half"), simtest.Fail("connection reset")))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}}
-	_, err := collect(a.Stream(t.Context(), user("x")))
+	_, err := collect(a.Stream(t.Context(), user("x"), nil))
 	var te *agentloop.TurnError
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 2, te.Turn)
@@ -698,7 +699,7 @@ func TestStream_DanglingClientCallIsAnsweredWhenUserMovesOn(t *testing.T) {
 		agentloop.UserMessage("never mind, tell a joke"),
 	}
 	m := simtest.NewModel(simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": "no result"}}, Reply: []simtest.Step{simtest.Text("A joke.")}})
-	items, err := collect((&agentloop.Agent{Model: m, Tools: []*agentloop.Tool{clientTool(t, "getLocation")}}).Stream(t.Context(), h))
+	items, err := collect((&agentloop.Agent{Model: m, Tools: []*agentloop.Tool{clientTool(t, "getLocation")}}).Stream(t.Context(), h, nil))
 	require.NoError(t, err)
 	assert.Equal(t, []agentloop.Role{"user", "assistant", "tool", "user", "assistant"}, roles(final(t, items).History))
 }
@@ -709,7 +710,7 @@ func TestStream_HistoryIsNotModified(t *testing.T) {
 	h = append(h[:1:1], agentloop.Message{})[:1]
 	before := h.Clone()
 	m := simtest.NewModel(turn(simtest.Text("hello")))
-	_, err := collect((&agentloop.Agent{Model: m}).Stream(t.Context(), h))
+	_, err := collect((&agentloop.Agent{Model: m}).Stream(t.Context(), h, nil))
 	require.NoError(t, err)
 	assert.Equal(t, before, h)
 	assert.Equal(t, agentloop.Message{}, h[:2][1], "the spare capacity of the caller's slice is untouched")
@@ -718,16 +719,16 @@ func TestStream_HistoryIsNotModified(t *testing.T) {
 // design.md §3: a nil Model, two tools with one name or a schema that is not
 // an object schema is one error, before the run starts.
 func TestStream_ConfigurationErrors(t *testing.T) {
-	_, err := collect((&agentloop.Agent{}).Stream(t.Context(), user("x")))
+	_, err := collect((&agentloop.Agent{}).Stream(t.Context(), user("x"), nil))
 	require.ErrorContains(t, err, "Agent.Model is nil")
 
 	m := simtest.NewModel()
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo"), echoTool(t, "echo")}}
-	_, err = collect(a.Stream(t.Context(), user("x")))
+	_, err = collect(a.Stream(t.Context(), user("x"), nil))
 	require.ErrorContains(t, err, `two tools are named "echo"`)
 
 	bad := &agentloop.Tool{Name: "bad", Schema: json.RawMessage(`{"type":"string"}`), Func: func(context.Context, json.RawMessage) (string, error) { return "", nil }}
-	_, err = collect((&agentloop.Agent{Model: m, Tools: []*agentloop.Tool{bad}}).Stream(t.Context(), user("x")))
+	_, err = collect((&agentloop.Agent{Model: m, Tools: []*agentloop.Tool{bad}}).Stream(t.Context(), user("x"), nil))
 	require.ErrorContains(t, err, `tool "bad": schema type is string`)
 }
 
@@ -736,7 +737,7 @@ func TestStream_ConfigurationErrors(t *testing.T) {
 func TestStream_RunOptionsAddToolsAndReplaceSystem(t *testing.T) {
 	m := simtest.NewModel(simtest.Turn{Expect: simtest.Expect{Tools: []string{"echo", "getLocation"}}, Reply: []simtest.Step{simtest.Text("ok")}})
 	a := &agentloop.Agent{Model: m, System: "agent prompt", Tools: []*agentloop.Tool{echoTool(t, "echo")}}
-	_, err := collect(a.Stream(t.Context(), user("x"), agentloop.WithTools(clientTool(t, "getLocation"), echoTool(t, "echo")), agentloop.WithSystem("run prompt")))
+	_, err := collect(a.Stream(t.Context(), user("x"), &agentloop.RunOptions{Tools: []*agentloop.Tool{clientTool(t, "getLocation"), echoTool(t, "echo")}, System: "run prompt"}))
 	require.NoError(t, err)
 	req := m.Requests()[0]
 	assert.Equal(t, "run prompt", req.System)
@@ -745,12 +746,12 @@ func TestStream_RunOptionsAddToolsAndReplaceSystem(t *testing.T) {
 
 func TestText_ReturnsFinalTextOrErrPending(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("forty-two")))
-	text, err := agentloop.Text((&agentloop.Agent{Model: m}).Stream(t.Context(), user("x")))
+	text, err := agentloop.Text((&agentloop.Agent{Model: m}).Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	assert.Equal(t, "forty-two", text)
 
 	m = simtest.NewModel(turn(simtest.Call("c1", "getLocation", map[string]string{"precision": "city"})))
-	_, err = agentloop.Text((&agentloop.Agent{Model: m, Tools: []*agentloop.Tool{clientTool(t, "getLocation")}}).Stream(t.Context(), user("x")))
+	_, err = agentloop.Text((&agentloop.Agent{Model: m, Tools: []*agentloop.Tool{clientTool(t, "getLocation")}}).Stream(t.Context(), user("x"), nil))
 	require.ErrorIs(t, err, agentloop.ErrPending)
 }
 
@@ -759,8 +760,13 @@ func TestText_ReturnsFinalTextOrErrPending(t *testing.T) {
 func TestStream_ClientToolWithInvalidArgsGetsErrorResultNotPending(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Call("c1", "getLocation", map[string]int{"precision": 3})),
 		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": `/properties/precision: type: 3 has type "integer", want "string"`}}, Reply: []simtest.Step{simtest.Text("retrying")}})
-	items, err := collect((&agentloop.Agent{Model: m, Tools: []*agentloop.Tool{clientTool(t, "getLocation")}}).Stream(t.Context(), user("x")))
+	items, err := collect((&agentloop.Agent{Model: m, Tools: []*agentloop.Tool{clientTool(t, "getLocation")}}).Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	assert.Equal(t, "retrying", final(t, items).Text)
 	assert.True(t, strings.Contains(results(items)[0].Content, "precision") || strings.Contains(results(items)[0].Content, "string"))
+}
+
+func TestDeniedContent_NamesTheReasonWhenGiven(t *testing.T) {
+	assert.Equal(t, "The user denied this tool call.", agentloop.DeniedContent(""))
+	assert.Equal(t, "The user denied this tool call. Reason: keep b", agentloop.DeniedContent("keep b"))
 }

@@ -41,7 +41,7 @@ func Example_rangeLoop() {
 
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{add}}
 	history := agentloop.History{agentloop.UserMessage("What is 2 + 3?")}
-	for item, err := range agent.Stream(ctx, history) {
+	for item, err := range agent.Stream(ctx, history, nil) {
 		if err != nil {
 			log.Fatal(err) // *CancelledError, *TurnLimitError or *TurnError; each carries the history
 		}
@@ -78,7 +78,7 @@ func Example_clientTool() {
 	}
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{location}}
 
-	last, err := agentloop.Drain(agent.Stream(ctx, history))
+	last, err := agentloop.Drain(agent.Stream(ctx, history, nil))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func Example_clientTool() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	text, err := agentloop.Text(agent.Stream(ctx, history)) // the model answers from the result
+	text, err := agentloop.Text(agent.Stream(ctx, history, nil)) // the model answers from the result
 	if err != nil {
 		log.Fatal(err)
 	}

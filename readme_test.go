@@ -17,8 +17,32 @@ func TestREADME_CodeBlocksAreCompiled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sources := repoSources(t)
+	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
+	if len(blocks) == 0 {
+		t.Fatal("README.md has no ```go blocks")
+	}
+	for _, b := range blocks {
+		snippet := strings.Split(strings.TrimRight(b[1], "\n"), "\n")
+		found := false
+		for _, src := range sources {
+			if containsIndented(strings.Split(src, "\n"), snippet) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("this README block is in no Go file of the repository (keep it in a compiled example and quote it verbatim):\n%s", b[1])
+		}
+	}
+}
+
+// repoSources returns the text of every Go file of the repository (all its
+// modules), but for node_modules, nested testdata and hidden folders.
+func repoSources(t *testing.T) []string {
+	t.Helper()
 	var sources []string
-	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -37,21 +61,42 @@ func TestREADME_CodeBlocksAreCompiled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
-	if len(blocks) == 0 {
-		t.Fatal("README.md has no ```go blocks")
+	return sources
+}
+
+// The package doc of aisdk opens with the shortest stateless server and
+// the stored one; both must appear, line for line, in a compiled example
+// (aisdk's ExampleHandler_stateless, sqlitestore's Example_aisdkHandler).
+func TestAisdkDoc_ServersAreCompiled(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("aisdk", "doc.go"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, b := range blocks {
-		snippet := strings.Split(strings.TrimRight(b[1], "\n"), "\n")
+	var blocks [][]string
+	var cur []string
+	for _, line := range append(strings.Split(string(doc), "\n"), "") {
+		if code, ok := strings.CutPrefix(line, "//\t"); ok {
+			cur = append(cur, code)
+			continue
+		}
+		if len(cur) > 0 {
+			blocks, cur = append(blocks, cur), nil
+		}
+	}
+	if len(blocks) < 2 {
+		t.Fatalf("aisdk/doc.go has %d code blocks, want the two servers first", len(blocks))
+	}
+	sources := repoSources(t)
+	for _, b := range blocks[:2] {
 		found := false
 		for _, src := range sources {
-			if containsIndented(strings.Split(src, "\n"), snippet) {
+			if containsIndented(strings.Split(src, "\n"), b) {
 				found = true
 				break
 			}
 		}
 		if !found {
-			t.Errorf("this README block is in no Go file of the repository (keep it in a compiled example and quote it verbatim):\n%s", b[1])
+			t.Errorf("this block of aisdk/doc.go is in no compiled Go file (keep it in an example and quote it verbatim):\n%s", strings.Join(b, "\n"))
 		}
 	}
 }

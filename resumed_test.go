@@ -23,18 +23,18 @@ func TestRunStart_ResumedWhenTheHistoryEndsWithCallsAnsweredOrNot(t *testing.T) 
 			return ctx, nil
 		},
 	}}
-	items, err := collect(a.Stream(t.Context(), user("where am I?")))
+	items, err := collect(a.Stream(t.Context(), user("where am I?"), nil))
 	require.NoError(t, err)
 	paused := lastItem(t, items).(agentloop.Pending).History
 
-	_, err = collect(a.Stream(t.Context(), paused)) // still unanswered: pauses again
+	_, err = collect(a.Stream(t.Context(), paused, nil)) // still unanswered: pauses again
 	require.NoError(t, err)
 	answered, err := paused.AppendResults(agentloop.ToolResult{CallID: "c1", Content: `{"city":"Berlin"}`})
 	require.NoError(t, err)
-	items, err = collect(a.Stream(t.Context(), answered))
+	items, err = collect(a.Stream(t.Context(), answered, nil))
 	require.NoError(t, err)
 	next := append(final(t, items).History, agentloop.UserMessage("thanks"))
-	_, err = collect(a.Stream(t.Context(), next))
+	_, err = collect(a.Stream(t.Context(), next, nil))
 	require.NoError(t, err)
 
 	assert.Equal(t, []bool{false, true, true, false}, resumed)

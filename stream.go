@@ -9,6 +9,9 @@ import (
 type TurnStart struct {
 	// Turn is the 1-based number of the model call within the run.
 	Turn int
+	// Agent names the agent that makes the call, in runs of agents with
+	// [Agent.Handoffs]; "" otherwise.
+	Agent string
 }
 
 // ToolCallReady is yielded when a tool call is complete, in the order the
@@ -17,9 +20,10 @@ type ToolCallReady struct {
 	// Call is the complete call, with its id (made up by the loop if the
 	// provider gave none) and its arguments as the model wrote them.
 	Call ToolCall
-	// Client is true for a tool that runs in the caller's front end; the
-	// run pauses with a [Pending] item instead of running it.
-	Client bool
+	// RunsOnClient is true for a client tool ([NewClientTool]), one that
+	// runs in the caller's front end; the run pauses with a [Pending] item
+	// instead of running it.
+	RunsOnClient bool
 	// NeedsApproval is true when the call waits for an approval decision
 	// before it runs; the run pauses with a [Pending] item.
 	NeedsApproval bool
@@ -85,6 +89,8 @@ type TurnEnd struct {
 // called client tools, or tools that need approval. The run ended normally.
 // To resume, append the results ([History.AppendResults]) and decisions
 // ([History.AppendApprovals]) to History and call [Agent.Stream] again.
+// Calls of a paused sub-agent ([AgentTool]) are listed with ids
+// "<callID>/<id>" and answered the same way.
 type Pending struct {
 	// ClientCalls are calls to client tools that await results, in call order.
 	ClientCalls []ToolCall
@@ -93,16 +99,24 @@ type Pending struct {
 	// History is the transcript so far; it ends with the assistant message
 	// that made the calls and the results of its server tools.
 	History History
-	// Usage is summed over the run's model calls.
+	// Usage is summed over the run's model calls and its sub-agents'
+	// ([AgentTool]).
 	Usage Usage
+	// AgentUsage is Usage per agent name (this run's agent included) when
+	// sub-agents ran; nil otherwise.
+	AgentUsage map[string]Usage
 }
 
 // Final is the last item of a run that ended with the model's answer.
 type Final struct {
 	// Text is the text of the last turn.
 	Text string
-	// Usage is summed over the run's model calls.
+	// Usage is summed over the run's model calls and its sub-agents'
+	// ([AgentTool]), at every depth.
 	Usage Usage
+	// AgentUsage is Usage per agent name (this run's agent included) when
+	// sub-agents ran; nil otherwise. Agents with one name add up.
+	AgentUsage map[string]Usage
 	// Turns is the number of model calls the run made.
 	Turns int
 	// History is the full transcript, ending with the answer.

@@ -56,7 +56,7 @@ func (f *ResponseFormat) FormatName() string {
 // must be a struct (or a pointer to one), with the schema [SchemaFor]
 // generates and a name taken from the type's name.
 func ResponseFormatFor[T any]() (*ResponseFormat, error) {
-	schema, err := SchemaFor[T]()
+	schema, err := schemaFor[T]()
 	if err != nil {
 		return nil, fmt.Errorf("agentloop: response format: %w", err)
 	}
@@ -110,12 +110,12 @@ func (e *OutputError) Unwrap() error { return e.Err }
 // a second failure is an [*OutputError]. The returned Final is the last
 // run's, with Usage and Turns summed over both runs.
 //
-// The ResponseFormat is set on the run's settings (those of agent, or of a
-// WithSettings option); one already set is replaced. A run that ends in
+// The ResponseFormat is set on the run's settings (those of agent, or
+// opts.Settings); one already set is replaced. opts is not modified. A run that ends in
 // [Pending] (client tools or approvals) returns [ErrPending]; a failed run
 // returns its error. Structured is safe for concurrent use as
 // [Agent.Stream] is.
-func Structured[T any](ctx context.Context, agent *Agent, history History, opts ...Option) (T, Final, error) {
+func Structured[T any](ctx context.Context, agent *Agent, history History, opts *RunOptions) (T, Final, error) {
 	var zero T
 	format, err := ResponseFormatFor[T]()
 	if err != nil {
@@ -125,20 +125,20 @@ func Structured[T any](ctx context.Context, agent *Agent, history History, opts 
 	if err != nil {
 		return zero, Final{}, fmt.Errorf("agentloop: response format of %v: %w", reflect.TypeFor[T](), err)
 	}
-	var o runOptions
-	for _, opt := range opts {
-		opt(&o)
+	var o RunOptions
+	if opts != nil {
+		o = *opts
 	}
 	settings := agent.Settings
-	if o.settings != nil {
-		settings = *o.settings
+	if o.Settings != nil {
+		settings = *o.Settings
 	}
 	settings.ResponseFormat = format
-	opts = append(opts[:len(opts):len(opts)], WithSettings(settings))
+	o.Settings = &settings
 
 	var total Final
 	for attempt := 1; ; attempt++ {
-		last, err := Drain(agent.Stream(ctx, history, opts...))
+		last, err := Drain(agent.Stream(ctx, history, &o))
 		if err != nil {
 			return zero, Final{}, err
 		}

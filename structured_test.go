@@ -48,7 +48,7 @@ func (r *replies) Stream(_ context.Context, req *agentloop.Request) iter.Seq2[ag
 func TestStructured_DecodesAValidAnswerAndAsksForTheTypesSchema(t *testing.T) {
 	m := &replies{texts: []string{`{"city":"Paris","temp":4}`}}
 	agent := &agentloop.Agent{Model: m, Settings: agentloop.Settings{MaxTokens: 50}}
-	got, final, err := agentloop.Structured[forecast](context.Background(), agent, user("Weather?"))
+	got, final, err := agentloop.Structured[forecast](context.Background(), agent, user("Weather?"), nil)
 	require.NoError(t, err)
 	assert.Equal(t, forecast{City: "Paris", Temp: 4}, got)
 	assert.Equal(t, 1, final.Turns)
@@ -68,7 +68,7 @@ func TestStructured_DecodesAValidAnswerAndAsksForTheTypesSchema(t *testing.T) {
 func TestStructured_TellsTheModelWhatFailedAndItsSecondAnswerCounts(t *testing.T) {
 	m := &replies{texts: []string{`{"city":"Berlin","temp":4}`, "```json\n{\"city\":\"Rome\",\"temp\":21}\n```"}}
 	agent := &agentloop.Agent{Model: m}
-	got, final, err := agentloop.Structured[forecast](context.Background(), agent, user("Weather?"))
+	got, final, err := agentloop.Structured[forecast](context.Background(), agent, user("Weather?"), nil)
 	require.NoError(t, err)
 	assert.Equal(t, forecast{City: "Rome", Temp: 21}, got, "a code fence around the JSON is accepted")
 	assert.Equal(t, 2, final.Turns, "turns of both runs")
@@ -87,7 +87,7 @@ func TestStructured_TellsTheModelWhatFailedAndItsSecondAnswerCounts(t *testing.T
 // design.md §11: a second bad answer is an *OutputError with the text and the history.
 func TestStructured_ASecondBadAnswerIsAnOutputErrorWithTheHistory(t *testing.T) {
 	m := &replies{texts: []string{"It is sunny.", `{"city":"Paris"}`}}
-	_, _, err := agentloop.Structured[forecast](context.Background(), &agentloop.Agent{Model: m}, user("Weather?"))
+	_, _, err := agentloop.Structured[forecast](context.Background(), &agentloop.Agent{Model: m}, user("Weather?"), nil)
 	var oe *agentloop.OutputError
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, `{"city":"Paris"}`, oe.Text)
@@ -97,19 +97,20 @@ func TestStructured_ASecondBadAnswerIsAnOutputErrorWithTheHistory(t *testing.T) 
 	assert.Len(t, m.requests, 2, "one retry only")
 }
 
-func TestStructured_WithSettingsIsKeptAndItsFormatReplaced(t *testing.T) {
+func TestStructured_RunSettingsAreKeptAndTheirFormatReplaced(t *testing.T) {
 	m := &replies{texts: []string{`{"city":"Paris","temp":4}`}}
 	other := &agentloop.ResponseFormat{Name: "other", Schema: json.RawMessage(`{"type":"object"}`)}
-	_, _, err := agentloop.Structured[forecast](context.Background(), &agentloop.Agent{Model: m}, user("Weather?"),
-		agentloop.WithSettings(agentloop.Settings{MaxTokens: 7, ResponseFormat: other}))
+	opts := &agentloop.RunOptions{Settings: &agentloop.Settings{MaxTokens: 7, ResponseFormat: other}}
+	_, _, err := agentloop.Structured[forecast](context.Background(), &agentloop.Agent{Model: m}, user("Weather?"), opts)
 	require.NoError(t, err)
 	s := m.requests[0].Settings
 	assert.Equal(t, 7, s.MaxTokens)
 	assert.Equal(t, "forecast", s.ResponseFormat.Name)
+	assert.Same(t, other, opts.Settings.ResponseFormat, "the caller's options are not modified")
 }
 
 func TestStructured_RunErrorsAndPendingRunsAreReturned(t *testing.T) {
-	_, _, err := agentloop.Structured[forecast](context.Background(), &agentloop.Agent{Model: &replies{}}, user("Weather?"))
+	_, _, err := agentloop.Structured[forecast](context.Background(), &agentloop.Agent{Model: &replies{}}, user("Weather?"), nil)
 	assert.ErrorContains(t, err, "no more replies")
 
 	ask := agentloop.ModelFunc(func(context.Context, *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
@@ -119,12 +120,12 @@ func TestStructured_RunErrorsAndPendingRunsAreReturned(t *testing.T) {
 	})
 	confirm, err := agentloop.NewClientTool("confirm", "", nil)
 	require.NoError(t, err)
-	_, _, err = agentloop.Structured[forecast](context.Background(), &agentloop.Agent{Model: ask, Tools: []*agentloop.Tool{confirm}}, user("Weather?"))
+	_, _, err = agentloop.Structured[forecast](context.Background(), &agentloop.Agent{Model: ask, Tools: []*agentloop.Tool{confirm}}, user("Weather?"), nil)
 	assert.ErrorIs(t, err, agentloop.ErrPending)
 }
 
 func TestStructured_ATypeThatIsNotAStructIsRefused(t *testing.T) {
-	_, _, err := agentloop.Structured[[]string](context.Background(), &agentloop.Agent{Model: &replies{}}, user("x"))
+	_, _, err := agentloop.Structured[[]string](context.Background(), &agentloop.Agent{Model: &replies{}}, user("x"), nil)
 	assert.ErrorContains(t, err, "not a struct")
 }
 
@@ -155,7 +156,7 @@ func ExampleStructured() {
 		Temp int    `json:"temp"`
 	}
 	f, _, err := agentloop.Structured[Forecast](context.Background(), &agentloop.Agent{Model: model},
-		agentloop.History{agentloop.UserMessage("What is the weather in Paris?")})
+		agentloop.History{agentloop.UserMessage("What is the weather in Paris?")}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -51,6 +51,7 @@ type Tool struct {
 	Timeout time.Duration
 
 	validator *validator
+	nests     bool // an AgentTool: its calls hand Nested items to the run
 }
 
 // Def returns what the model is told about the tool.
@@ -58,8 +59,9 @@ func (t *Tool) Def() ToolDef {
 	return ToolDef{Name: t.Name, Description: t.Description, Schema: t.Schema}
 }
 
-// Client reports whether the tool runs in the caller's front end.
-func (t *Tool) Client() bool { return t.Func == nil }
+// RunsOnClient reports whether the tool is a client tool ([NewClientTool]):
+// it has no Func and runs in the caller's front end.
+func (t *Tool) RunsOnClient() bool { return t.Func == nil }
 
 // NewTool returns a tool that runs fn. The JSON Schema of Args (a struct) is
 // generated with github.com/invopop/jsonschema in the form LLM providers
@@ -72,7 +74,7 @@ func NewTool[Args, Out any](name, description string, fn func(context.Context, A
 	if fn == nil {
 		return nil, fmt.Errorf("agentloop: tool %q: nil func", name)
 	}
-	schema, err := SchemaFor[Args]()
+	schema, err := schemaFor[Args]()
 	if err != nil {
 		return nil, fmt.Errorf("agentloop: tool %q: %w", name, err)
 	}
@@ -160,6 +162,16 @@ func compileArgsSchema(schema json.RawMessage) (*validator, error) {
 // SchemaFor returns the JSON Schema that [NewTool] generates for Args, which
 // must be a struct (or a pointer to one).
 func SchemaFor[Args any]() (json.RawMessage, error) {
+	schema, err := schemaFor[Args]()
+	if err != nil {
+		return nil, fmt.Errorf("agentloop: %w", err)
+	}
+	return schema, nil
+}
+
+// schemaFor is [SchemaFor] with errors that carry no prefix, for callers
+// that add their own.
+func schemaFor[Args any]() (json.RawMessage, error) {
 	typ := reflect.TypeFor[Args]()
 	for typ.Kind() == reflect.Pointer {
 		typ = typ.Elem()

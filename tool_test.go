@@ -45,7 +45,7 @@ func TestSchemaFor_HasNoRefAndExplicitRequired(t *testing.T) {
 // schema would need $ref).
 func TestSchemaFor_RejectsNonStructAndRecursiveTypes(t *testing.T) {
 	_, err := agentloop.SchemaFor[string]()
-	require.ErrorContains(t, err, "not a struct")
+	require.ErrorContains(t, err, "agentloop: arguments type string is not a struct")
 	type node struct {
 		Next *node `json:"next,omitempty"`
 	}
@@ -91,6 +91,6 @@ func TestNewRawTool_RejectsBadSchemas(t *testing.T) {
 func TestNewClientTool_IsClientAndHasDefaultSchema(t *testing.T) {
 	c, err := agentloop.NewClientTool("pick", "Pick a color.", nil)
 	require.NoError(t, err)
-	assert.True(t, c.Client())
+	assert.True(t, c.RunsOnClient())
 	assert.JSONEq(t, `{"type":"object","properties":{}}`, string(c.Def().Schema))
 }

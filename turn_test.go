@@ -21,7 +21,8 @@ import (
 // turn still ends with a TurnEnd that carries the error.
 func TestCancel_OnTurnStartMakesNoModelCall(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("should never be said")))
-	ctx, cancel := agentloop.WithCancel(t.Context())
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
 	var hooked []string
 	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{
 		OnTextDelta: func(context.Context, string) error { hooked = append(hooked, "text"); return nil },
@@ -32,14 +33,14 @@ func TestCancel_OnTurnStartMakesNoModelCall(t *testing.T) {
 	}}
 	var items []agentloop.Item
 	var err error
-	for it, e := range a.Stream(ctx, user("x")) {
+	for it, e := range a.Stream(ctx, user("x"), nil) {
 		if e != nil {
 			err = e
 			break
 		}
 		items = append(items, it)
 		if _, ok := it.(agentloop.TurnStart); ok {
-			cancel("changed my mind")
+			cancel(agentloop.Cancel("changed my mind"))
 		}
 	}
 	var ce *agentloop.CancelledError
@@ -59,12 +60,12 @@ func TestCancel_OnTurnStartMakesNoModelCall(t *testing.T) {
 // of returning an error) also stops the turn before the model call.
 func TestCancel_FromBeforeModelCallHookMakesNoModelCall(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("never")))
-	ctx, cancel := agentloop.WithCancel(t.Context())
+	ctx, cancel := context.WithCancelCause(t.Context())
 	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{BeforeModelCall: func(context.Context, *agentloop.Request) error {
-		cancel("budget exhausted")
+		cancel(agentloop.Cancel("budget exhausted"))
 		return nil
 	}}}
-	items, err := collect(a.Stream(ctx, user("x")))
+	items, err := collect(a.Stream(ctx, user("x"), nil))
 	require.ErrorIs(t, err, agentloop.ErrCancelled)
 	assert.Equal(t, 0, m.Calls())
 	assert.Empty(t, items, "the turn was never announced")
@@ -79,7 +80,7 @@ func TestTurnEnd_FailedModelCallStillEndsTheTurn(t *testing.T) {
 		hookEnd = e
 		return nil
 	}}}
-	items, err := collect(a.Stream(t.Context(), user("x")))
+	items, err := collect(a.Stream(t.Context(), user("x"), nil))
 	var te *agentloop.TurnError
 	require.ErrorAs(t, err, &te)
 	require.Len(t, items, 3)
@@ -99,7 +100,7 @@ func TestTurnEnd_CarriesTheHistorySoFar(t *testing.T) {
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}}
 	var ends []agentloop.TurnEnd
 	var final agentloop.Final
-	for it, err := range a.Stream(t.Context(), user("x")) {
+	for it, err := range a.Stream(t.Context(), user("x"), nil) {
 		require.NoError(t, err)
 		switch it := it.(type) {
 		case agentloop.TurnEnd:
@@ -163,7 +164,7 @@ func TestHooks_ComeInPairsHoweverAStepEnds(t *testing.T) {
 				tool = func(ctx context.Context, _ json.RawMessage) (string, error) { return "ok", nil }
 			}
 			a := &agentloop.Agent{Model: simtest.NewModel(sc.turns...), Tools: []*agentloop.Tool{rawTool(t, "t", tool)}, Hooks: hooks}
-			for it, err := range a.Stream(t.Context(), user("x")) {
+			for it, err := range a.Stream(t.Context(), user("x"), nil) {
 				if err == nil && sc.stop != nil && sc.stop(it) {
 					break
 				}
@@ -203,7 +204,7 @@ func TestHooks_OnRunStartContextReachesModelToolsAndHooks(t *testing.T) {
 		BeforeModelCall: func(ctx context.Context, _ *agentloop.Request) error { see(ctx, "hook"); return nil },
 		OnRunEnd:        func(ctx context.Context, e agentloop.RunEnd) { see(ctx, "end"); end = e },
 	}}
-	items, err := collect(a.Stream(t.Context(), user("x"), agentloop.WithConversationID("chat-7")))
+	items, err := collect(a.Stream(t.Context(), user("x"), &agentloop.RunOptions{ConversationID: "chat-7"}))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"hook", "model", "tool", "hook", "model", "end"}, seen)
 	assert.Equal(t, "chat-7", start.ConversationID)
@@ -222,24 +223,24 @@ func TestToolCallReady_MarksCallsTheLoopRejects(t *testing.T) {
 		m := simtest.NewModel(turn(simtest.Call("c1", "getLocation", `{"precision":"city"}`)), turn(simtest.Text("ok")))
 		a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{loc}, Hooks: &agentloop.Hooks{
 			BeforeModelCall: func(_ context.Context, req *agentloop.Request) error { req.Tools = nil; return nil }}}
-		items, err := collect(a.Stream(t.Context(), user("x")))
+		items, err := collect(a.Stream(t.Context(), user("x"), nil))
 		require.NoError(t, err)
 		assert.ErrorIs(t, ready(t, items, "c1").Err, agentloop.ErrUnknownTool)
 	})
 	t.Run("tool-less last turn", func(t *testing.T) {
 		m := simtest.NewModel(turn(simtest.Call("c1", "echo", `{"text":"a"}`)), turn(simtest.Call("c2", "getLocation", `{"precision":"city"}`)))
 		a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo"), loc}, MaxTurns: 1, AnswerAtTurnLimit: true}
-		items, err := collect(a.Stream(t.Context(), user("x")))
+		items, err := collect(a.Stream(t.Context(), user("x"), nil))
 		require.ErrorIs(t, err, agentloop.ErrTurnLimit)
 		assert.NoError(t, ready(t, items, "c1").Err)
 		assert.ErrorIs(t, ready(t, items, "c2").Err, agentloop.ErrUnknownTool)
 	})
 	t.Run("client call with invalid arguments", func(t *testing.T) {
 		m := simtest.NewModel(turn(simtest.Call("c1", "getLocation", `{"precision":3}`)), turn(simtest.Text("ok")))
-		items, err := collect((&agentloop.Agent{Model: m, Tools: []*agentloop.Tool{loc}}).Stream(t.Context(), user("x")))
+		items, err := collect((&agentloop.Agent{Model: m, Tools: []*agentloop.Tool{loc}}).Stream(t.Context(), user("x"), nil))
 		require.NoError(t, err)
 		r := ready(t, items, "c1")
-		assert.True(t, r.Client)
+		assert.True(t, r.RunsOnClient)
 		assert.ErrorIs(t, r.Err, agentloop.ErrInvalidArgs)
 	})
 }

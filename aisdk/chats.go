@@ -33,7 +33,8 @@ import (
 //
 // The chats routes need a Store (404 without one). Every route with a chat
 // id asks Handler.Authorize first (the list asks with ""); stop and delete
-// also pass AllowedOrigins. Errors are JSON {"error": "…"}: 400 for a bad
+// refuse a browser's request from another origin, as the chat POST does
+// (see Handler.AllowedOrigins). Errors are JSON {"error": "…"}: 400 for a bad
 // limit, cursor or chat id ([store.CheckID]), 403 or the hook's status
 // when refused, 404 for a chat that does not exist, 405 for another
 // method.

@@ -210,14 +210,13 @@ func appendAssistant(h agentloop.History, m UIMessage, beforeLastUser, lastMessa
 	return h
 }
 
-// deniedContent is the result content of a denied call, worded as the loop
-// words it.
+// deniedContent is the result content of a denied call: the loop's words
+// ([agentloop.DeniedContent]).
 func deniedContent(a *UIApproval) string {
-	content := "The user denied this tool call."
-	if a != nil && a.Reason != "" {
-		content += " Reason: " + a.Reason
+	if a == nil {
+		return agentloop.DeniedContent("")
 	}
-	return content
+	return agentloop.DeniedContent(a.Reason)
 }
 
 // argsFromInput returns a call's arguments from a tool part's input: the

@@ -4,8 +4,40 @@
 // protocol, so that a Go server cannot be told from a JavaScript
 // streamText(…).toUIMessageStreamResponse() route.
 //
-// Most programs need only [Handler], mounted at the chat route (see the
-// example). Its pieces, for a handler of your own:
+// Most programs need only [Handler], mounted at the chat route. The
+// shortest server keeps nothing: the client posts the whole conversation
+// each time, and Secret (at least [MinSecretSize] random bytes, the same on
+// every replica and across restarts) signs what the server decided:
+//
+//	secret, err := base64.StdEncoding.DecodeString(os.Getenv("CHAT_SECRET")) // openssl rand -base64 32
+//	if err != nil || len(secret) < aisdk.MinSecretSize {
+//		log.Fatal("CHAT_SECRET must be 32 random bytes, base64-encoded")
+//	}
+//	chat := &aisdk.Handler{Agent: agent, Secret: secret}
+//	http.Handle("POST /api/chat", chat)
+//	log.Fatal(http.ListenAndServe("localhost:8080", nil))
+//
+// The stored server keeps each chat in a store (here SQLite; memstore and
+// pgstore for PostgreSQL are the others): runs outlive their clients, a
+// reload resumes the answer, and each user reaches their own chats only
+// (userOf names the user of a request, from your session):
+//
+//	st, err := sqlitestore.Open(ctx, "chats.db", sqlitestore.Options{})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer st.Close()
+//	chat := &aisdk.Handler{
+//		Agent:     agent,
+//		Store:     st,
+//		Owner:     userOf,
+//		Authorize: aisdk.OwnerAuthorizer(st, userOf),
+//	}
+//	http.Handle("/api/", chat.Routes("/api")) // chat, resume, stop, chat list, chat, delete
+//	go store.ExpireStreams(ctx, st, time.Minute, 10*time.Minute, nil)
+//	log.Fatal(http.ListenAndServe("localhost:8080", nil))
+//
+// The Handler's pieces, for a handler of your own:
 //
 //   - [Chunk] and its types (StartChunk, TextDeltaChunk, …): every chunk of
 //     the protocol; json.Marshal gives the wire JSON, [ParseChunk] reads one
@@ -104,7 +136,7 @@
 //   - A request that does not fit the stored chat ([Reconcile]) is refused
 //     (409, or 400 for one that does not convert) before anything is
 //     written or stopped: a refused request (any 4xx) changes nothing and
-//     stops nothing.
+//     stops nothing (but for the one case below).
 //   - A request that fits and adds something (a new or edited user message,
 //     a regenerate, tool results, approval decisions) asks the run that was
 //     in progress when it came, if any, to stop (the newest request wins;
@@ -114,8 +146,10 @@
 //     stopped but waited for: simultaneous requests (two tabs, a retrying
 //     client) run one after the other, each to its answer. A request waits
 //     as long as its client does; it is never given up with a 409 because
-//     the chat was busy. Once it holds the chat, it is checked again
-//     against the chat as the runs before it left it, then saved and run.
+//     the chat was busy. It is checked again against the chat as it is
+//     just before it asks the run to stop (a request refused then stops
+//     nothing), and once it holds the chat, against the chat as the runs
+//     before it left it; then it is saved and run.
 //   - A repeat of a request the chat already has (a POST retried after its
 //     first attempt was saved, a double click, an approval posted again
 //     after it was applied) runs nothing and writes nothing. A repeated
@@ -127,6 +161,19 @@
 //     and decisions": the page reloads the chat (GET …/chats/{id}) or
 //     resumes its stream. A user message repeated after the chat went on
 //     from it is a 409 too.
+//
+// One case remains in which a refused request has stopped a run: the stop
+// cannot be made on the condition that the chat is unchanged, so a write
+// of the chat that lands between that last check and the run's seeing the
+// stop can make the request refused (409) after the run was asked to stop.
+// That write is either the run's own save at a turn end or tool result
+// (which a request usually still fits: it may lack the server's content),
+// or the save of a request that took the chat a moment before, as the run
+// started, whose additions contradict this request's (two tabs that post
+// different approval decisions, or results, for the same calls within
+// milliseconds). The stopped run then ends with what it saved (its
+// response ends with the abort chunk "stopped"), the first request's
+// additions stay saved, and the chat is free for the next request.
 //
 // An edit replaces the chat from the edited message on, the first message
 // included: useChat names the edited message in "messageId"; assistant-ui
@@ -145,7 +192,12 @@
 // A run whose stream cannot be ended (the database is down) tries again
 // with backoff, 50 ms doubling to 2 s, for up to 30 s, so that its chat is
 // free as soon as the database is back; past that, the chat is free once
-// the run's stream lease runs out. A streamed response whose client stops
+// the run's stream lease runs out. A run whose save or stream log write
+// fails ends with an error chunk; before it ends its stream, it saves again
+// (with the same backoff) the history whose save failed, so that what its
+// client saw is still in the chat once the database is back. Those tries
+// go on after the client's response ended, which does not wait for the
+// database; Handler.Shutdown waits for them. A streamed response whose client stops
 // reading is dropped once one write waited Handler.WriteTimeout (a
 // per-write deadline through [http.ResponseController]); a stored run goes
 // on without it and is saved, and the client resumes the stream or
@@ -155,14 +207,17 @@
 //
 // The Handler refuses bodies that are not application/json (415): a page
 // can make a browser post text/plain or a form cross-origin without asking
-// the server first, but not JSON. Handler.AllowedOrigins refuses other
-// origins too. A server that others reach by name lists its names with
-// [AllowHosts] in its Authorize hook: the cross-origin check compares
-// Origin with the request's Host, which a page of a name rebound to the
-// server's address (DNS rebinding) controls. Clients get a generic text for a failed run and for a 500;
-// the detail goes to Handler.Logger. Handler.Limits bounds the body,
-// MaxRunTime a run; KeepAlive comments keep proxies from closing a quiet
-// stream.
+// the server first, but not JSON. A bodiless stop passes no such check, so
+// every route that changes something (the chat POST, stop, delete) also
+// refuses a browser's request from another origin (403; Sec-Fetch-Site,
+// then Origin against Host) unless Handler.AllowedOrigins lists it. A
+// server that others reach by name lists its names with [AllowHosts] in
+// its Authorize hook: the cross-origin check compares Origin with the
+// request's Host, which a page of a name rebound to the server's address
+// (DNS rebinding) controls. Clients get a generic text for a failed run
+// and for a 500; the detail goes to Handler.Logger. Handler.Limits bounds
+// the body, MaxRunTime a run; KeepAlive comments keep proxies from closing
+// a quiet stream.
 //
 // A response streams as long as its run, so leave the http.Server's
 // ReadTimeout and WriteTimeout at zero (ReadTimeout's deadline would also

@@ -85,7 +85,7 @@ func ExampleMapper() {
 	w := aisdk.NewWriter(os.Stdout)
 	m := aisdk.NewMapper("msg-1")
 	var chunks []aisdk.Chunk
-	for item, err := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Add Ada")}) {
+	for item, err := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Add Ada")}, nil) {
 		chunks = m.Map(chunks, item, err)
 	}
 	for _, c := range m.End(chunks) {

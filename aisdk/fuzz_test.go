@@ -249,7 +249,7 @@ func signedSeeds(tb testing.TB) [][]byte {
 	m := NewMapper("msg-1")
 	m.signWith(newSigner(fuzzSecret), nil)
 	var chunks []Chunk
-	for item, err := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")}) {
+	for item, err := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")}, nil) {
 		chunks = m.Map(chunks, item, err)
 	}
 	asst := UIMessage{ID: "msg-1", Role: "assistant", Parts: []UIPart{}}

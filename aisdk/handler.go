@@ -79,12 +79,14 @@ type Handler struct {
 	Agent *agentloop.Agent
 
 	// Prepare, if set, is called for each request after it was decoded and
-	// checked. It returns extra run options (tools or a system prompt for
-	// this user, hooks for this chat…), or an error that refuses the
-	// request: an [*HTTPError] gives the status and message, any other
-	// error a 500 (its text is logged, not sent). Every run already gets
-	// agentloop.WithConversationID with the chat id.
-	Prepare func(r *http.Request, req *ChatRequest) ([]agentloop.Option, error)
+	// checked, with the run options the request gives (its client tools,
+	// and its system prompt and settings when allowed). It may change them
+	// (tools or a system prompt for this user, hooks for this chat…), or
+	// return an error that refuses the request: an [*HTTPError] gives the
+	// status and message, any other error a 500 (its text is logged, not
+	// sent). Every run's RunOptions.ConversationID is the chat id, set
+	// after Prepare.
+	Prepare func(r *http.Request, req *ChatRequest, opts *agentloop.RunOptions) error
 
 	// Store, when set, keeps the chats (package store: memstore,
 	// sqlitestore, pgstore) and makes the stored history authoritative:
@@ -133,13 +135,15 @@ type Handler struct {
 	// does.
 	Secret []byte
 
-	// AllowedOrigins, when non-nil, refuses (403) a browser request from
-	// another origin unless its origin ("https://app.example.com") is
-	// listed, with [http.CrossOriginProtection] (Sec-Fetch-Site, then
-	// Origin against Host); same-origin requests, and requests with
-	// neither header (not from a browser), pass. It applies to every
-	// request that changes something (the chat POST, stop, delete). Nil
-	// checks nothing.
+	// AllowedOrigins lists the other origins ("https://app.example.com")
+	// whose browsers may change something. Every request that changes
+	// something (the chat POST, stop, delete) from a browser on another
+	// origin is refused (403) unless its origin is listed, with
+	// [http.CrossOriginProtection] (Sec-Fetch-Site, then Origin against
+	// Host); same-origin requests, and requests with neither header (not
+	// from a browser), pass. Nil or empty: the page's own origin only, so
+	// that no page of another site can post, stop or delete, even with a
+	// bodiless request that no content-type check guards.
 	AllowedOrigins []string
 
 	// Limits bound the request body: its size, its messages and their
@@ -198,7 +202,7 @@ type Handler struct {
 	initErr  error
 	initLog  sync.Once // logs initErr once
 	signer   *signer
-	origins  *http.CrossOriginProtection // AllowedOrigins; nil: no check
+	origins  *http.CrossOriginProtection // the same origin and AllowedOrigins
 }
 
 // HTTPError is an error with the HTTP status to answer it with. Prepare,
@@ -249,13 +253,11 @@ func (h *Handler) init() error {
 			}
 			h.signer = newSigner(secret)
 		}
-		if h.AllowedOrigins != nil {
-			h.origins = http.NewCrossOriginProtection()
-			for _, o := range h.AllowedOrigins {
-				if err := h.origins.AddTrustedOrigin(o); err != nil {
-					h.initErr = fmt.Errorf("aisdk: Handler.AllowedOrigins: %w", err)
-					return
-				}
+		h.origins = http.NewCrossOriginProtection()
+		for _, o := range h.AllowedOrigins {
+			if err := h.origins.AddTrustedOrigin(o); err != nil {
+				h.initErr = fmt.Errorf("aisdk: Handler.AllowedOrigins: %w", err)
+				return
 			}
 		}
 	})
@@ -378,10 +380,14 @@ func (h *Handler) running(w http.ResponseWriter, r *http.Request) (release func(
 	return release, ok
 }
 
-// sameOrigin applies AllowedOrigins to a request; a refused one is
-// answered, and false returned.
+// sameOrigin refuses a browser's request from an origin other than the
+// server's own and AllowedOrigins; a refused one is answered (so is one
+// to a misconfigured Handler), and false returned.
 func (h *Handler) sameOrigin(w http.ResponseWriter, r *http.Request) bool {
-	if h.origins != nil && h.origins.Check(r) != nil {
+	if !h.ready(w, r) {
+		return false
+	}
+	if h.origins.Check(r) != nil {
 		h.refuse(w, r, http.StatusForbidden, fmt.Sprintf("cross-origin request from %q refused: the origin is not allowed", r.Header.Get("Origin")), nil)
 		return false
 	}

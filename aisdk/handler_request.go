@@ -61,7 +61,7 @@ func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (*ChatRequ
 // is rebuilt by reconcile instead.
 //
 // A refusal is an *HTTPError; any other error is the server's own.
-func (h *Handler) prepare(r *http.Request, req *ChatRequest) (agentloop.History, []agentloop.Option, error) {
+func (h *Handler) prepare(r *http.Request, req *ChatRequest) (agentloop.History, *agentloop.RunOptions, error) {
 	var history agentloop.History
 	if h.Store == nil {
 		msgs := req.Messages
@@ -81,23 +81,21 @@ func (h *Handler) prepare(r *http.Request, req *ChatRequest) (agentloop.History,
 		return nil, nil, &HTTPError{Status: http.StatusBadRequest, Message: err.Error()}
 	}
 	if h.Prepare != nil {
-		more, err := h.Prepare(r, req)
-		if err != nil {
+		if err := h.Prepare(r, req, opts); err != nil {
 			var he *HTTPError
 			if errors.As(err, &he) {
 				return nil, nil, he
 			}
 			return nil, nil, fmt.Errorf("aisdk: Prepare: %w", err)
 		}
-		opts = append(opts, more...)
 	}
 	return history, opts, nil
 }
 
 // clientOptions turns the body's tools, system prompt and settings into run
 // options.
-func (h *Handler) clientOptions(req *ChatRequest) ([]agentloop.Option, error) {
-	var opts []agentloop.Option
+func (h *Handler) clientOptions(req *ChatRequest) (*agentloop.RunOptions, error) {
+	opts := &agentloop.RunOptions{}
 	if len(req.Tools) > 0 {
 		server := make(map[string]bool, len(h.Agent.Tools))
 		for _, t := range h.Agent.Tools {
@@ -125,10 +123,10 @@ func (h *Handler) clientOptions(req *ChatRequest) ([]agentloop.Option, error) {
 			}
 			tools = append(tools, t)
 		}
-		opts = append(opts, agentloop.WithTools(tools...))
+		opts.Tools = tools
 	}
 	if h.AllowClientSystem && req.System != "" {
-		opts = append(opts, agentloop.WithSystem(req.System))
+		opts.System = req.System
 	}
 	if h.AllowClientSettings && req.CallSettings != nil {
 		s := h.Agent.Settings
@@ -145,7 +143,7 @@ func (h *Handler) clientOptions(req *ChatRequest) ([]agentloop.Option, error) {
 		if cs.Seed != nil {
 			s.Seed = cs.Seed
 		}
-		opts = append(opts, agentloop.WithSettings(s))
+		opts.Settings = &s
 	}
 	return opts, nil
 }

@@ -33,7 +33,7 @@ func (h *Handler) streamLease() time.Duration {
 }
 
 // serveStored serves a chat POST in the stored mode.
-func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatRequest, opts []agentloop.Option) {
+func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatRequest, opts *agentloop.RunOptions) {
 	ctx := r.Context()
 	owner, err := h.owner(r)
 	if err != nil {
@@ -78,7 +78,10 @@ func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, req *ChatR
 			return
 		}
 	}
-	lease, err := h.takeStream(ctx, req.ID, inProgress)
+	lease, err := h.takeStream(ctx, req.ID, inProgress, func() error {
+		_, _, _, err := h.loadAndReconcile(r, req)
+		return err
+	})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -190,9 +193,12 @@ func (h *Handler) saveRequest(r *http.Request, req *ChatRequest) (*store.Chat, a
 // when the request came (inProgress, "" for none) is asked to stop first;
 // a run that started since (another request that came at the same time)
 // is not stopped but waited for, so that concurrent requests run one after
-// the other, each to its end. It gives up only when ctx is done (the
-// client went away) or the store fails.
-func (h *Handler) takeStream(ctx context.Context, chatID, inProgress string) (store.Lease, error) {
+// the other, each to its end. Before it stops a run it calls check, which
+// checks the request against the chat as it is now (the run, or the
+// request that started it, may have saved since the request was first
+// checked); check's error is returned, and nothing stopped. It gives up
+// only when ctx is done (the client went away) or the store fails.
+func (h *Handler) takeStream(ctx context.Context, chatID, inProgress string, check func() error) (store.Lease, error) {
 	for {
 		l, err := h.Store.StartStream(ctx, chatID, h.streamLease())
 		var active *store.ActiveStreamError
@@ -206,6 +212,9 @@ func (h *Handler) takeStream(ctx context.Context, chatID, inProgress string) (st
 			return l, nil
 		}
 		if active.StreamID == inProgress {
+			if err := check(); err != nil {
+				return l, err
+			}
 			h.logger().LogAttrs(ctx, slog.LevelInfo, "aisdk: a new request stops the chat's run in progress",
 				slog.String("chat", chatID), slog.String("stream", active.StreamID))
 			if err := h.Store.StopStream(ctx, chatID); err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -31,7 +31,7 @@ type runPair struct {
 // client that goes away cancels it. With one, the run is detached from the
 // request: it goes on without its client (bounded by MaxRunTime), sr saves
 // it as it goes and logs its chunks, and sr's stop signal cancels it.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatRequest, history agentloop.History, opts []agentloop.Option, messageID string, sr *storedRun) {
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatRequest, history agentloop.History, opts *agentloop.RunOptions, messageID string, sr *storedRun) {
 	parent := r.Context()
 	if sr != nil {
 		parent = context.WithoutCancel(parent)
@@ -50,7 +50,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 	if sr != nil {
 		defer sr.watch(ctx, cancel)()
 	}
-	opts = append(opts, agentloop.WithConversationID(req.ID))
+	opts.ConversationID = req.ID
 
 	items := newItemPipe()
 	stop := make(chan struct{})
@@ -58,7 +58,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 	go func() {
 		defer close(done)
 		defer items.close()
-		for item, err := range h.Agent.Stream(ctx, history, opts...) {
+		for item, err := range h.Agent.Stream(ctx, history, opts) {
 			if !items.put(runPair{item, err}, stop) {
 				return
 			}
@@ -142,8 +142,20 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, req *ChatReques
 			}
 			out.flush()
 			out.close()
-			if sr != nil {
-				sr.end(last)
+			if sr == nil {
+				return
+			}
+			if rest := sr.end(last); rest != nil {
+				// The store failed: the client's response ends now, and
+				// the run's end goes on, within what Shutdown waits for.
+				if release, ok := h.runs.add(); ok {
+					go func() {
+						defer release()
+						rest()
+					}()
+				} else {
+					rest()
+				}
 			}
 			return
 		}

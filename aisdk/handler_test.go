@@ -506,11 +506,13 @@ func TestHandler_ResumeRequestGetsNoContent(t *testing.T) {
 func TestHandler_PrepareCustomisesOrRefuses(t *testing.T) {
 	model := simtest.NewModel(simtest.Turn{Expect: simtest.Expect{Tools: []string{"get_weather"}}, Reply: []simtest.Step{simtest.Text("ok")}})
 	h := newHandler(model)
-	h.Prepare = func(r *http.Request, req *ChatRequest) ([]agentloop.Option, error) {
+	h.Prepare = func(r *http.Request, req *ChatRequest, opts *agentloop.RunOptions) error {
 		if r.Header.Get("Authorization") == "" {
-			return nil, &HTTPError{Status: http.StatusUnauthorized, Message: "log in first"}
+			return &HTTPError{Status: http.StatusUnauthorized, Message: "log in first"}
 		}
-		return []agentloop.Option{agentloop.WithTools(weatherTool(t)), agentloop.WithSystem("You help " + string(req.Extra["user"]))}, nil
+		opts.Tools = append(opts.Tools, weatherTool(t))
+		opts.System = "You help " + string(req.Extra["user"])
+		return nil
 	}
 	rec := postRaw(t, h, userBody("hi"))
 	if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "log in first") {
@@ -526,7 +528,7 @@ func TestHandler_PrepareCustomisesOrRefuses(t *testing.T) {
 	if got := model.Requests()[0].System; got != `You help "ann"` {
 		t.Errorf("system %q", got)
 	}
-	h.Prepare = func(*http.Request, *ChatRequest) ([]agentloop.Option, error) { return nil, errors.New("db down") }
+	h.Prepare = func(*http.Request, *ChatRequest, *agentloop.RunOptions) error { return errors.New("db down") }
 	if rec := postRaw(t, h, userBody("x")); rec.Code != http.StatusInternalServerError {
 		t.Errorf("plain Prepare error: %d", rec.Code)
 	}

@@ -129,14 +129,14 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 	case agentloop.ToolCallReady:
 		dst = m.closeBlocks(dst)
 		m.calls[it.Call.ID] = it.Call
-		if it.Err != nil || (it.Client && !it.NeedsApproval) {
+		if it.Err != nil || (it.RunsOnClient && !it.NeedsApproval) {
 			// Rejected calls are answered as invalid once their result
 			// comes; client calls are handed over when the run pauses.
 			m.deferred[it.Call.ID] = it.Call
 			m.order = append(m.order, it.Call.ID)
 			break
 		}
-		dst = m.handOver(dst, it.Call, it.Client)
+		dst = m.handOver(dst, it.Call, it.RunsOnClient)
 	case agentloop.TurnEnd:
 		dst = m.closeBlocks(dst)
 		m.finish = it.FinishReason

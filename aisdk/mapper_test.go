@@ -71,7 +71,7 @@ func TestMapper_SpecSequences(t *testing.T) {
 				{item: agentloop.ToolCallReady{Call: getTime}},
 				{item: agentloop.ToolCallDelta{Index: 1, ID: "call-loc", Name: "getLocation", Args: `{"precision":`}},
 				{item: agentloop.ToolCallDelta{Index: 1, ID: "call-loc", Name: "getLocation", Args: `"city"}`}},
-				{item: agentloop.ToolCallReady{Call: getLoc, Client: true}},
+				{item: agentloop.ToolCallReady{Call: getLoc, RunsOnClient: true}},
 				{item: agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishToolCalls}},
 				{item: agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: "call-time", Name: "getTime", Content: `{"iso":"2026-01-01T00:00:00Z"}`}}},
 				{item: agentloop.Pending{ClientCalls: []agentloop.ToolCall{getLoc}}},
@@ -224,7 +224,7 @@ func TestMapper_SpecSequences(t *testing.T) {
 			id:   "m",
 			pairs: []pair{
 				{item: agentloop.TurnStart{Turn: 1}},
-				{item: agentloop.ToolCallReady{Call: call("c", "form", `{"x":1}`), Client: true}},
+				{item: agentloop.ToolCallReady{Call: call("c", "form", `{"x":1}`), RunsOnClient: true}},
 				{item: agentloop.TurnEnd{Turn: 1}},
 				{item: agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: "c", IsError: true, Content: "bad args"}}},
 				{item: agentloop.TurnStart{Turn: 2}},
@@ -292,7 +292,7 @@ func TestMapper_SpecSequences(t *testing.T) {
 			id:   "m",
 			pairs: []pair{
 				{item: agentloop.TurnStart{Turn: 1}},
-				{item: agentloop.ToolCallReady{Call: call("c", "form", `{"x":1}`), Client: true}},
+				{item: agentloop.ToolCallReady{Call: call("c", "form", `{"x":1}`), RunsOnClient: true}},
 				{err: errors.New("model failed")},
 			},
 			want: []string{
@@ -489,7 +489,7 @@ func TestMapper_SignsWhatTheServerMade(t *testing.T) {
 		{item: agentloop.TextDelta{Text: "Bad \xffbyte"}},
 		{item: agentloop.ToolCallReady{Call: call("c-w", "weather", `{"city":"Oslo"}`)}},
 		{item: agentloop.ToolCallReady{Call: call("c-x", "nope", `{}`), Err: agentloop.ErrUnknownTool}},
-		{item: agentloop.ToolCallReady{Call: call("c-f", "form", `{}`), Client: true}},
+		{item: agentloop.ToolCallReady{Call: call("c-f", "form", `{}`), RunsOnClient: true}},
 		{item: agentloop.ToolCallReady{Call: del, NeedsApproval: true}},
 		{item: agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishToolCalls, Message: agentloop.Message{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{
 			{Type: agentloop.PartToolCall, ToolCall: &del},

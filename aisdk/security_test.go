@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,8 @@ import (
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
 	"github.com/agentloop/agentloop/simtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // These tests attack the handler as a page, a script or a curl user would,
@@ -519,8 +522,8 @@ func TestSecurity_ClientsGetAGenericErrorAndTheLogGetsTheDetail(t *testing.T) {
 		t.Errorf("with ErrorText set, the client got %v", err)
 	}
 
-	h.Prepare = func(*http.Request, *aisdk.ChatRequest) ([]agentloop.Option, error) {
-		return nil, errors.New("users db at 10.0.0.7: connection refused")
+	h.Prepare = func(*http.Request, *aisdk.ChatRequest, *agentloop.RunOptions) error {
+		return errors.New("users db at 10.0.0.7: connection refused")
 	}
 	rec := post(h, "application/json", userBodyJS("hi"))
 	if rec.Code != http.StatusInternalServerError || strings.Contains(rec.Body.String(), "10.0.0.7") {
@@ -590,4 +593,66 @@ func TestSecurity_ARejectedCallIsNeverHandedToTheClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Issue 21: with AllowedOrigins nil (the default), a page of another site
+// could stop a user's run with a bodiless cross-site POST to the stop
+// route, which no content-type check guards. Every route that changes
+// something refuses a browser's cross-origin request by default; the run
+// goes on, and a same-origin stop still works.
+func TestSecurity_ByDefaultACrossSiteStopIsRefusedAndTheRunGoesOn(t *testing.T) {
+	g := newGate(t)
+	defer g.Open()
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("g", "wait_for_it", map[string]string{})}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Done.")}},
+	)
+	st := newStore(t)
+	r := newReplica(t, st, model, g.tool)
+	r.h.Authorize = func(*http.Request, string) error { return nil }
+	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	done := make(chan error, 1)
+	go func() {
+		_, err := client.Send(context.Background(), "wait")
+		done <- err
+	}()
+	<-g.started
+	for _, tc := range []struct {
+		name, method, path, origin, fetched string
+	}{
+		{"stop from another site", http.MethodPost, "/api/chat/c/stop", "https://evil.example", "cross-site"},
+		{"stop from another site without Sec-Fetch-Site", http.MethodPost, "/api/chat/c/stop", "https://evil.example", ""},
+		{"stop from another port of the host", http.MethodPost, "/api/chat/c/stop", "http://127.0.0.1:1", "same-site"},
+		{"a chat post from another site", http.MethodPost, "/api/chat", "https://evil.example", "cross-site"},
+		{"delete from another site", http.MethodDelete, "/api/chats/c", "https://evil.example", "cross-site"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(tc.method, r.srv.URL+tc.path, strings.NewReader(userBodyJS("hi")))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Origin", tc.origin)
+			if tc.fetched != "" {
+				req.Header.Set("Sec-Fetch-Site", tc.fetched)
+			}
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			b, _ := io.ReadAll(res.Body)
+			_ = res.Body.Close()
+			assert.Equal(t, http.StatusForbidden, res.StatusCode, "body: %s", b)
+			assert.Contains(t, string(b), "origin is not allowed")
+		})
+	}
+	s, err := st.ActiveStream(context.Background(), "c")
+	require.NoError(t, err, "the run must go on after the refused requests")
+	assert.False(t, s.StopRequested, "a refused stop must not stop the run")
+
+	req, err := http.NewRequest(http.MethodPost, r.srv.URL+"/api/chat/c/stop", nil)
+	require.NoError(t, err)
+	req.Header.Set("Origin", r.srv.URL)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	assert.Equal(t, http.StatusAccepted, res.StatusCode, "a same-origin stop")
+	require.NoError(t, <-done)
 }

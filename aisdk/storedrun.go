@@ -55,6 +55,9 @@ type storedRun struct {
 	stop   atomic.Bool // the run was asked to stop
 	lost   atomic.Bool // the lease is lost: nothing more is written
 	logErr error       // the log could not be written
+	// unsaved is the history of a save that failed (the database was
+	// down): end saves it again before it ends the stream.
+	unsaved agentloop.History
 }
 
 func newStoredRun(h *Handler, r *http.Request, chat store.Chat, lease store.Lease, history agentloop.History, messageID string) *storedRun {
@@ -168,7 +171,11 @@ func (s *storedRun) persist(p runPair) error {
 		}
 		h = s.withIDs(h.Clone())
 	}
-	return s.save(h)
+	err := s.save(s.ctx, h)
+	if err != nil && !errors.Is(err, store.ErrConflict) {
+		s.unsaved = h
+	}
+	return err
 }
 
 // withIDs gives the run's assistant messages the response's message id.
@@ -210,8 +217,8 @@ func (s *storedRun) consistent() agentloop.History {
 // conflict with a writer that left the history alone (a new title) is
 // retried; one that changed the history means another run owns the chat,
 // and fails the run.
-func (s *storedRun) save(h agentloop.History) error {
-	ctx, cancel := context.WithTimeout(s.ctx, writeTimeout)
+func (s *storedRun) save(ctx context.Context, h agentloop.History) error {
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	c := s.chat
 	c.History = h
@@ -227,6 +234,10 @@ func (s *storedRun) save(h agentloop.History) error {
 		cur, gerr := s.h.Store.GetChat(ctx, c.ID)
 		if gerr != nil {
 			return fmt.Errorf("aisdk: saving chat %q: %w", c.ID, gerr)
+		}
+		if sameHistory(cur.History, h) {
+			s.chat = *cur // an earlier try was written, though its answer was lost
+			return nil
 		}
 		if !sameHistory(cur.History, s.chat.History) {
 			return fmt.Errorf("aisdk: saving chat %q: another writer changed its history during the run: %w", c.ID, err)
@@ -296,11 +307,16 @@ func (s *storedRun) flushLog() {
 	}
 }
 
-// end ends the stream in the state of the run's last pair.
-func (s *storedRun) end(last runPair) {
+// end ends the stream in the state of the run's last pair, with one try
+// of each store write. When the store fails (a database outage) it returns
+// the rest, which tries again with backoff, for the caller to run once the
+// client's response is complete: the client need not wait for the
+// database. A history whose save failed is saved first, so that what the
+// client saw is kept once the database is back.
+func (s *storedRun) end(last runPair) (rest func()) {
 	s.flushLog()
 	if s.lost.Load() {
-		return
+		return nil
 	}
 	state := store.StreamDone
 	switch {
@@ -310,7 +326,28 @@ func (s *storedRun) end(last runPair) {
 	default:
 		state = store.StreamFailed
 	}
-	s.h.endStream(s.ctx, s.lease, state)
+	if s.unsaved != nil && s.save(s.ctx, s.unsaved) == nil {
+		s.unsaved = nil
+	}
+	if s.unsaved == nil {
+		ctx, cancel := context.WithTimeout(s.ctx, writeTimeout)
+		err := s.h.Store.EndStream(ctx, s.lease, state)
+		cancel()
+		if err == nil || errors.Is(err, store.ErrLeaseLost) {
+			return nil
+		}
+	}
+	return func() {
+		if s.unsaved != nil {
+			err := s.h.retry(s.ctx, s.chat.ID, "saving the chat", func(ctx context.Context) error { return s.save(ctx, s.unsaved) },
+				func(err error) bool { return errors.Is(err, store.ErrConflict) })
+			if err != nil {
+				s.h.logger().LogAttrs(s.ctx, slog.LevelError, "aisdk: saving a failed run's chat failed; it keeps its last saved history",
+					slog.String("chat", s.chat.ID), slog.Any("error", err))
+			}
+		}
+		s.h.endStream(s.ctx, s.lease, state)
+	}
 }
 
 // Backoff of endStream's tries.
@@ -320,26 +357,34 @@ const (
 )
 
 // endStream ends the stream of lease l in state. A store that fails (a
-// database outage) is tried again with backoff for up to writeTimeout,
-// since until the end is written the chat stays locked for every other
-// request, up to the lease's expiry; a lost lease, or ctx done, ends the
-// tries.
+// database outage) is tried again (see retry), since until the end is
+// written the chat stays locked for every other request, up to the
+// lease's expiry; a lost lease, or ctx done, ends the tries.
 func (h *Handler) endStream(ctx context.Context, l store.Lease, state store.StreamState) {
+	err := h.retry(ctx, l.ChatID, "ending a stream", func(ctx context.Context) error { return h.Store.EndStream(ctx, l, state) },
+		func(err error) bool { return errors.Is(err, store.ErrLeaseLost) })
+	if err != nil && !errors.Is(err, store.ErrLeaseLost) {
+		h.logger().LogAttrs(ctx, slog.LevelError, "aisdk: ending a stream failed; the chat is free once its lease runs out",
+			slog.String("chat", l.ChatID), slog.Any("error", err))
+	}
+}
+
+// retry calls try until it succeeds or fails with an error that final
+// accepts, trying again after a failure (a database outage) with backoff,
+// endRetryFirst doubling to endRetryMax, for up to writeTimeout or until
+// ctx is done. Each failure is logged (Warn) as what. It returns try's
+// last error.
+func (h *Handler) retry(ctx context.Context, chatID, what string, try func(context.Context) error, final func(error) bool) error {
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	wait := endRetryFirst
 	for {
-		err := h.Store.EndStream(ctx, l, state)
-		if err == nil || errors.Is(err, store.ErrLeaseLost) {
-			return
+		err := try(ctx)
+		if err == nil || final(err) || ctx.Err() != nil {
+			return err
 		}
-		if ctx.Err() != nil {
-			h.logger().LogAttrs(ctx, slog.LevelError, "aisdk: ending a stream failed; the chat is free once its lease runs out",
-				slog.String("chat", l.ChatID), slog.Any("error", err))
-			return
-		}
-		h.logger().LogAttrs(ctx, slog.LevelWarn, "aisdk: ending a stream failed; trying again",
-			slog.String("chat", l.ChatID), slog.Duration("in", wait), slog.Any("error", err))
+		h.logger().LogAttrs(ctx, slog.LevelWarn, "aisdk: "+what+" failed; trying again",
+			slog.String("chat", chatID), slog.Duration("in", wait), slog.Any("error", err))
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

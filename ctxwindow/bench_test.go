@@ -46,10 +46,10 @@ func BenchmarkStrategies(b *testing.B) {
 			{name: "LargeResults", budget: total + 1, large: &ctxwindow.LargeResults{}},
 			{name: "DropReasoning", budget: tight, strategies: []ctxwindow.Strategy{ctxwindow.DropReasoning{}}},
 			{name: "ShortenResults", budget: tight, strategies: []ctxwindow.Strategy{ctxwindow.ShortenResults{}}},
-			{name: "Window", budget: tight, strategies: []ctxwindow.Strategy{ctxwindow.Window{}}},
+			{name: "SlidingWindow", budget: tight, strategies: []ctxwindow.Strategy{ctxwindow.SlidingWindow{}}},
 			{name: "default", budget: tight},
-			{name: "Summarize/new", budget: tight, strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: quickSummarizer(), ContextWindow: 4 * total}, ctxwindow.Window{}}},
-			{name: "Summarize/reused", budget: tight, reuse: true, strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: quickSummarizer(), ContextWindow: 4 * total}, ctxwindow.Window{}}},
+			{name: "Summarize/new", budget: tight, strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: quickSummarizer(), ContextWindow: 4 * total}, ctxwindow.SlidingWindow{}}},
+			{name: "Summarize/reused", budget: tight, reuse: true, strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: quickSummarizer(), ContextWindow: 4 * total}, ctxwindow.SlidingWindow{}}},
 		}
 		for _, c := range cases {
 			b.Run(fmt.Sprintf("%s/%d", c.name, len(h)), func(b *testing.B) {

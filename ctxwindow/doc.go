@@ -9,7 +9,7 @@
 // sends old tool results as previews, [Summarize] has a model summarize the
 // older turns (the summary is kept per conversation as a document of the
 // versioned store, Config.Docs: beside the chat, and deleted with it), and
-// [Window] leaves out the oldest turns. The stored history is never
+// [SlidingWindow] leaves out the oldest turns. The stored history is never
 // changed: the run's items, its TurnEnd.History and its Final keep every
 // message, so nothing is lost and the next run can shape differently.
 //

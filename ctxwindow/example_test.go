@@ -45,7 +45,7 @@ func Example() {
 	})
 	agent := &agentloop.Agent{Model: model, Hooks: mgr.Hooks()}
 
-	last, err := agentloop.Drain(agent.Stream(context.Background(), longChat()))
+	last, err := agentloop.Drain(agent.Stream(context.Background(), longChat(), nil))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -70,7 +70,7 @@ func ExampleSummarize() {
 	mgr, err := ctxwindow.New(ctxwindow.Config{
 		ContextWindow: 2000,
 		OutputReserve: 500,
-		Strategies:    []ctxwindow.Strategy{ctxwindow.Summarize{Model: summarizer, MaxTokens: 200}, ctxwindow.Window{}},
+		Strategies:    []ctxwindow.Strategy{ctxwindow.Summarize{Model: summarizer, MaxTokens: 200}, ctxwindow.SlidingWindow{}},
 		Docs:          docs, // or the app's sqlitestore, pgstore
 	})
 	if err != nil {
@@ -83,7 +83,7 @@ func ExampleSummarize() {
 	agent := &agentloop.Agent{Model: model, Hooks: mgr.Hooks()}
 
 	for range 2 { // two runs of one conversation
-		text, err := agentloop.Text(agent.Stream(context.Background(), longChat(), agentloop.WithConversationID("chat-42")))
+		text, err := agentloop.Text(agent.Stream(context.Background(), longChat(), &agentloop.RunOptions{ConversationID: "chat-42"}))
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -133,7 +133,7 @@ func ExampleManager_ReadResultTool() {
 		}},
 	)
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{logs, mgr.ReadResultTool()}, Hooks: mgr.Hooks()}
-	text, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Why did the server stop?")}))
+	text, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Why did the server stop?")}, nil))
 	fmt.Println(text, err)
 	// Output:
 	// the model sees 457 bytes, with [… 39717 bytes left out here to save context: bytes 200 to 39917 of 40017. To read them, call read_tool_result with {"callId":"call_1","offset":200} …]

@@ -203,7 +203,7 @@ func checkStrategy(s Strategy, window int) error {
 		if s == nil {
 			return errNil
 		}
-	case *Window:
+	case *SlidingWindow:
 		if s == nil {
 			return errNil
 		}
@@ -227,7 +227,7 @@ func checkStrategy(s Strategy, window int) error {
 
 // Hooks returns the hooks that plug the Manager into runs: put them in
 // Agent.Hooks (with [agentloop.ComposeHooks] beside others) or pass them
-// with [agentloop.WithHooks]. Put them after hooks that edit the request, so
+// with [agentloop.RunOptions.Hooks]. Put them after hooks that edit the request, so
 // that the Manager measures what is really sent. OnRunStart notes the run's
 // conversation id, agent and logger; BeforeModelCall shapes the request;
 // OnTurnEnd learns the correction from the provider's input count. The same

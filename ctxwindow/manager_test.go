@@ -24,7 +24,7 @@ func TestNew_RefusesABadConfigNamingTheField(t *testing.T) {
 		{ctxwindow.Config{ContextWindow: 1000, OutputReserve: 1000}, "OutputReserve (1000) must be at least 0 and less than ContextWindow (1000)"},
 		{ctxwindow.Config{ContextWindow: 1000, OutputReserve: -1}, "OutputReserve (-1)"},
 		{ctxwindow.Config{ContextWindow: 1000, Strategies: []ctxwindow.Strategy{nil}}, "nil strategy (Config.Strategies[0])"},
-		{ctxwindow.Config{ContextWindow: 1000, Strategies: []ctxwindow.Strategy{ctxwindow.Window{}, (*ctxwindow.Summarize)(nil)}}, "nil strategy (Config.Strategies[1])"},
+		{ctxwindow.Config{ContextWindow: 1000, Strategies: []ctxwindow.Strategy{ctxwindow.SlidingWindow{}, (*ctxwindow.Summarize)(nil)}}, "nil strategy (Config.Strategies[1])"},
 		{ctxwindow.Config{ContextWindow: 1000, Strategies: []ctxwindow.Strategy{ctxwindow.ShortenResults{Keep: -1}}}, "ShortenResults.Preview (0) and Keep (-1) must not be negative"},
 		{ctxwindow.Config{ContextWindow: 100_000, Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Recent: 1}}}, "Summarize.Recent (1) must be at least 0 and less than 1"},
 		{ctxwindow.Config{ContextWindow: 100_000, Strategies: []ctxwindow.Strategy{&ctxwindow.Summarize{MaxTokens: 5000, ContextWindow: 4000}}}, "Summarize.MaxTokens (5000) must be less than the summarizing model's context window (4000)"},
@@ -86,7 +86,7 @@ func TestManager_OverBudgetCancelsTheRunBeforeTheModelCall(t *testing.T) {
 	}
 	agent := &agentloop.Agent{Model: model, Hooks: m.Hooks()}
 	history := agentloop.History{user(filler(4000))}
-	_, err = agentloop.Drain(agent.Stream(t.Context(), history))
+	_, err = agentloop.Drain(agent.Stream(t.Context(), history, nil))
 	var ce *agentloop.CancelledError
 	var ob *ctxwindow.OverBudgetError
 	if !errors.As(err, &ce) || !errors.As(err, &ob) || !errors.Is(err, ctxwindow.ErrOverBudget) {
@@ -128,7 +128,7 @@ func TestManager_LearnsTheCorrectionFromTheProvidersInputCounts(t *testing.T) {
 	})
 	noop, _ := agentloop.NewTool("noop", "Does nothing.", func(context.Context, struct{}) (string, error) { return "ok", nil })
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{noop}, Hooks: m.Hooks()}
-	if _, err := agentloop.Text(agent.Stream(t.Context(), agentloop.History{user("go")})); err != nil {
+	if _, err := agentloop.Text(agent.Stream(t.Context(), agentloop.History{user("go")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	want := []float64{1, 2, 2, ctxwindow.MaxCorrection}
@@ -147,7 +147,7 @@ func TestManager_LearnsTheCorrectionFromTheProvidersInputCounts(t *testing.T) {
 	// A failed call teaches nothing; the next run starts from 0.75.
 	failing := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Usage(1_000_000, 1), simtest.Fail("boom")}})
 	agent.Model = failing
-	if _, err := agentloop.Drain(agent.Stream(t.Context(), agentloop.History{user("again")})); err == nil {
+	if _, err := agentloop.Drain(agent.Stream(t.Context(), agentloop.History{user("again")}, nil)); err == nil {
 		t.Fatal("the failing model's run succeeded")
 	}
 	if c := reps[len(reps)-1].Correction; math.Abs(c-0.75) > 0.02 {
@@ -173,7 +173,7 @@ func TestManager_TheCorrectionChangesWhatFits(t *testing.T) {
 	})
 	agent := &agentloop.Agent{Model: model, Hooks: m.Hooks()}
 	for range 2 {
-		if _, err := agentloop.Text(agent.Stream(t.Context(), h)); err != nil {
+		if _, err := agentloop.Text(agent.Stream(t.Context(), h, nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -188,7 +188,7 @@ func TestManager_TheCorrectionChangesWhatFits(t *testing.T) {
 func TestManager_ServesConcurrentRuns(t *testing.T) {
 	docs := memstore.New(memstore.Options{})
 	m, err := ctxwindow.New(ctxwindow.Config{ContextWindow: 3000, OutputReserve: 500, Docs: docs,
-		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: summarizer()}, ctxwindow.Window{}}})
+		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: summarizer()}, ctxwindow.SlidingWindow{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestManager_ServesConcurrentRuns(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			h := newGen(uint64(i)).history(12)
-			_, errs[i] = agentloop.Text(agent.Stream(context.Background(), append(h, user("go on")), agentloop.WithConversationID(fmt.Sprint("chat-", i))))
+			_, errs[i] = agentloop.Text(agent.Stream(context.Background(), append(h, user("go on")), &agentloop.RunOptions{ConversationID: fmt.Sprint("chat-", i)}))
 		}()
 	}
 	wg.Wait()

@@ -35,14 +35,14 @@ func strategyCombos() map[string][]ctxwindow.Strategy {
 		"DropReasoning":                 {ctxwindow.DropReasoning{}},
 		"ShortenResults":                {ctxwindow.ShortenResults{Preview: 200}},
 		"Summarize":                     {ctxwindow.Summarize{Model: summarizer()}},
-		"Window+window":                 {ctxwindow.Window{}},
+		"SlidingWindow+window":          {ctxwindow.SlidingWindow{}},
 		"default+window":                nil,
-		"all+window":                    {ctxwindow.DropReasoning{}, ctxwindow.ShortenResults{Preview: 300, Keep: 2}, ctxwindow.Summarize{Model: summarizer(), Recent: 0.3}, ctxwindow.Window{}},
+		"all+window":                    {ctxwindow.DropReasoning{}, ctxwindow.ShortenResults{Preview: 300, Keep: 2}, ctxwindow.Summarize{Model: summarizer(), Recent: 0.3}, ctxwindow.SlidingWindow{}},
 		"failed summary":                {ctxwindow.Summarize{Model: failingSummarizer()}},
-		"failed summary, window+window": {ctxwindow.Summarize{Model: failingSummarizer()}, ctxwindow.Window{}},
-		"summarize first+window":        {ctxwindow.Summarize{Model: summarizer(), ContextWindow: 3000, MaxTokens: 200}, ctxwindow.DropReasoning{}, ctxwindow.Window{}},
-		"shorten, window+window":        {ctxwindow.ShortenResults{}, ctxwindow.Window{}},
-		"reasoning, window+window":      {ctxwindow.DropReasoning{}, ctxwindow.Window{}},
+		"failed summary, window+window": {ctxwindow.Summarize{Model: failingSummarizer()}, ctxwindow.SlidingWindow{}},
+		"summarize first+window":        {ctxwindow.Summarize{Model: summarizer(), ContextWindow: 3000, MaxTokens: 200}, ctxwindow.DropReasoning{}, ctxwindow.SlidingWindow{}},
+		"shorten, window+window":        {ctxwindow.ShortenResults{}, ctxwindow.SlidingWindow{}},
+		"reasoning, window+window":      {ctxwindow.DropReasoning{}, ctxwindow.SlidingWindow{}},
 	}
 }
 

@@ -27,7 +27,7 @@ func Example_readme() {
 			ctxwindow.DropReasoning{},  // reasoning of old turns
 			ctxwindow.ShortenResults{}, // old tool results as previews
 			ctxwindow.Summarize{},      // older turns summarized by the agent's model
-			ctxwindow.Window{},         // the oldest turns left out
+			ctxwindow.SlidingWindow{},  // the oldest turns left out
 		},
 		LargeResults: &ctxwindow.LargeResults{},        // huge results as previews, always
 		Docs:         memstore.New(memstore.Options{}), // summaries per conversation
@@ -42,6 +42,6 @@ func Example_readme() {
 	}
 	// The summary is kept under the conversation's id; the run's history
 	// (Final.History) keeps every message, whatever each model call sent.
-	text, err := agentloop.Text(agent.Stream(ctx, history, agentloop.WithConversationID(chatID)))
+	text, err := agentloop.Text(agent.Stream(ctx, history, &agentloop.RunOptions{ConversationID: chatID}))
 	fmt.Println(text, err)
 }

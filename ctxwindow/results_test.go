@@ -66,7 +66,7 @@ func TestLargeResults_ThePreviewIsSentAndTheReadToolReadsTheRest(t *testing.T) {
 		return []simtest.Step{simtest.Text("read enough")}, nil
 	})
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{big, m.ReadResultTool()}, Hooks: m.Hooks()}
-	last, err := agentloop.Drain(agent.Stream(t.Context(), agentloop.History{user("dump it")}))
+	last, err := agentloop.Drain(agent.Stream(t.Context(), agentloop.History{user("dump it")}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestReadResultTool_RefusesUnknownCallsOffsetsAndRunsWithoutTheManager(t *te
 	})
 	big, _ := agentloop.NewTool("dump", "Dump.", func(context.Context, struct{}) (string, error) { return dump(), nil })
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{big, tool}, Hooks: m.Hooks()}
-	last, err := agentloop.Drain(agent.Stream(t.Context(), agentloop.History{user("go")}))
+	last, err := agentloop.Drain(agent.Stream(t.Context(), agentloop.History{user("go")}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func TestLongRun_200TurnsStayUnderBudgetAndHistoryKeepsAll(t *testing.T) {
 	}{
 		{"default strategies", func(agentloop.Model) []ctxwindow.Strategy { return nil }},
 		{"with summaries", func(sum agentloop.Model) []ctxwindow.Strategy {
-			return []ctxwindow.Strategy{ctxwindow.DropReasoning{}, ctxwindow.Summarize{Model: sum}, ctxwindow.Window{}}
+			return []ctxwindow.Strategy{ctxwindow.DropReasoning{}, ctxwindow.Summarize{Model: sum}, ctxwindow.SlidingWindow{}}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,7 +79,7 @@ func TestLongRun_200TurnsStayUnderBudgetAndHistoryKeepsAll(t *testing.T) {
 			}
 			agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{fetchTool(t)}, Hooks: m.Hooks(), MaxTurns: turns, System: "You read pages."}
 			history := agentloop.History{agentloop.UserMessage("Read pages 1 to 199, one at a time, then say done.")}
-			last, err := agentloop.Drain(agent.Stream(t.Context(), history, agentloop.WithConversationID("chat-1")))
+			last, err := agentloop.Drain(agent.Stream(t.Context(), history, &agentloop.RunOptions{ConversationID: "chat-1"}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,9 +9,9 @@ import (
 )
 
 // Strategy is one way to make a request fit its budget: [DropReasoning],
-// [ShortenResults], [Summarize] or [Window]. The [Manager] applies its
+// [ShortenResults], [Summarize] or [SlidingWindow]. The [Manager] applies its
 // strategies in order while the request is over budget. Each works from the
-// oldest messages on; DropReasoning, ShortenResults and Window stop as soon
+// oldest messages on; DropReasoning, ShortenResults and SlidingWindow stop as soon
 // as the request fits, Summarize leaves room for the conversation to grow
 // (Summarize.Recent).
 //
@@ -27,9 +27,9 @@ type Strategy interface {
 }
 
 // DefaultStrategies returns the strategies a [Manager] uses when
-// Config.Strategies is nil: DropReasoning, ShortenResults, then Window.
+// Config.Strategies is nil: DropReasoning, ShortenResults, then SlidingWindow.
 func DefaultStrategies() []Strategy {
-	return []Strategy{DropReasoning{}, ShortenResults{}, Window{}}
+	return []Strategy{DropReasoning{}, ShortenResults{}, SlidingWindow{}}
 }
 
 // DropReasoning leaves out the reasoning of assistant messages older than
@@ -111,15 +111,15 @@ func (s ShortenResults) apply(_ context.Context, v *view) error {
 	return nil
 }
 
-// Window is a sliding window: it leaves out the oldest turns, whole, until
-// the request fits, and puts a short note where messages were left out so
-// that the model knows. It keeps the system messages at the start, the
+// SlidingWindow is a sliding window over the turns: it leaves out the
+// oldest turns, whole, until the request fits, and puts a short note where
+// messages were left out so that the model knows. It keeps the system messages at the start, the
 // first user message (often the task), a summary made by [Summarize], the
 // newest user message and the latest turn. Put it last: it is the strategy
 // that makes any history fit, unless what it keeps is over budget itself.
-type Window struct{}
+type SlidingWindow struct{}
 
-func (Window) apply(_ context.Context, v *view) error {
+func (SlidingWindow) apply(_ context.Context, v *view) error {
 	if v.fits() {
 		return nil
 	}

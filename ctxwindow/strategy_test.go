@@ -121,7 +121,7 @@ func TestWindow_KeepsThePinnedMessagesAndNotesTheGap(t *testing.T) {
 		user(filler(400)), assistant(text(filler(400)), call("c1")), result("c1", filler(400)),
 		user("newest"), assistant(text("working"), call("c2")), result("c2", "r2"),
 	}
-	req, rep, err := shapeWith(t, h, tokens(h[0], h[1], h[6], h[7], h[8])+40, ctxwindow.Config{Strategies: []ctxwindow.Strategy{ctxwindow.Window{}}})
+	req, rep, err := shapeWith(t, h, tokens(h[0], h[1], h[6], h[7], h[8])+40, ctxwindow.Config{Strategies: []ctxwindow.Strategy{ctxwindow.SlidingWindow{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestWindow_LeavesOutTheOldestTurnsFirst(t *testing.T) {
 		h = append(h, assistant(text("step "+id), call(id)), result(id, filler(200)))
 	}
 	budget := tokens(h[0]) + tokens(h[15:]...) + 40 // the last three turns
-	req, _, err := shapeWith(t, h, budget, ctxwindow.Config{Strategies: []ctxwindow.Strategy{ctxwindow.Window{}}})
+	req, _, err := shapeWith(t, h, budget, ctxwindow.Config{Strategies: []ctxwindow.Strategy{ctxwindow.SlidingWindow{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestWindow_AloneFitsAnyHistoryWhosePinnedMessagesFit(t *testing.T) {
 		g := newGen(uint64(1000 + seed))
 		h := g.history(1 + g.r.IntN(10))
 		budget := pinnedTokens(h, ctxwindow.Bytes{}) + 100
-		if _, _, err := shapeWith(t, h, budget, ctxwindow.Config{Strategies: []ctxwindow.Strategy{ctxwindow.Window{}}}); err != nil {
+		if _, _, err := shapeWith(t, h, budget, ctxwindow.Config{Strategies: []ctxwindow.Strategy{ctxwindow.SlidingWindow{}}}); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 	}
@@ -183,7 +183,7 @@ func TestWindow_KeepsTheSummary(t *testing.T) {
 		return []simtest.Step{simtest.Text("A long summary: " + filler(1200))}, nil
 	})
 	s := ctxwindow.Summarize{Model: wordy, Recent: 0.8, MaxTokens: 400}
-	req, rep, err := shapeWith(t, h, 1000, ctxwindow.Config{Strategies: []ctxwindow.Strategy{s, ctxwindow.Window{}}})
+	req, rep, err := shapeWith(t, h, 1000, ctxwindow.Config{Strategies: []ctxwindow.Strategy{s, ctxwindow.SlidingWindow{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,16 +34,16 @@ var ErrSummarize = errors.New("ctxwindow: summarizing failed")
 // the summary is then sent as a user message where those messages were. It
 // never summarizes the newest user message or the latest turn, so when
 // those alone are over budget it leaves the request to the strategies after
-// it: put [Window] last.
+// it: put [SlidingWindow] last.
 //
 // A summary is kept (see [Summary]): in the run, and, with Config.Docs
-// and a conversation id ([agentloop.WithConversationID]), in the store
+// and a conversation id ([agentloop.RunOptions.ConversationID]), in the store
 // across runs. Model calls that fit with the kept summary
 // reuse it; the model summarizes again only when the conversation has grown
 // past it, and then only the summary and the messages after it.
 //
 // When summarizing fails (the model's error, an empty answer, Timeout) the
-// request is shaped by [Window] instead, and the failure is reported
+// request is shaped by [SlidingWindow] instead, and the failure is reported
 // ([Report].Err wraps [ErrSummarize]) and logged to the agent's Logger; the
 // run goes on. When the run's context is done, the run's cancellation wins.
 type Summarize struct {
@@ -140,7 +140,7 @@ func (s Summarize) apply(ctx context.Context, v *view) error {
 			return context.Cause(ctx)
 		}
 		st.warn(ctx, v.rep, fmt.Errorf("%w: %w", ErrSummarize, err))
-		return Window{}.apply(ctx, v)
+		return SlidingWindow{}.apply(ctx, v)
 	}
 	sum := Summary{Text: text, From: v.headEnd, Through: c, Digest: digest(v.orig[:c])}
 	st.keepSummary(ctx, v.rep, sum)

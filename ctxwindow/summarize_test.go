@@ -50,7 +50,7 @@ func runWith(t *testing.T, cfg ctxwindow.Config, model agentloop.Model, h agentl
 		t.Fatal(err)
 	}
 	agent := &agentloop.Agent{Model: model, Hooks: m.Hooks()}
-	if _, err := agentloop.Text(agent.Stream(t.Context(), h, agentloop.WithConversationID(id))); err != nil {
+	if _, err := agentloop.Text(agent.Stream(t.Context(), h, &agentloop.RunOptions{ConversationID: id})); err != nil {
 		t.Fatal(err)
 	}
 	return reps, m
@@ -63,7 +63,7 @@ func TestSummarize_KeptPerConversationAndReusedByLaterRuns(t *testing.T) {
 	docs := memstore.New(memstore.Options{})
 	sum := summarizer()
 	cfg := ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Docs: docs,
-		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum}, ctxwindow.Window{}}}
+		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum}, ctxwindow.SlidingWindow{}}}
 	h := chat(8)
 
 	reps, _ := runWith(t, cfg, answering(), h, "c1")
@@ -101,7 +101,7 @@ func TestSummarize_FoldsThePreviousSummaryWithTheNewerMessagesOnly(t *testing.T)
 	docs := memstore.New(memstore.Options{})
 	sum := summarizer()
 	cfg := ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Docs: docs,
-		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum}, ctxwindow.Window{}}}
+		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum}, ctxwindow.SlidingWindow{}}}
 	h := chat(8)
 	runWith(t, cfg, answering(), h, "c1")
 	first, _, _ := ctxwindow.LoadSummary(t.Context(), docs, "c1")
@@ -132,7 +132,7 @@ func TestSummarize_AStaleSummaryIsNotUsed(t *testing.T) {
 	}
 	sum := summarizer()
 	reps, _ := runWith(t, ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Docs: docs,
-		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum}, ctxwindow.Window{}}}, answering(), chat(8), "c1")
+		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum}, ctxwindow.SlidingWindow{}}}, answering(), chat(8), "c1")
 	if sum.Calls() != 1 || !reps[0].NewSummary || reps[0].Summary.Text == stale.Text {
 		t.Fatalf("summarizer calls %d, report %+v; want a new summary", sum.Calls(), reps[0])
 	}
@@ -162,7 +162,7 @@ func TestSummarize_AFailureFallsBackToTheWindowAndIsReported(t *testing.T) {
 				require.NoError(t, err)
 				model := answering()
 				agent := &agentloop.Agent{Model: model, Hooks: m.Hooks(), Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-				_, err = agentloop.Text(agent.Stream(t.Context(), chat(8)))
+				_, err = agentloop.Text(agent.Stream(t.Context(), chat(8), nil))
 				require.NoError(t, err)
 				require.NotEmpty(t, reps)
 				r := reps[0]
@@ -210,13 +210,13 @@ func TestSummarize_AFailingStoreIsReportedAndTheSummaryLastsForTheRun(t *testing
 	noop, _ := agentloop.NewTool("noop", "Does nothing.", func(context.Context, struct{}) (string, error) { return "ok", nil })
 	var reps []ctxwindow.Report
 	m, err := ctxwindow.New(ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Docs: docs,
-		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum}, ctxwindow.Window{}},
+		Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum}, ctxwindow.SlidingWindow{}},
 		OnReport:   func(_ context.Context, r ctxwindow.Report) { reps = append(reps, r) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{noop}, Hooks: m.Hooks()}
-	if _, err := agentloop.Text(agent.Stream(t.Context(), chat(8), agentloop.WithConversationID("c1"))); err != nil {
+	if _, err := agentloop.Text(agent.Stream(t.Context(), chat(8), &agentloop.RunOptions{ConversationID: "c1"})); err != nil {
 		t.Fatal(err)
 	}
 	if err := reps[0].Err; err == nil || !strings.Contains(err.Error(), `loading the summary of conversation "c1": disk on fire`) ||
@@ -240,18 +240,18 @@ func TestSummarize_CancellingTheRunWhileSummarizingCancelsIt(t *testing.T) {
 			yield(nil, ctx.Err())
 		}
 	})
-	m, err := ctxwindow.New(ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: hanging}, ctxwindow.Window{}}})
+	m, err := ctxwindow.New(ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: hanging}, ctxwindow.SlidingWindow{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	model := answering()
 	agent := &agentloop.Agent{Model: model, Hooks: m.Hooks()}
-	ctx, cancel := agentloop.WithCancel(t.Context())
+	ctx, cancel := context.WithCancelCause(t.Context())
 	go func() {
 		<-entered
-		cancel("user pressed stop")
+		cancel(agentloop.Cancel("user pressed stop"))
 	}()
-	_, err = agentloop.Drain(agent.Stream(ctx, chat(8)))
+	_, err = agentloop.Drain(agent.Stream(ctx, chat(8), nil))
 	var ce *agentloop.CancelledError
 	if !errors.As(err, &ce) || ce.Reason != "user pressed stop" || model.Calls() != 0 {
 		t.Fatalf("err = %v, model calls %d; want the run cancelled with the user's reason before any model call", err, model.Calls())
@@ -263,7 +263,7 @@ func TestSummarize_CancellingTheRunWhileSummarizingCancelsIt(t *testing.T) {
 func TestSummarize_ALongPartIsSummarizedInSeveralCallsWithinTheSummarizersWindow(t *testing.T) {
 	sum := summarizer()
 	s := ctxwindow.Summarize{Model: sum, ContextWindow: 1500, MaxTokens: 200}
-	reps, _ := runWith(t, ctxwindow.Config{ContextWindow: 20_000, OutputReserve: 500, Strategies: []ctxwindow.Strategy{s, ctxwindow.Window{}}}, answering(), chat(60), "")
+	reps, _ := runWith(t, ctxwindow.Config{ContextWindow: 20_000, OutputReserve: 500, Strategies: []ctxwindow.Strategy{s, ctxwindow.SlidingWindow{}}}, answering(), chat(60), "")
 	if !reps[0].NewSummary || sum.Calls() < 3 {
 		t.Fatalf("%d summarizing calls; want several", sum.Calls())
 	}
@@ -291,7 +291,7 @@ func TestSummarize_WithoutAModelUsesTheAgentsModel(t *testing.T) {
 		}
 		return []simtest.Step{simtest.Text("ok")}, nil
 	})
-	reps, _ := runWith(t, ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{}, ctxwindow.Window{}}}, model, chat(8), "")
+	reps, _ := runWith(t, ctxwindow.Config{ContextWindow: 4000, OutputReserve: 500, Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{}, ctxwindow.SlidingWindow{}}}, model, chat(8), "")
 	if reps[0].Summary == nil || reps[0].Summary.Text != "A summary by the agent's model." || model.Calls() != 2 {
 		t.Fatalf("report %+v, model calls %d", reps[0], model.Calls())
 	}
@@ -324,7 +324,7 @@ func TestSummarize_TheSummarizerGetsTheMessagesAsTextWithoutReasoning(t *testing
 		user("newest"),
 	}
 	sum := summarizer()
-	_, rep, err := shapeWith(t, h, tokens(h[0], h[5])+200, ctxwindow.Config{Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum, MaxTokens: 100, ContextWindow: 10_000}, ctxwindow.Window{}}})
+	_, rep, err := shapeWith(t, h, tokens(h[0], h[5])+200, ctxwindow.Config{Strategies: []ctxwindow.Strategy{ctxwindow.Summarize{Model: sum, MaxTokens: 100, ContextWindow: 10_000}, ctxwindow.SlidingWindow{}}})
 	if err != nil || rep.Summary == nil {
 		t.Fatalf("err %v, report %+v", err, rep)
 	}

@@ -169,7 +169,7 @@ func (d *Dataset) Test(t *testing.T, agent *agentloop.Agent, opts *Options) *Rep
 func runCase(ctx context.Context, agent *agentloop.Agent, d *Dataset, c *Case, price Price) CaseResult {
 	run := &Run{Case: c, History: c.Input}
 	start := time.Now()
-	for item, err := range agent.Stream(ctx, c.Input) {
+	for item, err := range agent.Stream(ctx, c.Input, nil) {
 		if err != nil {
 			run.Err = err
 			if h, ok := agentloop.HistoryOf(err); ok {

@@ -221,7 +221,7 @@ func (j *Judge) Score(ctx context.Context, run *Run) Score {
 	}
 	fmt.Fprintf(&b, "\nFinal answer:\n%s\n", run.Text)
 	judge := &agentloop.Agent{Model: j.Model, System: JudgeSystem}
-	v, _, err := agentloop.Structured[Verdict](ctx, judge, agentloop.History{agentloop.UserMessage(b.String())})
+	v, _, err := agentloop.Structured[Verdict](ctx, judge, agentloop.History{agentloop.UserMessage(b.String())}, nil)
 	if err != nil {
 		return Score{Scorer: "judge", Reason: fmt.Sprintf("the judge failed: %v", err)}
 	}

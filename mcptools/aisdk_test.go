@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/mcptools"
 )
 
 // A long MCP tool's progress reaches a web client: through the aisdk
@@ -18,7 +19,7 @@ import (
 // chunk, before the final output.
 func TestProgressReachesTheAISDKStreamAsPreliminaryOutput(t *testing.T) {
 	f := newFake(t, nil)
-	tools, err := newServer(t, f, nil).Tools(context.Background())
+	tools, err := newServer(t, f, mcptools.ServerOptions{}).Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,12 +64,8 @@ type HTTPOptions struct {
 }
 
 // HTTP returns a Dialer that connects to the MCP server at url over the
-// streamable HTTP transport. opts may be nil.
-func HTTP(url string, opts *HTTPOptions) Dialer {
-	var o HTTPOptions
-	if opts != nil {
-		o = *opts
-	}
+// streamable HTTP transport. The zero HTTPOptions are useful.
+func HTTP(url string, o HTTPOptions) Dialer {
 	return func(context.Context) (mcp.Transport, error) {
 		if url == "" {
 			return nil, errors.New("mcptools: HTTP: empty URL")

@@ -9,12 +9,12 @@
 // [HTTP] speaks streamable HTTP (with a hook to set headers on each request),
 // [InMemory] connects to an mcp.Server in the same process (for tests).
 //
-//	srv, err := mcptools.NewServer(mcptools.Stdio("my-mcp-server"), &mcptools.ServerOptions{Prefix: "fs_"})
+//	srv, err := mcptools.NewServer(mcptools.Stdio("my-mcp-server"), mcptools.ServerOptions{Prefix: "fs_"})
 //	…
 //	defer srv.Close()
 //	tools, err := srv.Tools(ctx)
 //	…
-//	for item, err := range agent.Stream(ctx, history, agentloop.WithTools(tools...)) { … }
+//	for item, err := range agent.Stream(ctx, history, &agentloop.RunOptions{Tools: tools}) { … }
 //
 // # What the model sees
 //
@@ -41,7 +41,7 @@
 //   - Tool lists are cached until the server says they changed
 //     (notifications/tools/list_changed) or the session is replaced; the
 //     caller asks for them before each run ([Server.Tools]) and passes them
-//     with [agentloop.WithTools], because an Agent's own Tools must not
+//     with [agentloop.RunOptions.Tools], because an Agent's own Tools must not
 //     change while it runs.
 //   - Names. A tool is offered as ServerOptions.Prefix plus its MCP name,
 //     with characters providers reject ('.', '/', …) turned into '_', and

@@ -26,7 +26,7 @@ func Example() {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Hello, " + in.Name + "!"}}}, nil, nil
 		})
 
-	srv, err := mcptools.NewServer(mcptools.InMemory(server), &mcptools.ServerOptions{Prefix: "hello_"})
+	srv, err := mcptools.NewServer(mcptools.InMemory(server), mcptools.ServerOptions{Prefix: "hello_"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func Example() {
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("I greeted Ada.")}},
 	)
 	agent := &agentloop.Agent{Model: model}
-	for item, err := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("Greet Ada")}, agentloop.WithTools(tools...)) {
+	for item, err := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("Greet Ada")}, &agentloop.RunOptions{Tools: tools}) {
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -66,17 +66,17 @@ func ExampleTools() {
 
 	files, err := mcptools.NewServer(
 		mcptools.Stdio("npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"),
-		&mcptools.ServerOptions{Prefix: "fs_", NeedsApproval: mcptools.UnlessReadOnly})
+		mcptools.ServerOptions{Prefix: "fs_", NeedsApproval: mcptools.UnlessReadOnly})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer files.Close() // stops the process
-	remote, err := mcptools.NewServer(mcptools.HTTP("https://mcp.example.com/mcp", &mcptools.HTTPOptions{
+	remote, err := mcptools.NewServer(mcptools.HTTP("https://mcp.example.com/mcp", mcptools.HTTPOptions{
 		Header: func(req *http.Request) error {
 			req.Header.Set("Authorization", "Bearer "+token)
 			return nil
 		},
-	}), &mcptools.ServerOptions{Prefix: "web_"})
+	}), mcptools.ServerOptions{Prefix: "web_"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func ExampleTools() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for item, err := range agent.Stream(ctx, history, agentloop.WithTools(tools...)) {
+	for item, err := range agent.Stream(ctx, history, &agentloop.RunOptions{Tools: tools}) {
 		// … as with any tools: MCP progress arrives as agentloop.ToolProgress items
 		_, _ = item, err
 	}

@@ -160,7 +160,7 @@ func (f *fake) dialer() mcptools.Dialer {
 
 // newServer returns a mcptools.Server for the fake, closed at the end of
 // the test.
-func newServer(t *testing.T, f *fake, opts *mcptools.ServerOptions) *mcptools.Server {
+func newServer(t *testing.T, f *fake, opts mcptools.ServerOptions) *mcptools.Server {
 	t.Helper()
 	s, err := mcptools.NewServer(f.dialer(), opts)
 	if err != nil {
@@ -215,7 +215,7 @@ func runErr(t *testing.T, ctx context.Context, tools []*agentloop.Tool, name str
 	)
 	agent := &agentloop.Agent{Model: model, Tools: tools}
 	var items []agentloop.Item
-	for item, err := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("go")}) {
+	for item, err := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("go")}, nil) {
 		if err != nil {
 			if _, ok := agentloop.HistoryOf(err); !ok {
 				t.Fatalf("run: %v", err)

@@ -68,12 +68,12 @@ func TestHTTPHeaderHookSetsEveryRequestsHeaders(t *testing.T) {
 	f := newFake(t, nil)
 	_, ts := newAuthServer(t, f)
 	var hooked atomic.Int32
-	dial := mcptools.HTTP(ts.URL, &mcptools.HTTPOptions{Header: func(r *http.Request) error {
+	dial := mcptools.HTTP(ts.URL, mcptools.HTTPOptions{Header: func(r *http.Request) error {
 		hooked.Add(1)
 		r.Header.Set("Authorization", "Bearer s3cret")
 		return nil
 	}})
-	s, err := mcptools.NewServer(dial, nil)
+	s, err := mcptools.NewServer(dial, mcptools.ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +95,10 @@ func TestHTTPHeaderHookErrorFailsTheConnection(t *testing.T) {
 	f := newFake(t, nil)
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv }, nil))
 	defer ts.Close()
-	dial := mcptools.HTTP(ts.URL, &mcptools.HTTPOptions{Header: func(*http.Request) error {
+	dial := mcptools.HTTP(ts.URL, mcptools.HTTPOptions{Header: func(*http.Request) error {
 		return errors.New("token expired")
 	}})
-	s, err := mcptools.NewServer(dial, nil)
+	s, err := mcptools.NewServer(dial, mcptools.ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +111,11 @@ func TestHTTPHeaderHookErrorFailsTheConnection(t *testing.T) {
 func TestHTTPServerThatForgotTheSessionGetsTheCallOnANewOne(t *testing.T) {
 	f := newFake(t, nil)
 	a, ts := newAuthServer(t, f)
-	dial := mcptools.HTTP(ts.URL, &mcptools.HTTPOptions{Header: func(r *http.Request) error {
+	dial := mcptools.HTTP(ts.URL, mcptools.HTTPOptions{Header: func(r *http.Request) error {
 		r.Header.Set("Authorization", "Bearer s3cret")
 		return nil
 	}})
-	s, err := mcptools.NewServer(dial, nil)
+	s, err := mcptools.NewServer(dial, mcptools.ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -173,7 +173,7 @@ type call struct {
 }
 
 func exercise(t *testing.T, rs realServer) {
-	s, err := mcptools.NewServer(rs.dial, &mcptools.ServerOptions{Timeout: 30 * time.Second})
+	s, err := mcptools.NewServer(rs.dial, mcptools.ServerOptions{Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,10 +223,10 @@ func exercise(t *testing.T, rs realServer) {
 		t.Run("content", func(t *testing.T) { rs.extra(t, tools) })
 	}
 	t.Run("cancel mid-call", func(t *testing.T) {
-		runCtx, cancel := agentloop.WithCancel(ctx)
+		runCtx, cancel := context.WithCancelCause(ctx)
 		_, err := runErr(t, runCtx, tools, rs.slow.tool, rs.slow.args, func(it agentloop.Item) {
 			if _, ok := it.(agentloop.ToolProgress); ok {
-				cancel("stop pressed")
+				cancel(agentloop.Cancel("stop pressed"))
 			}
 		})
 		if !errors.Is(err, agentloop.ErrCancelled) {
@@ -426,7 +426,7 @@ func TestRealGoEverythingServerOverStdio(t *testing.T) {
 
 func TestRealGoEverythingServerOverHTTP(t *testing.T) {
 	srv := startHTTPServer(t, goServerBin(t))
-	rs := goServer(mcptools.HTTP(srv.url(), nil))
+	rs := goServer(mcptools.HTTP(srv.url(), mcptools.HTTPOptions{}))
 	rs.exit = srv.exitAndRestart
 	exercise(t, rs)
 }

@@ -19,7 +19,7 @@ func TestScriptDrivesTheLoopThroughMCPCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcptools.NewServer(mcptools.Stdio(bin), &mcptools.ServerOptions{Prefix: "ev_"})
+	srv, err := mcptools.NewServer(mcptools.Stdio(bin), mcptools.ServerOptions{Prefix: "ev_"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestScriptDrivesTheLoopThroughMCPCalls(t *testing.T) {
 	agent := &agentloop.Agent{Model: model}
 	var progress []agentloop.ToolProgress
 	var final agentloop.Final
-	for item, err := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Show me progress")}, agentloop.WithTools(tools...)) {
+	for item, err := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Show me progress")}, &agentloop.RunOptions{Tools: tools}) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -122,8 +122,8 @@ type Server struct {
 }
 
 // NewServer returns a Server that connects with dial when first used.
-// opts may be nil. It fails only on bad options.
-func NewServer(dial Dialer, opts *ServerOptions) (*Server, error) {
+// The zero ServerOptions are useful. It fails only on bad options.
+func NewServer(dial Dialer, opts ServerOptions) (*Server, error) {
 	if dial == nil {
 		return nil, errors.New("mcptools: NewServer: nil Dialer")
 	}
@@ -133,9 +133,7 @@ func NewServer(dial Dialer, opts *ServerOptions) (*Server, error) {
 		listing:    make(chan struct{}, 1),
 		calls:      make(map[string]*progressSink),
 		gen:        1,
-	}
-	if opts != nil {
-		s.opts = *opts
+		opts:       opts,
 	}
 	if !validName(s.opts.Prefix) {
 		return nil, fmt.Errorf("mcptools: NewServer: prefix %q: tool names may only use letters, digits, '_' and '-'", s.opts.Prefix)
@@ -332,7 +330,7 @@ func (s *Server) toolListChanged(context.Context, *mcp.ToolListChangedRequest) {
 // if needed. The list is kept until the server says it changed
 // (notifications/tools/list_changed) or the session is replaced; then the
 // next call lists the tools again, following every page. Call it before
-// each run and pass the tools with [agentloop.WithTools] to follow such
+// each run and pass the tools with [agentloop.RunOptions.Tools] to follow such
 // changes; while the list is unchanged it returns the same *agentloop.Tool
 // values, in the server's order, in a new slice.
 //

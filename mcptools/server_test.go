@@ -20,7 +20,7 @@ import (
 
 func TestNewServerDoesNotConnect(t *testing.T) {
 	f := newFake(t, nil)
-	s := newServer(t, f, nil)
+	s := newServer(t, f, mcptools.ServerOptions{})
 	if n := f.dials.Load(); n != 0 {
 		t.Fatalf("NewServer dialled %d times; want a lazy connection", n)
 	}
@@ -39,21 +39,21 @@ func TestNewServerDoesNotConnect(t *testing.T) {
 }
 
 func TestNewServerRejectsBadOptions(t *testing.T) {
-	if _, err := mcptools.NewServer(nil, nil); err == nil || !strings.Contains(err.Error(), "nil Dialer") {
+	if _, err := mcptools.NewServer(nil, mcptools.ServerOptions{}); err == nil || !strings.Contains(err.Error(), "nil Dialer") {
 		t.Errorf("nil dialer: err = %v", err)
 	}
 	dial := mcptools.Stdio("true")
-	if _, err := mcptools.NewServer(dial, &mcptools.ServerOptions{Prefix: "fs."}); err == nil || !strings.Contains(err.Error(), `prefix "fs."`) {
+	if _, err := mcptools.NewServer(dial, mcptools.ServerOptions{Prefix: "fs."}); err == nil || !strings.Contains(err.Error(), `prefix "fs."`) {
 		t.Errorf("bad prefix: err = %v", err)
 	}
-	if _, err := mcptools.NewServer(dial, &mcptools.ServerOptions{MaxTimeout: -time.Second}); err == nil || !strings.Contains(err.Error(), "MaxTimeout") {
+	if _, err := mcptools.NewServer(dial, mcptools.ServerOptions{MaxTimeout: -time.Second}); err == nil || !strings.Contains(err.Error(), "MaxTimeout") {
 		t.Errorf("negative MaxTimeout: err = %v", err)
 	}
 }
 
 func TestToolsCarryNameDescriptionSchemaAndPolicy(t *testing.T) {
 	f := newFake(t, nil)
-	s := newServer(t, f, &mcptools.ServerOptions{
+	s := newServer(t, f, mcptools.ServerOptions{
 		Prefix:        "fake_",
 		Filter:        func(tool *mcp.Tool) bool { return tool.Name != "big" },
 		NeedsApproval: mcptools.UnlessReadOnly,
@@ -89,7 +89,7 @@ func TestToolsCarryNameDescriptionSchemaAndPolicy(t *testing.T) {
 
 func TestArgumentsAreValidatedAgainstTheServersSchema(t *testing.T) {
 	f := newFake(t, nil)
-	tools, err := newServer(t, f, nil).Tools(context.Background())
+	tools, err := newServer(t, f, mcptools.ServerOptions{}).Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestArgumentsAreValidatedAgainstTheServersSchema(t *testing.T) {
 
 func TestCallReturnsTextStructuredContentAndDescriptions(t *testing.T) {
 	f := newFake(t, nil)
-	tools, err := newServer(t, f, nil).Tools(context.Background())
+	tools, err := newServer(t, f, mcptools.ServerOptions{}).Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestCallReturnsTextStructuredContentAndDescriptions(t *testing.T) {
 
 func TestIsErrorBecomesAnErrorResultTheModelSees(t *testing.T) {
 	f := newFake(t, nil)
-	tools, err := newServer(t, f, nil).Tools(context.Background())
+	tools, err := newServer(t, f, mcptools.ServerOptions{}).Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestIsErrorBecomesAnErrorResultTheModelSees(t *testing.T) {
 
 func TestLongResultIsCutWithAMarker(t *testing.T) {
 	f := newFake(t, nil)
-	tools, err := newServer(t, f, &mcptools.ServerOptions{MaxResultBytes: 101}).Tools(context.Background())
+	tools, err := newServer(t, f, mcptools.ServerOptions{MaxResultBytes: 101}).Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestLongResultIsCutWithAMarker(t *testing.T) {
 
 func TestProgressBecomesToolProgressItemsInOrder(t *testing.T) {
 	f := newFake(t, nil)
-	tools, err := newServer(t, f, nil).Tools(context.Background())
+	tools, err := newServer(t, f, mcptools.ServerOptions{}).Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestProgressBecomesToolProgressItemsInOrder(t *testing.T) {
 
 func TestFormatProgressOptionShapesTheItems(t *testing.T) {
 	f := newFake(t, nil)
-	s := newServer(t, f, &mcptools.ServerOptions{FormatProgress: func(p *mcp.ProgressNotificationParams) string {
+	s := newServer(t, f, mcptools.ServerOptions{FormatProgress: func(p *mcp.ProgressNotificationParams) string {
 		return p.Message
 	}})
 	tools, err := s.Tools(context.Background())
@@ -204,7 +204,7 @@ func TestProgressRestartsTheTimeout(t *testing.T) {
 		// Six steps of 30s each on the bubble's fake clock: 3 minutes in all,
 		// more than the timeout, but never more than half of it without
 		// progress.
-		s := newServer(t, f, &mcptools.ServerOptions{Timeout: time.Minute})
+		s := newServer(t, f, mcptools.ServerOptions{Timeout: time.Minute})
 		tools, err := s.Tools(context.Background())
 		require.NoError(t, err)
 		items := runHeld(t, f, tools, stepArgs{Steps: 6, DelayMS: 30_000})
@@ -217,7 +217,7 @@ func TestProgressRestartsTheTimeout(t *testing.T) {
 func TestSilentCallTimesOutAndIsCancelledOnTheServer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(t, nil)
-		s := newServer(t, f, &mcptools.ServerOptions{Timeout: time.Minute})
+		s := newServer(t, f, mcptools.ServerOptions{Timeout: time.Minute})
 		tools, err := s.Tools(context.Background())
 		require.NoError(t, err)
 		res := resultOf(t, run(t, context.Background(), tools, "hang", map[string]any{}))
@@ -230,14 +230,14 @@ func TestSilentCallTimesOutAndIsCancelledOnTheServer(t *testing.T) {
 
 func TestCancellingTheRunCancelsTheMCPRequest(t *testing.T) {
 	f := newFake(t, nil)
-	tools, err := newServer(t, f, nil).Tools(context.Background())
+	tools, err := newServer(t, f, mcptools.ServerOptions{}).Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := agentloop.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	go func() {
 		<-f.started
-		cancel("user pressed stop")
+		cancel(agentloop.Cancel("user pressed stop"))
 	}()
 	_, err = runErr(t, ctx, tools, "hang", map[string]any{}, nil)
 	recv(t, f.cancelled, "the server to see notifications/cancelled")
@@ -262,7 +262,7 @@ func TestListFollowsEveryPage(t *testing.T) {
 			return next(ctx, method, req)
 		}
 	})
-	tools, err := newServer(t, f, nil).Tools(context.Background())
+	tools, err := newServer(t, f, mcptools.ServerOptions{}).Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestListFollowsEveryPage(t *testing.T) {
 func TestListChangedRefreshesTheTools(t *testing.T) {
 	f := newFake(t, nil)
 	changed := make(chan struct{}, 4)
-	s := newServer(t, f, &mcptools.ServerOptions{OnToolsChanged: func() { changed <- struct{}{} }})
+	s := newServer(t, f, mcptools.ServerOptions{OnToolsChanged: func() { changed <- struct{}{} }})
 	before, err := s.Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +311,7 @@ func TestToolNamesAreMadeSafeForProviders(t *testing.T) {
 	f.srv.AddTool(&mcp.Tool{Name: "files.read/all", InputSchema: map[string]any{"type": "object"}}, noop)
 	long := strings.Repeat("x", 80)
 	f.srv.AddTool(&mcp.Tool{Name: long, InputSchema: map[string]any{"type": "object"}}, noop)
-	tools, err := newServer(t, f, &mcptools.ServerOptions{Prefix: "p_"}).Tools(context.Background())
+	tools, err := newServer(t, f, mcptools.ServerOptions{Prefix: "p_"}).Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestNamesThatCollideAreAnError(t *testing.T) {
 	}
 	f.srv.AddTool(&mcp.Tool{Name: "a.b", InputSchema: map[string]any{"type": "object"}}, noop)
 	f.srv.AddTool(&mcp.Tool{Name: "a_b", InputSchema: map[string]any{"type": "object"}}, noop)
-	_, err := newServer(t, f, nil).Tools(context.Background())
+	_, err := newServer(t, f, mcptools.ServerOptions{}).Tools(context.Background())
 	if err == nil || !strings.Contains(err.Error(), `"a.b" and "a_b" would both be offered as "a_b"`) {
 		t.Fatalf("err = %v; want the collision named", err)
 	}
@@ -346,13 +346,13 @@ func TestNamesThatCollideAreAnError(t *testing.T) {
 
 func TestSeveralServersNeedDistinctPrefixes(t *testing.T) {
 	f1, f2 := newFake(t, nil), newFake(t, nil)
-	a := newServer(t, f1, &mcptools.ServerOptions{Name: "one"})
-	b := newServer(t, f2, &mcptools.ServerOptions{Name: "two"})
+	a := newServer(t, f1, mcptools.ServerOptions{Name: "one"})
+	b := newServer(t, f2, mcptools.ServerOptions{Name: "two"})
 	_, err := mcptools.Tools(context.Background(), a, b)
 	if err == nil || !strings.Contains(err.Error(), `is offered by both MCP server "one" and MCP server "two"; give them different ServerOptions.Prefix`) {
 		t.Fatalf("err = %v; want the clash named with both servers", err)
 	}
-	b2 := newServer(t, f2, &mcptools.ServerOptions{Name: "two", Prefix: "two_"})
+	b2 := newServer(t, f2, mcptools.ServerOptions{Name: "two", Prefix: "two_"})
 	all, err := mcptools.Tools(context.Background(), a, b2)
 	if err != nil {
 		t.Fatal(err)
@@ -364,7 +364,7 @@ func TestSeveralServersNeedDistinctPrefixes(t *testing.T) {
 
 func TestApprovalPausesTheRun(t *testing.T) {
 	f := newFake(t, nil)
-	tools, err := newServer(t, f, &mcptools.ServerOptions{
+	tools, err := newServer(t, f, mcptools.ServerOptions{
 		NeedsApproval: func(*mcp.Tool) bool { return true },
 	}).Tools(context.Background())
 	if err != nil {
@@ -379,7 +379,7 @@ func TestApprovalPausesTheRun(t *testing.T) {
 
 func TestServerExitMidCallGivesAnErrorAndTheNextCallReconnects(t *testing.T) {
 	f := newFake(t, nil)
-	tools, err := newServer(t, f, nil).Tools(context.Background())
+	tools, err := newServer(t, f, mcptools.ServerOptions{}).Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func TestAFailedReconnectionFailsThatCallOnly(t *testing.T) {
 		}
 	}
 	logs := newLogSignal()
-	s, err := mcptools.NewServer(dial, &mcptools.ServerOptions{Logger: slog.New(logs)})
+	s, err := mcptools.NewServer(dial, mcptools.ServerOptions{Logger: slog.New(logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func TestAFailedReconnectionFailsThatCallOnly(t *testing.T) {
 
 func TestCloseEndsTheSessionAndLaterUsesFail(t *testing.T) {
 	f := newFake(t, nil)
-	s, err := mcptools.NewServer(f.dialer(), nil)
+	s, err := mcptools.NewServer(f.dialer(), mcptools.ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +465,7 @@ func TestCloseEndsTheSessionAndLaterUsesFail(t *testing.T) {
 
 func TestConcurrentCallsGetTheirOwnProgress(t *testing.T) {
 	f := newFake(t, nil)
-	tools, err := newServer(t, f, nil).Tools(context.Background())
+	tools, err := newServer(t, f, mcptools.ServerOptions{}).Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +475,7 @@ func TestConcurrentCallsGetTheirOwnProgress(t *testing.T) {
 	)
 	agent := &agentloop.Agent{Model: model, Tools: tools}
 	counts := map[string]int{}
-	for item, err := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")}) {
+	for item, err := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")}, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -501,11 +501,11 @@ func TestAToolWithASchemaThatDoesNotCompileIsNamedAndCanBeFilteredOut(t *testing
 	}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{}, nil
 	})
-	_, err := newServer(t, f, nil).Tools(t.Context())
+	_, err := newServer(t, f, mcptools.ServerOptions{}).Tools(t.Context())
 	require.ErrorContains(t, err, `tool "old" cannot be offered (leave it out with ServerOptions.Filter)`)
 	require.ErrorContains(t, err, "draft-04")
 
-	tools, err := newServer(t, f, &mcptools.ServerOptions{Filter: func(tool *mcp.Tool) bool { return tool.Name != "old" }}).Tools(t.Context())
+	tools, err := newServer(t, f, mcptools.ServerOptions{Filter: func(tool *mcp.Tool) bool { return tool.Name != "old" }}).Tools(t.Context())
 	require.NoError(t, err)
 	assert.NotContains(t, toolNames(tools), "old")
 	assert.NotEmpty(t, tools)

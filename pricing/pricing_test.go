@@ -111,7 +111,7 @@ func TestTable_AsABudgetsPricerStopsARunAtTheTurnItsCostReachesTheBudget(t *test
 	m := simtest.NewModel(turn("a"), turn("b"), turn("c"), turn("d"))
 	agent := &agentloop.Agent{Model: named{m}, Tools: []*agentloop.Tool{echo},
 		Budget: agentloop.Budget{Cost: 0.06, Pricer: pricing.Default()}}
-	_, err = agentloop.Drain(agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage("go")}))
+	_, err = agentloop.Drain(agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage("go")}, nil))
 	var be *agentloop.BudgetError
 	require.ErrorAs(t, err, &be)
 	assert.Equal(t, 3, m.Calls(), "0.0234, 0.0468, then 0.0702 reaches 0.06")

@@ -7,18 +7,23 @@ import (
 )
 
 // Sentinel errors. An [*APIError] matches one of them with errors.Is
-// according to its status code; ErrUnreachable wraps dial failures.
+// according to its status code; ErrUnreachable wraps dial failures. Their
+// texts carry no prefix: they are only ever read inside an error that starts
+// with the provider's name ("openai: cannot reach …: server unreachable: …").
 var (
 	// ErrRateLimited matches HTTP 429.
 	ErrRateLimited = errors.New("rate limited")
 	// ErrAuth matches HTTP 401 and 403.
 	ErrAuth = errors.New("authentication failed")
-	// ErrNotFound matches HTTP 404 (for example an unknown model).
-	ErrNotFound = errors.New("not found")
+	// ErrModelNotFound matches HTTP 404: the provider knows no such model
+	// (or, with a wrong base URL, no such endpoint).
+	ErrModelNotFound = errors.New("model or endpoint not found")
 	// ErrOverloaded matches HTTP 5xx, including Anthropic's 529.
 	ErrOverloaded = errors.New("server overloaded or failing")
-	// ErrBadRequest matches HTTP 400 and 422.
-	ErrBadRequest = errors.New("bad request")
+	// ErrInvalidRequest matches HTTP 400 and 422: the provider refused the
+	// request (its "invalid_request_error"), for example a model that does
+	// not support tools.
+	ErrInvalidRequest = errors.New("invalid request")
 	// ErrUnreachable means the server could not be reached at all (DNS,
 	// connection refused, TLS). Providers wrap the network error together
 	// with it and name the URL.
@@ -80,9 +85,9 @@ func (e *APIError) sentinel() error {
 	case e.StatusCode == 401 || e.StatusCode == 403:
 		return ErrAuth
 	case e.StatusCode == 404:
-		return ErrNotFound
+		return ErrModelNotFound
 	case e.StatusCode == 400 || e.StatusCode == 422:
-		return ErrBadRequest
+		return ErrInvalidRequest
 	case e.StatusCode >= 500:
 		return ErrOverloaded
 	}
@@ -94,9 +99,9 @@ func (e *APIError) sentinel() error {
 	case "authentication_error", "permission_error":
 		return ErrAuth
 	case "not_found_error":
-		return ErrNotFound
+		return ErrModelNotFound
 	case "invalid_request_error":
-		return ErrBadRequest
+		return ErrInvalidRequest
 	}
 	return nil
 }

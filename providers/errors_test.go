@@ -17,13 +17,13 @@ func TestAPIError_IsMatchesSentinelByStatus(t *testing.T) {
 		{429, providers.ErrRateLimited},
 		{401, providers.ErrAuth},
 		{403, providers.ErrAuth},
-		{404, providers.ErrNotFound},
-		{400, providers.ErrBadRequest},
-		{422, providers.ErrBadRequest},
+		{404, providers.ErrModelNotFound},
+		{400, providers.ErrInvalidRequest},
+		{422, providers.ErrInvalidRequest},
 		{500, providers.ErrOverloaded},
 		{529, providers.ErrOverloaded},
 	}
-	all := []error{providers.ErrRateLimited, providers.ErrAuth, providers.ErrNotFound, providers.ErrBadRequest, providers.ErrOverloaded, providers.ErrUnreachable}
+	all := []error{providers.ErrRateLimited, providers.ErrAuth, providers.ErrModelNotFound, providers.ErrInvalidRequest, providers.ErrOverloaded, providers.ErrUnreachable}
 	for _, c := range cases {
 		err := error(&providers.APIError{Provider: "x", StatusCode: c.status})
 		for _, s := range all {

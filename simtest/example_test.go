@@ -28,7 +28,7 @@ func Example() {
 		},
 	)
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{weather}}
-	text, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Weather in Oslo?")}))
+	text, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Weather in Oslo?")}, nil))
 	fmt.Println(text, err)
 	fmt.Println("model calls:", model.Calls(), "turns left:", model.Remaining())
 	// Output:
@@ -47,7 +47,7 @@ func ExampleParseScript() {
 		return
 	}
 	agent := &agentloop.Agent{Model: script.Model()}
-	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hello")}))
+	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hello")}, nil))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -55,7 +55,7 @@ func ExampleParseScript() {
 	f := last.(agentloop.Final)
 	fmt.Println(f.Text, f.Usage.Input, f.Usage.Output)
 
-	_, err = agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("again")}))
+	_, err = agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("again")}, nil))
 	fmt.Println(err)
 	// Output:
 	// Hi there! 5 3
@@ -70,17 +70,17 @@ func ExampleRecorder() {
 	real := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hello, Ada!"), simtest.Usage(9, 4)}}) // a provider's model in real use
 	rec := &simtest.Recorder{Model: real}
 	agent := &agentloop.Agent{Model: rec, System: "Greet the user."}
-	text, err := agentloop.Text(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("I am Ada.")}))
+	text, err := agentloop.Text(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("I am Ada.")}, nil))
 	fmt.Println(text, err)
 
 	script := rec.Script() // script.WriteFile("testdata/greet.json") keeps it
 	agent.Model = script.Model()
-	text, err = agentloop.Text(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("I am Ada.")}))
+	text, err = agentloop.Text(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("I am Ada.")}, nil))
 	fmt.Println(text, err)
 
 	agent.Model = script.Model()
 	agent.System = "Greet the user warmly."
-	_, err = agentloop.Text(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("I am Ada.")}))
+	_, err = agentloop.Text(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("I am Ada.")}, nil))
 	fmt.Println(err)
 	// Output:
 	// Hello, Ada! <nil>

@@ -157,7 +157,7 @@ func TestParseScript_ReadsTheDesignExample(t *testing.T) {
 	loc, err := agentloop.NewClientTool("getLocation", "Where the user is.", nil)
 	require.NoError(t, err)
 	a := &agentloop.Agent{Model: script.Model(), Tools: []*agentloop.Tool{add, loc}}
-	last, err := agentloop.Drain(a.Stream(t.Context(), agentloop.History{agentloop.UserMessage("I am in Berlin: 2+3?")}))
+	last, err := agentloop.Drain(a.Stream(t.Context(), agentloop.History{agentloop.UserMessage("I am in Berlin: 2+3?")}, nil))
 	require.NoError(t, err, "every expectation of the script is met")
 	f := last.(agentloop.Final)
 	assert.Equal(t, "2 + 3 = 5.", f.Text)
@@ -184,7 +184,7 @@ func TestParseScript_UsageCountsDriveABudgetToTheExactTurn(t *testing.T) {
 	require.NoError(t, err)
 	m := script.Model()
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echo}, Budget: agentloop.Budget{Tokens: 250}}
-	_, err = agentloop.Drain(a.Stream(t.Context(), agentloop.History{agentloop.UserMessage("go")}))
+	_, err = agentloop.Drain(a.Stream(t.Context(), agentloop.History{agentloop.UserMessage("go")}, nil))
 	var be *agentloop.BudgetError
 	require.ErrorAs(t, err, &be)
 	assert.Equal(t, 2, m.Calls())

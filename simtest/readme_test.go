@@ -31,7 +31,7 @@ func TestWeatherAgent(t *testing.T) {
 		},
 	)
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{weather}}
-	text, err := agentloop.Text(agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage("Weather in Oslo?")}))
+	text, err := agentloop.Text(agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage("Weather in Oslo?")}, nil))
 	require.NoError(t, err)
 	require.Equal(t, "It is sunny in Oslo.", text)
 }
@@ -55,7 +55,7 @@ func TestWeatherAgentReplay(t *testing.T) {
 		return m
 	})
 	agent := &agentloop.Agent{Model: model, System: "Be brief.", Tools: []*agentloop.Tool{weather}}
-	text, err := agentloop.Text(agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage("Weather in Oslo?")}))
+	text, err := agentloop.Text(agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage("Weather in Oslo?")}, nil))
 	require.NoError(t, err)
 	require.Contains(t, text, "sunny")
 }

@@ -52,7 +52,7 @@ func weatherAgent(t *testing.T, m agentloop.Model) *agentloop.Agent {
 func items(t *testing.T, a *agentloop.Agent, prompt string) ([]agentloop.Item, error) {
 	t.Helper()
 	var out []agentloop.Item
-	for it, err := range a.Stream(t.Context(), agentloop.History{agentloop.UserMessage(prompt)}) {
+	for it, err := range a.Stream(t.Context(), agentloop.History{agentloop.UserMessage(prompt)}, nil) {
 		if err != nil {
 			return out, err
 		}
@@ -207,7 +207,7 @@ func TestTurnsByConversation_EveryConversationAndEveryModelPlaysTheSameTurn(t *t
 	m := script.Model()
 	a := weatherAgent(t, m)
 	for i := range 3 {
-		text, err := agentloop.Text(a.Stream(t.Context(), agentloop.History{agentloop.UserMessage(fmt.Sprint("chat ", i))}))
+		text, err := agentloop.Text(a.Stream(t.Context(), agentloop.History{agentloop.UserMessage(fmt.Sprint("chat ", i))}, nil))
 		require.NoError(t, err)
 		assert.Equal(t, "Sunny.", text)
 	}
@@ -218,12 +218,12 @@ func TestTurnsByConversation_EveryConversationAndEveryModelPlaysTheSameTurn(t *t
 		agentloop.UserMessage("again")}
 	first := weatherAgent(t, script.Model())
 	first.MaxTurns = 1
-	partial, err := agentloop.Drain(first.Stream(t.Context(), history))
+	partial, err := agentloop.Drain(first.Stream(t.Context(), history, nil))
 	require.Error(t, err, "one turn only: the run stops after the call")
 	h, ok := agentloop.HistoryOf(err)
 	require.True(t, ok, "%v (%v)", err, partial)
 	other := script.Model()
-	text, err := agentloop.Text(weatherAgent(t, other).Stream(t.Context(), h))
+	text, err := agentloop.Text(weatherAgent(t, other).Stream(t.Context(), h, nil))
 	require.NoError(t, err)
 	assert.Equal(t, "Sunny.", text)
 	assert.Equal(t, 1, other.Remaining(), "the other model played only the second turn")

@@ -74,7 +74,7 @@ func BenchmarkRunDeltas(b *testing.B) {
 			agent := &agentloop.Agent{Model: model, Hooks: hooks[name]}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := agentloop.Drain(agent.Stream(context.Background(), history)); err != nil {
+				if _, err := agentloop.Drain(agent.Stream(context.Background(), history, nil)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -111,7 +111,7 @@ func BenchmarkRunToolCalls(b *testing.B) {
 			agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{echo}, Hooks: hooks[name]}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := agentloop.Drain(agent.Stream(context.Background(), history)); err != nil {
+				if _, err := agentloop.Drain(agent.Stream(context.Background(), history, nil)); err != nil {
 					b.Fatal(err)
 				}
 			}

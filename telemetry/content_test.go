@@ -43,7 +43,7 @@ func TestContentFollowsTheConventionsShapesWhenOptedInAndIsRedacted(t *testing.T
 	}
 	agent := &agentloop.Agent{Model: model, System: "Keep s3cr3t safe.", Tools: []*agentloop.Tool{lookup}, Hooks: h.hooks}
 	history := agentloop.History{agentloop.UserMessage("find s3cr3t")}
-	last, err := drain(t, agent.Stream(context.Background(), history))
+	last, err := drain(t, agent.Stream(context.Background(), history, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestContentOfFilesApprovalsAndInvalidArguments(t *testing.T) {
 		}},
 		agentloop.UserMessage("again"),
 	}
-	if _, err := drain(t, agent.Stream(context.Background(), history)); err != nil {
+	if _, err := drain(t, agent.Stream(context.Background(), history, nil)); err != nil {
 		t.Fatal(err)
 	}
 	in, _ := attr(h.one("chat"), "gen_ai.input.messages")
@@ -147,7 +147,7 @@ func TestRedactCanLeaveMessagesOut(t *testing.T) {
 	}
 	h := newHarness(t, telemetry.Options{RecordContent: true, Redact: dropUsers})
 	agent := &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("hi")}}), Hooks: h.hooks}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("private")})); err != nil {
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("private")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	in, _ := attr(h.one("chat"), "gen_ai.input.messages")
@@ -161,7 +161,7 @@ func TestContentIsNotBuiltForSpansThatAreNotSampled(t *testing.T) {
 	count := func(_ context.Context, m agentloop.Message) agentloop.Message { calls++; return m }
 	h := newHarness(t, telemetry.Options{RecordContent: true, Redact: count}, sdktrace.WithSampler(sdktrace.NeverSample()))
 	agent := &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("hi")}}), Hooks: h.hooks}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 0 {

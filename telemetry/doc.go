@@ -20,7 +20,7 @@
 //
 // The spans carry gen_ai.operation.name, gen_ai.provider.name,
 // gen_ai.request.model, gen_ai.agent.name, gen_ai.conversation.id (from
-// [agentloop.WithConversationID]), gen_ai.request.max_tokens, temperature,
+// [agentloop.RunOptions.ConversationID]), gen_ai.request.max_tokens, temperature,
 // top_p, seed and stop_sequences, gen_ai.request.stream,
 // gen_ai.response.finish_reasons, gen_ai.response.time_to_first_chunk,
 // gen_ai.usage.input_tokens and output_tokens, and when not zero
@@ -51,7 +51,7 @@
 // A failed or cancelled run, model call or tool call has the span status
 // Error, with the error's text as its description, and error.type:
 //
-//	cancelled          cancelled by a hook, a CancelFunc or the context
+//	cancelled          cancelled by a hook or the context (its cause)
 //	stopped            the consumer stopped ranging over the run
 //	timeout            a tool ran out of time, or a deadline passed
 //	panic              the tool panicked; the span also has an "exception"

@@ -42,7 +42,7 @@ func Example() {
 		Tools: []*agentloop.Tool{add},
 		Hooks: hooks,
 	}
-	answer, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("2 + 3?")}))
+	answer, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("2 + 3?")}, nil))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func ExampleNewHooks() {
 		// Tool panics and hook errors are logged with the run's trace and span ids.
 		Logger: slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, nil))),
 	}
-	answer, err := agentloop.Text(agent.Stream(ctx, history, agentloop.WithConversationID("chat-42")))
+	answer, err := agentloop.Text(agent.Stream(ctx, history, &agentloop.RunOptions{ConversationID: "chat-42"}))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestNilProvidersUseTheGlobalOnesSetLater(t *testing.T) {
 	before := len(spans.Ended())
 
 	agent := &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("hi")}}), Hooks: hooks}
-	if _, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
+	if _, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(spans.Ended()) - before; n != 2 {

@@ -28,7 +28,7 @@ func TestLogHandlerAddsTheRunSpansIDsToTheAgentsLogs(t *testing.T) {
 		Hooks:  h.hooks,
 		Logger: slog.New(telemetry.LogHandler(slog.NewJSONHandler(&logs, nil))),
 	}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	run := h.one("invoke_agent").SpanContext()

@@ -44,10 +44,10 @@ func TestMetricsCountTokensAndTimeEveryOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{tool}, Hooks: h.hooks}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("y")})); err == nil {
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("y")}, nil)); err == nil {
 		t.Fatal("the third model call should fail")
 	}
 	m := h.metrics()
@@ -98,7 +98,7 @@ func TestMetricsCountTokensAndTimeEveryOperation(t *testing.T) {
 func TestMetricsAreRecordedWhenSpansAreNotSampled(t *testing.T) {
 	h := newHarness(t, telemetry.Options{}, sdktrace.WithSampler(sdktrace.NeverSample()))
 	agent := &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("hi"), simtest.Usage(5, 1)}}), Hooks: h.hooks}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(h.spans.Ended()); n != 0 {

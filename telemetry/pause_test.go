@@ -19,7 +19,7 @@ import (
 // conv, and returns the history to resume with.
 func pauseOnce(t *testing.T, agent *agentloop.Agent, conv string) agentloop.History {
 	t.Helper()
-	last, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("pick")}, agentloop.WithConversationID(conv)))
+	last, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("pick")}, &agentloop.RunOptions{ConversationID: conv}))
 	require.NoError(t, err)
 	p, ok := last.(agentloop.Pending)
 	require.True(t, ok, "last item %T, want Pending", last)
@@ -79,7 +79,7 @@ func TestPauses_NilLinksNothing(t *testing.T) {
 	h := newHarness(t, telemetry.Options{})
 	agent := pickAgent(t, h.hooks)
 	resumed := pauseOnce(t, agent, "c")
-	_, err := drain(t, agent.Stream(context.Background(), resumed, agentloop.WithConversationID("c")))
+	_, err := drain(t, agent.Stream(context.Background(), resumed, &agentloop.RunOptions{ConversationID: "c"}))
 	require.NoError(t, err)
 	runs := h.ended("invoke_agent")
 	assert.Empty(t, runs[len(runs)-1].Links())

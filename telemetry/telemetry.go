@@ -68,7 +68,7 @@ type Options struct {
 // they are given to: put them in [agentloop.Agent.Hooks] (first, when
 // composing with [agentloop.ComposeHooks], so that the spans time the
 // other hooks too and see every tool call), or pass them to one run with
-// [agentloop.WithHooks]. The hooks never fail or cancel a run. One set of
+// [agentloop.RunOptions.Hooks]. The hooks never fail or cancel a run. One set of
 // hooks may serve any number of agents and concurrent runs.
 //
 // The error reports an instrument the MeterProvider could not create.

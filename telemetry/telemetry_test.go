@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +21,6 @@ import (
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/memstore"
-	"github.com/agentloop/agentloop/store/sqlitestore"
 	"github.com/agentloop/agentloop/telemetry"
 )
 
@@ -68,7 +66,7 @@ func TestRunWithTwoConcurrentToolsNestsEverySpanUnderTheRunSpan(t *testing.T) {
 		Settings: agentloop.Settings{MaxTokens: 100, Temperature: &temp, TopP: &topP}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a deadlock fails, not hangs
 	defer cancel()
-	last, err := drain(t, agent.Stream(ctx, agentloop.History{agentloop.UserMessage("go")}, agentloop.WithConversationID("conv-1")))
+	last, err := drain(t, agent.Stream(ctx, agentloop.History{agentloop.UserMessage("go")}, &agentloop.RunOptions{ConversationID: "conv-1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +144,7 @@ func TestContentIsNotRecordedByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent := &agentloop.Agent{Model: model, System: "be brief", Tools: []*agentloop.Tool{tool}, Hooks: h.hooks}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hello")})); err != nil {
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hello")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(h.spans.Ended()); n != 4 {
@@ -168,7 +166,7 @@ func TestContentIsNotRecordedByDefault(t *testing.T) {
 func TestModelWithoutModelInfoIsNamedByItsPackage(t *testing.T) {
 	h := newHarness(t, telemetry.Options{})
 	agent := &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("hi")}}), Hooks: h.hooks}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")})); err != nil {
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	root, chat := h.one("invoke_agent"), h.one("chat")
@@ -189,7 +187,7 @@ func TestPausedRunEndsItsSpanAsPausedAndTheResumedRunLinksToIt(t *testing.T) {
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("You picked blue.")}},
 	)
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{pick}, Hooks: h.hooks}
-	conv := agentloop.WithConversationID("conv-7")
+	conv := &agentloop.RunOptions{ConversationID: "conv-7"}
 
 	last, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("pick one")}, conv))
 	if err != nil {
@@ -245,7 +243,7 @@ func TestResumedRunOfAnotherConversationDoesNotLink(t *testing.T) {
 		}
 		return []simtest.Step{simtest.Text("done")}, nil
 	}), Tools: []*agentloop.Tool{pick}, Hooks: h.hooks}
-	last, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithConversationID("one")))
+	last, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, &agentloop.RunOptions{ConversationID: "one"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +251,7 @@ func TestResumedRunOfAnotherConversationDoesNotLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := drain(t, agent.Stream(context.Background(), resumed, agentloop.WithConversationID("two"))); err != nil {
+	if _, err := drain(t, agent.Stream(context.Background(), resumed, &agentloop.RunOptions{ConversationID: "two"})); err != nil {
 		t.Fatal(err)
 	}
 	runs := h.ended("invoke_agent")
@@ -283,17 +281,10 @@ func (failingDocs) DeleteDoc(context.Context, string, string, int64) error {
 }
 
 func TestPausesSharedByTwoHooksLinkAcrossThem(t *testing.T) {
-	// Two NewHooks stand for two processes, each with its own handle on
-	// one database.
-	path := filepath.Join(t.TempDir(), "chats.db")
-	open := func() store.Docs {
-		st, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		return st
-	}
+	// Two NewHooks stand for two processes sharing one store.
+	shared := memstore.New(memstore.Options{})
+	t.Cleanup(func() { _ = shared.Close() })
+	open := func() store.Docs { return shared }
 	first, second := newHarness(t, telemetry.Options{Pauses: open()}), newHarness(t, telemetry.Options{Pauses: open()})
 	approve, err := agentloop.NewRawTool("delete", "Deletes a record.", nil, func(context.Context, json.RawMessage) (string, error) { return "deleted", nil })
 	if err != nil {
@@ -306,7 +297,7 @@ func TestPausesSharedByTwoHooksLinkAcrossThem(t *testing.T) {
 	)
 	agentA := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{approve}, Hooks: first.hooks}
 	agentB := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{approve}, Hooks: second.hooks}
-	conv := agentloop.WithConversationID("c")
+	conv := &agentloop.RunOptions{ConversationID: "c"}
 	last, err := drain(t, agentA.Stream(context.Background(), agentloop.History{agentloop.UserMessage("delete it")}, conv))
 	if err != nil {
 		t.Fatal(err)
@@ -343,7 +334,7 @@ func TestPausesErrorsAreLoggedAndCostOnlyTheLink(t *testing.T) {
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
 	)
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{pick}, Hooks: h.hooks}
-	last, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}))
+	last, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +342,7 @@ func TestPausesErrorsAreLoggedAndCostOnlyTheLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	final, err := drain(t, agent.Stream(context.Background(), resumed))
+	final, err := drain(t, agent.Stream(context.Background(), resumed, nil))
 	if err != nil {
 		t.Fatalf("failing Pauses failed the run: %v", err)
 	}
@@ -375,7 +366,7 @@ func TestPausesErrorsGoToTheAgentsLoggerWithoutOneOfTheirOwn(t *testing.T) {
 	}
 	agent := &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Call("call_p", "pick", map[string]any{})}}),
 		Tools: []*agentloop.Tool{pick}, Hooks: h.hooks, Logger: newTextLogger(logs)}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(logs.String(), "could not save") {
@@ -396,9 +387,9 @@ func TestCancelledRunMarksTheRunAndTheCutToolAsCancelled(t *testing.T) {
 	}
 	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Call("call_w", "wait", map[string]any{})}})
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{wait}, Hooks: h.hooks}
-	ctx, cancel := agentloop.WithCancel(context.Background())
-	go func() { <-started; cancel("the user pressed stop") }()
-	_, err = drain(t, agent.Stream(ctx, agentloop.History{agentloop.UserMessage("wait")}))
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() { <-started; cancel(agentloop.Cancel("the user pressed stop")) }()
+	_, err = drain(t, agent.Stream(ctx, agentloop.History{agentloop.UserMessage("wait")}, nil))
 	if !errors.Is(err, agentloop.ErrCancelled) {
 		t.Fatalf("run error %v, want a cancel", err)
 	}
@@ -421,11 +412,12 @@ func TestCancelledRunMarksTheRunAndTheCutToolAsCancelled(t *testing.T) {
 func TestCancelDuringTheModelCallMarksTheChatSpanAsCancelled(t *testing.T) {
 	h := newHarness(t, telemetry.Options{})
 	agent := &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Let me"), simtest.Hang()}}), Hooks: h.hooks}
-	ctx, cancel := agentloop.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	var err error
-	for item, e := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("x")}) {
+	for item, e := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("x")}, nil) {
 		if _, ok := item.(agentloop.TextDelta); ok {
-			cancel("stop") // the model hangs after its first words
+			cancel(agentloop.Cancel("stop")) // the model hangs after its first words
 		}
 		err = e
 	}
@@ -449,7 +441,7 @@ func TestModelErrorFailsTheChatAndRunSpansWithTheProviderCode(t *testing.T) {
 		}
 	}), gpt}
 	agent := &agentloop.Agent{Model: model, Hooks: h.hooks}
-	_, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}))
+	_, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, nil))
 	if !errors.Is(err, providers.ErrRateLimited) {
 		t.Fatalf("run error %v, want the rate limit", err)
 	}
@@ -480,7 +472,7 @@ func TestToolPanicFailsItsSpanWithTheStackAndTheRunGoesOn(t *testing.T) {
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("The tool crashed.")}},
 	)
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{boom}, Hooks: h.hooks}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	tool := h.one("execute_tool boom")
@@ -536,7 +528,7 @@ func TestToolErrorsAreClassified(t *testing.T) {
 			simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
 		)
 		agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{failing, slow, typed}, Hooks: h.hooks}
-		_, err = drain(t, agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage("x")}))
+		_, err = drain(t, agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage("x")}, nil))
 		require.NoError(t, err)
 		for name, want := range map[string]string{
 			"execute_tool failing": "_OTHER", "execute_tool slow": "timeout",
@@ -568,7 +560,7 @@ func TestAToolWhoseBeforeToolCallAnEarlierHookSkippedStillGetsASpan(t *testing.T
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
 	)
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{tool}, Hooks: agentloop.ComposeHooks(cached, h.hooks)}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	span := h.one("execute_tool a")
@@ -579,7 +571,7 @@ func TestAToolWhoseBeforeToolCallAnEarlierHookSkippedStillGetsASpan(t *testing.T
 func TestConsumerThatStopsRangingEndsEverySpan(t *testing.T) {
 	h := newHarness(t, telemetry.Options{})
 	agent := &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("one two three")}}), Hooks: h.hooks}
-	for item := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}) {
+	for item := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, nil) {
 		if _, ok := item.(agentloop.TextDelta); ok {
 			break
 		}
@@ -602,7 +594,7 @@ func TestWrapModelGivesTheModelTheChatSpan(t *testing.T) {
 		t.Errorf("wrapped ModelInfo %+v, want the model's %+v", info, gpt)
 	}
 	agent := &agentloop.Agent{Model: wrapped, Hooks: h.hooks}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	chat := h.one("chat gpt-test")
@@ -616,7 +608,7 @@ func TestWrapModelGivesTheModelTheChatSpan(t *testing.T) {
 	ctx, span := h.tracerProvider().Tracer("app").Start(context.Background(), "app")
 	defer span.End()
 	bare := &agentloop.Agent{Model: wrapped}
-	if _, err := drain(t, bare.Stream(ctx, agentloop.History{agentloop.UserMessage("x")})); err != nil {
+	if _, err := drain(t, bare.Stream(ctx, agentloop.History{agentloop.UserMessage("x")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != 1 || seen[0].SpanID() != span.SpanContext().SpanID() {
@@ -643,7 +635,7 @@ func TestToolFuncGetsItsExecuteToolSpan(t *testing.T) {
 		simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "lookup", `{"q":1}`), simtest.Call("c2", "lookup", `{"q":2}`)}},
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("done")}})
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{tool}, Hooks: h.hooks}
-	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")})); err != nil {
+	if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	for args, id := range map[string]string{`{"q":1}`: "c1", `{"q":2}`: "c2"} {
@@ -677,7 +669,7 @@ func TestCacheAndReasoningTokensAreOnTheChatAndRunSpansOnlyWhenReported(t *testi
 	}), agentloop.ModelInfo{Provider: "anthropic", Model: "claude-test"}}
 	agent := &agentloop.Agent{Model: model, Name: "cached", Hooks: h.hooks}
 	for range usages {
-		if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")})); err != nil {
+		if _, err := drain(t, agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("go")}, nil)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -28,21 +28,21 @@ type document struct {
 	Timestamp time.Time            `json:"timestamp"`
 }
 
-// ErrInvalid is wrapped by the error of encoding or storing a state that
+// ErrInvalidState is wrapped by the error of encoding or storing a state that
 // breaks the rules [Unmarshal] checks (an invalid [Config], an unknown
 // status, an empty tool name, a negative count), so that no store writes a
 // state it could not read back.
-var ErrInvalid = errors.New("toolstate: invalid tool state")
+var ErrInvalidState = errors.New("toolstate: invalid tool state")
 
 // Marshal encodes s as JSON {"version", "states", "config", "timestamp"},
 // where timestamp is s.Updated. A nil or invalid s is an error wrapping
-// [ErrInvalid] that names the problem.
+// [ErrInvalidState] that names the problem.
 func Marshal(s *State) ([]byte, error) {
 	if s == nil {
-		return nil, fmt.Errorf("%w: nil state", ErrInvalid)
+		return nil, fmt.Errorf("%w: nil state", ErrInvalidState)
 	}
 	if err := s.validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidState, err)
 	}
 	states := s.Tools
 	if states == nil {

@@ -112,7 +112,7 @@ func TestMarshal_RefusesAStateItCouldNotReadBack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := toolstate.Marshal(tt.state)
-			require.ErrorIs(t, err, toolstate.ErrInvalid)
+			require.ErrorIs(t, err, toolstate.ErrInvalidState)
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}

@@ -55,7 +55,7 @@ func LoadOrFresh(ctx context.Context, docs store.Docs, id string, cfg Config) (*
 // there first, it loads again and calls fn again, so concurrent updates
 // lose nothing without a lock; fn may so be called more than once and must
 // only change the state it is given, and not keep it. A result that
-// [Marshal] refuses is not written: the error wraps [ErrInvalid]. An
+// [Marshal] refuses is not written: the error wraps [ErrInvalidState]. An
 // update that leaves the state as it was writes nothing. A corrupt stored
 // state is an error wrapping [ErrCorrupt] or [ErrVersion], and fn is not
 // called: [Discard] sets it aside.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,16 +15,15 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/memstore"
-	"github.com/agentloop/agentloop/store/sqlitestore"
 	"github.com/agentloop/agentloop/toolstate"
 )
 
-// backends are the stores the tests keep tool states in: each backend
-// passes store's conformance suite, so two cover the toolstate side.
+// backends are the stores the tests keep tool states in: every backend
+// passes store's conformance suite, so memstore covers the toolstate side
+// (store/sqlitestore's tests run toolstate on SQLite replicas too).
 func backends(t testing.TB) map[string]store.Store {
 	return map[string]store.Store{
 		"memstore": chatStore(t, memstore.New(memstore.Options{})),
-		"sqlite":   chatStore(t, openSQLite(t, filepath.Join(t.TempDir(), "chats.db"))),
 	}
 }
 
@@ -39,14 +37,6 @@ func chatStore(t testing.TB, s store.Store) store.Store {
 	for _, id := range testChats {
 		require.NoError(t, s.PutChat(context.Background(), &store.Chat{ID: id}))
 	}
-	return s
-}
-
-func openSQLite(t testing.TB, path string) *sqlitestore.Store {
-	t.Helper()
-	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
 
@@ -107,41 +97,6 @@ func startRun(t testing.TB, tr *toolstate.Tracker, id string) context.Context {
 	ctx, err := tr.Hooks().OnRunStart(context.Background(), agentloop.RunStart{ConversationID: id})
 	require.NoError(t, err)
 	return ctx
-}
-
-// Two replicas, each with its own handle on one database, update one
-// conversation at once: optimistic retries lose no update (this replaces
-// the file store's processes sharing a directory).
-func TestUpdate_ReplicasOnOneDatabaseLoseNoUpdate(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "chats.db")
-	replicas := []store.Docs{chatStore(t, openSQLite(t, path)), openSQLite(t, path)}
-	const perReplica = 25
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*perReplica)
-	for i, r := range replicas {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range perReplica {
-				errs <- toolstate.Update(ctx, r, "chat", func(st *toolstate.State) error {
-					st.RecordSuccess("shared", newClock().Now())
-					st.RecordSuccess(fmt.Sprintf("replica_%d", i), newClock().Now())
-					return nil
-				})
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
-	st, err := toolstate.Load(ctx, replicas[1], "chat")
-	require.NoError(t, err)
-	assert.Equal(t, 2*perReplica, st.Tools["shared"].Successes)
-	assert.Equal(t, perReplica, st.Tools["replica_0"].Successes)
-	assert.Equal(t, perReplica, st.Tools["replica_1"].Successes)
 }
 
 func TestLoad_MissingConversationIsFresh(t *testing.T) {
@@ -209,7 +164,7 @@ func TestUpdate_AnInvalidStateIsNotStored(t *testing.T) {
 				s.Config.Dependencies = map[string][]string{"a": {"a"}}
 				return nil
 			})
-			require.ErrorIs(t, err, toolstate.ErrInvalid)
+			require.ErrorIs(t, err, toolstate.ErrInvalidState)
 			assert.Contains(t, err.Error(), `tool "a" depends on itself`)
 			s, err := toolstate.Load(ctx, st, "c")
 			require.NoError(t, err, "the stored state is still readable")
@@ -334,7 +289,7 @@ func TestHandler_AResetOfAConversationWithoutAChatResetsItsStates(t *testing.T) 
 		s.Disable("a", "off", newClock().Now())
 		return nil
 	}))
-	h := toolstate.NewHandler(st)
+	h := toolstate.NewHandler(st, toolstate.HandlerOptions{})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/agents/nope/tool-states/reset", strings.NewReader("{}")))
 	assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
@@ -346,7 +301,7 @@ func TestHandler_AResetOfAConversationWithoutAChatResetsItsStates(t *testing.T) 
 // BenchmarkRecordAndSave records one tool result in a conversation that
 // knows 8 or 512 tools, as a document of the chat.
 func BenchmarkRecordAndSave(b *testing.B) {
-	for _, name := range []string{"memstore", "sqlite"} {
+	for _, name := range []string{"memstore"} {
 		for _, tools := range []int{8, 512} {
 			b.Run(fmt.Sprintf("%s/tools=%d", name, tools), func(b *testing.B) {
 				st := backends(b)[name]

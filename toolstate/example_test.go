@@ -33,13 +33,13 @@ func Example() {
 
 	// Each run names its conversation: the chat whose tool states it uses.
 	history := agentloop.History{agentloop.UserMessage("Try it.")}
-	text, err := agentloop.Text(agent.Stream(context.Background(), history, agentloop.WithConversationID("chat-1")))
+	text, err := agentloop.Text(agent.Stream(context.Background(), history, &agentloop.RunOptions{ConversationID: "chat-1"}))
 	fmt.Println(text, err)
 	summary, _ := tracker.Summary(context.Background(), "chat-1", toolstate.Names(agent.Tools)...)
 	fmt.Println(summary)
 
 	// An operator resets the tool.
-	api := toolstate.NewHandler(st)
+	api := toolstate.NewHandler(st, toolstate.HandlerOptions{})
 	rec := httptest.NewRecorder()
 	api.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/agents/chat-1/tool-states/reset", strings.NewReader(`{"toolName":"flaky"}`)))
 	fmt.Println(rec.Code)

@@ -54,8 +54,7 @@ func failingTool(t testing.TB, name string) *agentloop.Tool {
 // tracker's hooks and returns the final text.
 func runOnce(t *testing.T, agent *agentloop.Agent, tr *toolstate.Tracker, id, user string) string {
 	t.Helper()
-	text, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(user)},
-		agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID(id)))
+	text, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(user)}, &agentloop.RunOptions{ConversationID: id, Hooks: tr.Hooks()}))
 	require.NoError(t, err)
 	return text
 }

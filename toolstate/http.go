@@ -17,49 +17,41 @@ import (
 	chatstore "github.com/agentloop/agentloop/store"
 )
 
-// HandlerOption configures [NewHandler].
-type HandlerOption func(*handler)
+// HandlerOptions configures [NewHandler]. The zero value is useful: every request allowed, logs to slog.Default(),
+// the default cross-origin check, no tools named ahead, time.Now, and the
+// stored config. NewHandler copies what it needs; changing the options after
+// the call has no effect.
+type HandlerOptions struct {
+	// Authorize, when set, is run before every request with the {id} of
+	// the path: a non-nil error refuses the request with 403 and the
+	// error's text as message, or with the status of an error that has a
+	// StatusCode() int method (aisdk.HTTPError has; a status of 500 or more
+	// sends a generic message and logs the error). Use it to refuse other
+	// users' conversations. Nil allows every request.
+	Authorize func(r *http.Request, agentID string) error
 
-// WithAuthorize sets a check run before every request, with the {id} of
-// the path: a non-nil error refuses the request with 403 and the error's
-// text as message, or with the status of an error that has a
-// StatusCode() int method (aisdk.HTTPError has; a status of 500 or more
-// sends a generic message and logs the error). Use it to refuse other
-// users' conversations. Without it every request is allowed.
-func WithAuthorize(authorize func(r *http.Request, agentID string) error) HandlerOption {
-	return func(h *handler) { h.authorize = authorize }
-}
+	// Logger receives what clients are not told: the detail of every 500
+	// (a store failure). Nil means slog.Default().
+	Logger *slog.Logger
 
-// WithLogger sets where the handler logs what clients are not told: the
-// detail of every 500 (a store failure). The default is slog.Default().
-func WithLogger(l *slog.Logger) HandlerOption {
-	return func(h *handler) { h.logger = l }
-}
+	// CrossOriginProtection refuses (403) a browser's cross-origin reset.
+	// Pass the one that guards the application's other routes, with the
+	// origins it trusts. Nil means an [http.CrossOriginProtection] without
+	// trusted origins, which lets through same-origin requests and
+	// requests not made by a browser.
+	CrossOriginProtection *http.CrossOriginProtection
 
-// WithCrossOriginProtection sets the check that refuses (403) a browser's
-// cross-origin reset: by default an [http.CrossOriginProtection] without
-// trusted origins, which lets through same-origin requests and requests
-// not made by a browser. Pass the one that guards the application's other
-// routes, with the origins it trusts; nil checks nothing.
-func WithCrossOriginProtection(p *http.CrossOriginProtection) HandlerOption {
-	return func(h *handler) { h.origins = p }
-}
+	// Tools names tools that every conversation shows even before they
+	// were seen (see [Names]); they appear available, or waiting.
+	Tools []string
 
-// WithTools names tools that every conversation shows even before they
-// were seen (see [Names]); they appear available, or waiting.
-func WithTools(names ...string) HandlerOption {
-	return func(h *handler) { h.tools = slices.Clone(names) }
-}
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
 
-// WithClock sets the clock; the default is time.Now.
-func WithClock(now func() time.Time) HandlerOption {
-	return func(h *handler) { h.now = now }
-}
-
-// WithConfig sets the config in force, as [Tracker.Config] does: it
-// replaces the stored config when a state is shown or reset.
-func WithConfig(cfg Config) HandlerOption {
-	return func(h *handler) { c := cfg.clone(); h.config = &c }
+	// Config, when set, is the config in force, as [Tracker.Config] is: it
+	// replaces the stored config when a state is shown or reset. Nil keeps
+	// the stored one.
+	Config *Config
 }
 
 type handler struct {
@@ -88,20 +80,29 @@ type handler struct {
 // with a field other than "toolName" included; 413 past 64 KiB) or a bad
 // id (the rule of chat ids, store.CheckID: 1 to 512 bytes of UTF-8
 // without NUL), 403 when the authorize check refuses or a browser posts a
-// reset from another origin (see [WithCrossOriginProtection]), 404 for an
+// reset from another origin (see [HandlerOptions.CrossOriginProtection]), 404 for an
 // unknown tool, 415 for a reset whose Content-Type is neither
 // application/json nor absent (an HTML form's), and 500 for a store
-// failure, with a generic message (the detail goes to [WithLogger]'s
-// logger). A corrupt stored state is shown as a fresh one; a reset sets it
+// failure, with a generic message (the detail goes to
+// [HandlerOptions.Logger]). A corrupt stored state is shown as a fresh one; a reset sets it
 // aside ([Discard]) and starts the conversation fresh. The states are the
 // conversations' documents in docs, as [Load] and [Update] read and write
 // them. The handler is safe for concurrent use.
-func NewHandler(docs chatstore.Docs, opts ...HandlerOption) http.Handler {
-	h := &handler{docs: docs, now: time.Now, origins: http.NewCrossOriginProtection(), logger: slog.Default()}
-	for _, o := range opts {
-		if o != nil {
-			o(h)
-		}
+func NewHandler(docs chatstore.Docs, opts HandlerOptions) http.Handler {
+	h := &handler{docs: docs, authorize: opts.Authorize, tools: slices.Clone(opts.Tools),
+		now: opts.Now, logger: opts.Logger, origins: opts.CrossOriginProtection}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.logger == nil {
+		h.logger = slog.Default()
+	}
+	if h.origins == nil {
+		h.origins = http.NewCrossOriginProtection()
+	}
+	if opts.Config != nil {
+		c := opts.Config.clone()
+		h.config = &c
 	}
 	h.mux = http.NewServeMux()
 	h.mux.HandleFunc("GET /agents/{id}/tool-states", h.get)
@@ -232,7 +233,7 @@ func (h *handler) reset(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch {
-	case errors.Is(err, ErrUnknownTool):
+	case errors.Is(err, ErrUntrackedTool):
 		writeError(w, http.StatusNotFound, "conversation "+id+" has no tool named "+*toolName)
 		return
 	case err != nil:

@@ -50,7 +50,7 @@ func (s *syncBuffer) String() string {
 // name the database, its user and host, goes to the logger only.
 func TestHandler_AStoreFailureIsAGeneric500AndTheLogGetsTheDetail(t *testing.T) {
 	var logs syncBuffer
-	h := toolstate.NewHandler(failingStore{}, toolstate.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	h := toolstate.NewHandler(failingStore{}, toolstate.HandlerOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	for _, rt := range []struct{ method, path string }{{"GET", "/agents/c/tool-states"}, {"POST", "/agents/c/tool-states/reset"}} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(rt.method, rt.path, nil))
@@ -65,7 +65,7 @@ func TestHandler_AStoreFailureIsAGeneric500AndTheLogGetsTheDetail(t *testing.T) 
 // An id no chat store can hold is a 400 that says why, before the store is
 // asked.
 func TestHandler_ABadIDIsA400(t *testing.T) {
-	h := toolstate.NewHandler(memstore.New(memstore.Options{}), toolstate.WithLogger(slog.New(slog.DiscardHandler)))
+	h := toolstate.NewHandler(memstore.New(memstore.Options{}), toolstate.HandlerOptions{Logger: slog.New(slog.DiscardHandler)})
 	for _, id := range []string{"nul%00byte", strings.Repeat("x", 513), "bad%FFutf8"} {
 		for _, method := range []string{"GET", "POST"} {
 			path := "/agents/" + id + "/tool-states"
@@ -84,7 +84,7 @@ func TestHandler_ABadIDIsA400(t *testing.T) {
 // bodiless fetch (the cross-origin check is a 403).
 func TestHandler_ACrossOriginOrFormResetChangesNothing(t *testing.T) {
 	store, clk := seeded(t)
-	h := toolstate.NewHandler(store, toolstate.WithClock(clk.Now))
+	h := toolstate.NewHandler(store, toolstate.HandlerOptions{Now: clk.Now})
 	for _, tc := range []struct {
 		name        string
 		contentType string
@@ -130,8 +130,7 @@ func (e statusError) StatusCode() int { return e.status }
 // An authorize error with a status answers with it.
 func TestHandler_AuthorizeErrorsKeepTheirStatus(t *testing.T) {
 	store, _ := seeded(t)
-	h := toolstate.NewHandler(store, toolstate.WithLogger(slog.New(slog.DiscardHandler)),
-		toolstate.WithAuthorize(func(*http.Request, string) error { return statusError{http.StatusNotFound} }))
+	h := toolstate.NewHandler(store, toolstate.HandlerOptions{Logger: slog.New(slog.DiscardHandler), Authorize: func(*http.Request, string) error { return statusError{http.StatusNotFound} }})
 	code, out := do(t, h, "GET", "/agents/chat-1/tool-states", "")
 	assert.Equal(t, http.StatusNotFound, code)
 	assert.Equal(t, "no chat", out["error"])

@@ -43,7 +43,7 @@ func seeded(t *testing.T) (*memstore.Store, *clock) {
 
 func TestHandler_GetReturnsTheDocumentedShape(t *testing.T) {
 	store, clk := seeded(t)
-	h := toolstate.NewHandler(store, toolstate.WithClock(clk.Now))
+	h := toolstate.NewHandler(store, toolstate.HandlerOptions{Now: clk.Now})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/agents/chat-1/tool-states", nil))
 	require.Equal(t, http.StatusOK, rec.Code)
@@ -57,8 +57,7 @@ func TestHandler_GetReturnsTheDocumentedShape(t *testing.T) {
 
 func TestHandler_GetOfUnknownConversationShowsGivenToolsFresh(t *testing.T) {
 	clk := newClock()
-	h := toolstate.NewHandler(newDocs(t), toolstate.WithClock(clk.Now), toolstate.WithTools("a", "b"),
-		toolstate.WithConfig(toolstate.Config{Dependencies: map[string][]string{"b": {"a"}}}))
+	h := toolstate.NewHandler(newDocs(t), toolstate.HandlerOptions{Now: clk.Now, Tools: []string{"a", "b"}, Config: &toolstate.Config{Dependencies: map[string][]string{"b": {"a"}}}})
 	code, out := do(t, h, "GET", "/agents/new/tool-states", "")
 	require.Equal(t, http.StatusOK, code)
 	states := out["data"].(map[string]any)["toolStates"].(map[string]any)
@@ -68,7 +67,7 @@ func TestHandler_GetOfUnknownConversationShowsGivenToolsFresh(t *testing.T) {
 
 func TestHandler_ResetOneToolMakesItAvailable(t *testing.T) {
 	store, clk := seeded(t)
-	h := toolstate.NewHandler(store, toolstate.WithClock(clk.Now))
+	h := toolstate.NewHandler(store, toolstate.HandlerOptions{Now: clk.Now})
 	code, out := do(t, h, "POST", "/agents/chat-1/tool-states/reset", `{"toolName":"failing_tool"}`)
 	require.Equal(t, http.StatusOK, code, out)
 	data := out["data"].(map[string]any)
@@ -82,7 +81,7 @@ func TestHandler_ResetOneToolMakesItAvailable(t *testing.T) {
 func TestHandler_ResetWithoutBodyResetsAll(t *testing.T) {
 	for _, body := range []string{"", "{}", " \n"} {
 		store, clk := seeded(t)
-		h := toolstate.NewHandler(store, toolstate.WithClock(clk.Now))
+		h := toolstate.NewHandler(store, toolstate.HandlerOptions{Now: clk.Now})
 		code, out := do(t, h, "POST", "/agents/chat-1/tool-states/reset", body)
 		require.Equal(t, http.StatusOK, code, out)
 		assert.Equal(t, []any{"failing_tool", "ok_tool"}, out["data"].(map[string]any)["reset"], "body %q", body)
@@ -91,7 +90,7 @@ func TestHandler_ResetWithoutBodyResetsAll(t *testing.T) {
 
 func TestHandler_ErrorsHaveStatusAndMessage(t *testing.T) {
 	store, clk := seeded(t)
-	h := toolstate.NewHandler(store, toolstate.WithClock(clk.Now))
+	h := toolstate.NewHandler(store, toolstate.HandlerOptions{Now: clk.Now})
 	tests := []struct {
 		name, method, path, body string
 		code                     int
@@ -124,12 +123,12 @@ func TestHandler_ErrorsHaveStatusAndMessage(t *testing.T) {
 
 func TestHandler_AuthorizeRefusesOtherUsersConversations(t *testing.T) {
 	store, clk := seeded(t)
-	h := toolstate.NewHandler(store, toolstate.WithClock(clk.Now), toolstate.WithAuthorize(func(r *http.Request, id string) error {
+	h := toolstate.NewHandler(store, toolstate.HandlerOptions{Now: clk.Now, Authorize: func(r *http.Request, id string) error {
 		if r.Header.Get("X-User") != "alice" || id != "chat-1" {
 			return errors.New("not your conversation")
 		}
 		return nil
-	}))
+	}})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	for _, user := range []string{"bob", "alice"} {
@@ -155,7 +154,7 @@ func TestHandler_AuthorizeRefusesOtherUsersConversations(t *testing.T) {
 func TestHandler_CorruptStateShowsFreshAndResetRepairsIt(t *testing.T) {
 	st := newDocs(t)
 	corrupt(t, st, "c", "{{{")
-	h := toolstate.NewHandler(st, toolstate.WithTools("a"))
+	h := toolstate.NewHandler(st, toolstate.HandlerOptions{Tools: []string{"a"}})
 	code, out := do(t, h, "GET", "/agents/c/tool-states", "")
 	require.Equal(t, http.StatusOK, code, out)
 	code, out = do(t, h, "POST", "/agents/c/tool-states/reset", "")

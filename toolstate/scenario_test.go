@@ -4,13 +4,13 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/memstore"
 	"github.com/agentloop/agentloop/toolstate"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
@@ -85,7 +85,7 @@ func TestScenario_FailingToolHiddenAfterThreeConsecutiveErrorsUntilResetOverHTTP
 
 	assert.Equal(t, "still hidden", runOnce(t, agent, tr, "chat-1", "again"))
 
-	srv := httptest.NewServer(toolstate.NewHandler(store, toolstate.WithClock(clk.Now)))
+	srv := httptest.NewServer(toolstate.NewHandler(store, toolstate.HandlerOptions{Now: clk.Now}))
 	defer srv.Close()
 	resp, err := http.Post(srv.URL+"/agents/chat-1/tool-states/reset", "application/json", strings.NewReader(`{"toolName":"failing_tool"}`))
 	require.NoError(t, err)
@@ -96,11 +96,14 @@ func TestScenario_FailingToolHiddenAfterThreeConsecutiveErrorsUntilResetOverHTTP
 	assert.Zero(t, model.Remaining())
 }
 
+// Another process is another tracker over the same stored documents (on
+// SQLite, store/sqlitestore's tests run replicas on one file).
 func TestScenario_StatesLoadIntactInAnotherProcess(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "chats.db")
 	clk := newClock()
 	id := "user 7/chat ../../etc" // any chat id
-	store1 := openSQLite(t, path)
+	shared := memstore.New(memstore.Options{})
+	t.Cleanup(func() { _ = shared.Close() })
+	store1 := shared
 	require.NoError(t, store1.PutChat(context.Background(), &store.Chat{ID: id}))
 	cfg := &toolstate.Config{FailureThreshold: 2, Dependencies: map[string][]string{"dependent_tool": {"base_tool"}}}
 	tr := &toolstate.Tracker{Docs: store1, Config: cfg, Now: clk.Now}
@@ -117,10 +120,9 @@ func TestScenario_StatesLoadIntactInAnotherProcess(t *testing.T) {
 	assert.Equal(t, "done", runOnce(t, agent, tr, id, "go"))
 	before, err := toolstate.Load(context.Background(), store1, id)
 	require.NoError(t, err)
-	require.NoError(t, store1.Close())
 
-	// A new process: a new handle on the same database, and a new tracker.
-	store2 := openSQLite(t, path)
+	// A new process: the same stored documents, and a new tracker.
+	store2 := shared
 	after, err := toolstate.Load(context.Background(), store2, id)
 	require.NoError(t, err)
 	assert.Empty(t, cmp.Diff(before, after))
@@ -180,7 +182,7 @@ func TestTracker_CorruptStateCancelsRunWithoutOnError(t *testing.T) {
 	corrupt(t, st, "c", `{"version":99,"states":{}}`)
 	tr := &toolstate.Tracker{Docs: st}
 	agent := &agentloop.Agent{Model: simtest.NewModel(), Tools: []*agentloop.Tool{okTool(t, "base_tool")}}
-	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID("c")))
+	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, &agentloop.RunOptions{ConversationID: "c", Hooks: tr.Hooks()}))
 	var ce *agentloop.CancelledError
 	require.ErrorAs(t, err, &ce)
 	assert.ErrorIs(t, err, toolstate.ErrVersion)

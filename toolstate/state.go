@@ -31,10 +31,10 @@
 //
 //	tracker := &toolstate.Tracker{Docs: st} // st: a store.Store
 //	agent.Hooks = agentloop.ComposeHooks(agent.Hooks, tracker.Hooks())
-//	agent.Stream(ctx, history, agentloop.WithConversationID(chatID))
+//	agent.Stream(ctx, history, &agentloop.RunOptions{ConversationID: chatID})
 //
 // (the aisdk handler sets the conversation id to the chat id), and mount
-// NewHandler(st) at "/agents/". See the webChat example.
+// NewHandler(st, HandlerOptions{}) at "/agents/". See the webChat example.
 //
 // Concurrency: a State is a plain value and is not safe for concurrent use.
 // [Update] is an optimistic read-modify-write on the document's version: it
@@ -81,8 +81,11 @@ func (s Status) valid() bool {
 // DefaultFailureThreshold is used when Config.FailureThreshold is 0.
 const DefaultFailureThreshold = 3
 
-// ErrUnknownTool is wrapped by errors about a tool the state does not know.
-var ErrUnknownTool = errors.New("toolstate: unknown tool")
+// ErrUntrackedTool is wrapped by errors about a tool the state does not
+// track (it holds no state of that name). It is not the loop's
+// [agentloop.ErrUnknownTool], which is about a call to a tool the run does
+// not offer.
+var ErrUntrackedTool = errors.New("toolstate: untracked tool")
 
 // Config rules how tool states change. It is stored with the states. The
 // zero value is usable: threshold 3, no cool-down, no dependencies.
@@ -345,11 +348,11 @@ func (s *State) RecordFailure(name, detail string, now time.Time) {
 
 // Reset makes the named tool available again (or waiting, if a dependency
 // has not succeeded): it clears the consecutive failures and a failed or
-// disabled status. An unknown name is an error wrapping [ErrUnknownTool].
+// disabled status. An unknown name is an error wrapping [ErrUntrackedTool].
 func (s *State) Reset(name string, now time.Time) error {
 	ts, ok := s.Tools[name]
 	if !ok {
-		return fmt.Errorf("%w %q", ErrUnknownTool, name)
+		return fmt.Errorf("%w %q", ErrUntrackedTool, name)
 	}
 	ts.ConsecutiveFailures = 0
 	ts.Status, ts.Reason, ts.LastUpdated = StatusAvailable, "", now

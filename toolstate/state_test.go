@@ -58,7 +58,7 @@ func TestState_UnknownToolStartsAvailableOrWaiting(t *testing.T) {
 func TestState_ResetUnknownToolIsAnError(t *testing.T) {
 	s := toolstate.NewState(toolstate.Config{})
 	err := s.Reset("ghost", newClock().Now())
-	require.ErrorIs(t, err, toolstate.ErrUnknownTool)
+	require.ErrorIs(t, err, toolstate.ErrUntrackedTool)
 	assert.Contains(t, err.Error(), `"ghost"`)
 }
 

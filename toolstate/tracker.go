@@ -13,7 +13,7 @@ import (
 
 // Tracker connects the tool states kept in a store to agent runs through
 // [agentloop.Hooks]: each run's conversation id
-// ([agentloop.WithConversationID]; the aisdk handler sets it to the chat
+// ([agentloop.RunOptions.ConversationID]; the aisdk handler sets it to the chat
 // id) names the conversation whose states it reads and writes (see
 // [DocName]). Set its
 // fields before first use and do not change them afterwards; a Tracker is
@@ -26,7 +26,7 @@ type Tracker struct {
 	// Config, when non-nil, is the config in force: it replaces the stored
 	// config on every update the Tracker makes (so a changed threshold or
 	// dependency applies to old conversations too). A Config that fails
-	// [Config.Validate] makes every update fail with [ErrInvalid]. When nil, each
+	// [Config.Validate] makes every update fail with [ErrInvalidState]. When nil, each
 	// conversation keeps its stored config (defaults for a fresh one).
 	Config *Config
 	// Now is the clock; nil means time.Now. Tests set it to move time
@@ -94,7 +94,7 @@ type runKey struct{ t *Tracker }
 
 // Hooks returns the hooks that plug the Tracker into runs: put them in
 // Agent.Hooks (with [agentloop.ComposeHooks] beside others) or pass them
-// with [agentloop.WithHooks]. The same Hooks serve every run: OnRunStart
+// with [agentloop.RunOptions.Hooks]. The same Hooks serve every run: OnRunStart
 // reads the run's conversation id (a run without one is not tracked, and
 // is reported as OnError says) and the hooks remember the tools offered on
 // the run's latest model call. Any number of runs of one conversation may
@@ -114,7 +114,7 @@ func (t *Tracker) Hooks() *agentloop.Hooks {
 	return &agentloop.Hooks{
 		OnRunStart: func(ctx context.Context, start agentloop.RunStart) (context.Context, error) {
 			if start.ConversationID == "" {
-				err := fmt.Errorf("%w: the run has no conversation id (agentloop.WithConversationID), so its tool states are not tracked", ErrEmptyID)
+				err := fmt.Errorf("%w: the run has no conversation id (agentloop.RunOptions.ConversationID), so its tool states are not tracked", ErrEmptyID)
 				return ctx, t.fail("", err)
 			}
 			return context.WithValue(ctx, runKey{t}, &run{id: start.ConversationID}), nil
@@ -198,7 +198,7 @@ func (t *Tracker) Summary(ctx context.Context, conversationID string, names ...s
 }
 
 // Names returns the names of tools, in order, skipping nil ones: the
-// names to give [Tracker.Summary] or [WithTools].
+// names to give [Tracker.Summary] or [HandlerOptions.Tools].
 func Names(tools []*agentloop.Tool) []string {
 	out := make([]string, 0, len(tools))
 	for _, t := range tools {

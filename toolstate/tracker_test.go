@@ -45,7 +45,7 @@ func TestTracker_StoreFailureWithoutOnErrorCancelsTheRun(t *testing.T) {
 	diskFull := errors.New("disk full")
 	tr := &toolstate.Tracker{Docs: brokenStore{diskFull}}
 	agent := &agentloop.Agent{Model: simtest.NewModel(), Tools: []*agentloop.Tool{okTool(t, "a")}}
-	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID("c")))
+	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, &agentloop.RunOptions{ConversationID: "c", Hooks: tr.Hooks()}))
 	assert.ErrorIs(t, err, diskFull)
 }
 
@@ -83,8 +83,8 @@ func TestState_LongFailureDetailIsCutOnARuneBoundary(t *testing.T) {
 func TestTracker_InvalidConfigFailsTheRunNamingTheProblem(t *testing.T) {
 	tr := &toolstate.Tracker{Docs: newDocs(t), Config: &toolstate.Config{FailureThreshold: -2}}
 	agent := &agentloop.Agent{Model: simtest.NewModel(), Tools: []*agentloop.Tool{okTool(t, "a")}}
-	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID("c")))
-	require.ErrorIs(t, err, toolstate.ErrInvalid)
+	_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, &agentloop.RunOptions{ConversationID: "c", Hooks: tr.Hooks()}))
+	require.ErrorIs(t, err, toolstate.ErrInvalidState)
 	assert.Contains(t, err.Error(), "failure threshold -2 is negative")
 }
 
@@ -97,16 +97,16 @@ func TestTracker_ARunWithoutAConversationIDIsReportedNotTracked(t *testing.T) {
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
 	)
 	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{okTool(t, "a")}}
-	text, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks())))
+	text, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, &agentloop.RunOptions{Hooks: tr.Hooks()}))
 	require.NoError(t, err)
 	assert.Equal(t, "ok", text)
 	require.Len(t, reported, 1, "reported once, at the run's start")
 	assert.ErrorIs(t, reported[0], toolstate.ErrEmptyID)
-	assert.ErrorContains(t, reported[0], "WithConversationID")
+	assert.ErrorContains(t, reported[0], "RunOptions.ConversationID")
 
 	// Without OnError the run fails instead of going on untracked.
 	tr = &toolstate.Tracker{Docs: st}
-	_, err = agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks())))
+	_, err = agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("x")}, &agentloop.RunOptions{Hooks: tr.Hooks()}))
 	assert.ErrorIs(t, err, toolstate.ErrEmptyID)
 }
 
@@ -121,7 +121,7 @@ func TestTracker_OneHooksServeEveryConversation(t *testing.T) {
 			simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "flaky", nil)}},
 			simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
 		)
-		_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(id)}, agentloop.WithConversationID(id)))
+		_, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(id)}, &agentloop.RunOptions{ConversationID: id}))
 		require.NoError(t, err)
 	}
 	for _, id := range []string{"c", "chat"} {
@@ -172,15 +172,15 @@ func TestTracker_CountsOnlyTheToolsOwnFailures(t *testing.T) {
 		assert.Equal(t, 1, s.Tools["slow"].Failures, "a timeout is a failure")
 
 		// A call cut short by a cancel is not counted.
-		ctx, cancel := agentloop.WithCancel(context.Background())
+		ctx, cancel := context.WithCancelCause(context.Background())
 		block, err := agentloop.NewRawTool("block", "Blocks.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-			cancel("stop")
+			cancel(agentloop.Cancel("stop"))
 			<-ctx.Done()
 			return "", ctx.Err()
 		})
 		require.NoError(t, err)
 		agent = &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Call("c4", "block", nil)}}), Tools: []*agentloop.Tool{block}}
-		_, err = agentloop.Drain(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("x")}, agentloop.WithHooks(tr.Hooks()), agentloop.WithConversationID("c")))
+		_, err = agentloop.Drain(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("x")}, &agentloop.RunOptions{ConversationID: "c", Hooks: tr.Hooks()}))
 		require.ErrorIs(t, err, agentloop.ErrCancelled)
 		s, err = toolstate.Load(context.Background(), store, "c")
 		require.NoError(t, err)

@@ -1,13 +1,12 @@
 package toolstate_test
 
 import (
-	"context"
 	"log"
 	"net/http"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
-	"github.com/agentloop/agentloop/store/sqlitestore"
+	"github.com/agentloop/agentloop/store/memstore"
 	"github.com/agentloop/agentloop/toolstate"
 )
 
@@ -16,11 +15,8 @@ import (
 // carries the tracker's hooks (the handler runs each chat with its chat id
 // as the conversation id), and the two endpoints are served.
 func Example_webChat() {
-	var agent *agentloop.Agent // the app's agent, with its Tools
-	st, err := sqlitestore.Open(context.Background(), "chats.db", sqlitestore.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
+	var agent *agentloop.Agent             // the app's agent, with its Tools
+	st := memstore.New(memstore.Options{}) // in production: sqlitestore or pgstore
 	tracker := &toolstate.Tracker{
 		Docs:   st,
 		Config: &toolstate.Config{FailureThreshold: 3},
@@ -32,11 +28,11 @@ func Example_webChat() {
 	chat := &aisdk.Handler{Agent: agent}
 	mux := http.NewServeMux()
 	mux.Handle("/api/chat", chat)
-	mux.Handle("/agents/", toolstate.NewHandler(st,
-		toolstate.WithTools(toolstate.Names(agent.Tools)...),
-		toolstate.WithConfig(*tracker.Config),
-		toolstate.WithAuthorize(func(r *http.Request, chatID string) error {
+	mux.Handle("/agents/", toolstate.NewHandler(st, toolstate.HandlerOptions{
+		Tools:  toolstate.Names(agent.Tools),
+		Config: tracker.Config,
+		Authorize: func(r *http.Request, chatID string) error {
 			return nil // check here that the caller owns chatID
-		}),
-	))
+		},
+	}))
 }

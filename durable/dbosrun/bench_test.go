@@ -46,7 +46,7 @@ func BenchmarkSteps_InProcess(b *testing.B) {
 	a := stepsAgent(b)
 	h := agentloop.History{agentloop.UserMessage("go")}
 	for b.Loop() {
-		if _, err := agentloop.Drain(a.Stream(context.Background(), h)); err != nil {
+		if _, err := agentloop.Drain(a.Stream(context.Background(), h, nil)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -104,7 +104,7 @@ type Run struct {
 	// ID is the run's workflow id: the same id is the same run (starting it
 	// again attaches to it, or returns its recorded outcome). Required.
 	ID string
-	// ConversationID names the conversation ([agentloop.WithConversationID]);
+	// ConversationID names the conversation ([agentloop.RunOptions.ConversationID]);
 	// it goes into the tools' idempotency keys.
 	ConversationID string
 	// History is the history the run starts from.
@@ -210,8 +210,7 @@ func (r *Runner) workflow(ctx dbos.Context, in input) (outcome, error) {
 		return outcome{}, fmt.Errorf("dbosrun: %w", err)
 	}
 	var out outcome
-	for it, err := range r.agent.Stream(ctx, in.History, agentloop.WithEffects(effects{ctx}),
-		agentloop.WithConversationID(in.ConversationID)) {
+	for it, err := range r.agent.Stream(ctx, in.History, &agentloop.RunOptions{ConversationID: in.ConversationID, Effects: effects{ctx}}) {
 		if err != nil || last(it) {
 			out = outcomeOf(it, err)
 		}

@@ -72,7 +72,7 @@ func toolAgent(t *testing.T, maxTurns int) *agentloop.Agent {
 func TestStream_YieldsTheSameItemsAsARunInProcess(t *testing.T) {
 	agent := toolAgent(t, 0)
 	h := agentloop.History{agentloop.UserMessage("go")}
-	want, err := collect(t, agent.Stream(context.Background(), h, agentloop.WithConversationID("c")))
+	want, err := collect(t, agent.Stream(context.Background(), h, &agentloop.RunOptions{ConversationID: "c"}))
 	require.NoError(t, err)
 
 	_, r := launch(t, agent, dbosrun.Options{})

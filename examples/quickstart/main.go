@@ -20,7 +20,10 @@
 // has it, else the first model the server lists, and says so. OpenAI (Chat
 // Completions with -provider openai, the Responses API with -provider
 // openai-responses) and Anthropic read their keys from OPENAI_API_KEY and
-// ANTHROPIC_API_KEY.
+// ANTHROPIC_API_KEY, Gemini (-provider gemini) from GEMINI_API_KEY or
+// GOOGLE_API_KEY (or Vertex AI's settings, as the genai SDK reads them).
+// When the model's price is known (pricing.Default), a run's cost is printed
+// after its token counts.
 //
 // Traces: OTEL_TRACES_EXPORTER=console prints each run's OpenTelemetry spans
 // to stderr, and OTEL_EXPORTER_OTLP_ENDPOINT sends them to a collector
@@ -91,7 +94,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	prompt := fs.String("prompt", "", "run this one prompt, print each item, and exit")
 	fs.StringVar(&cfg.script, "script", "", "use a scripted model from this simtest JSON file")
 	record := fs.String("record", "", "record the session's model calls into this simtest JSON file (play it back with -script)")
-	fs.StringVar(&cfg.provider, "provider", "", "ollama, openai (Chat Completions), openai-responses or anthropic (default: Ollama when reachable, else the simulator)")
+	fs.StringVar(&cfg.provider, "provider", "", "ollama, openai (Chat Completions), openai-responses, anthropic or gemini (default: Ollama when reachable, else the simulator)")
 	fs.StringVar(&cfg.model, "model", "", "model name for -provider")
 	fs.StringVar(&cfg.baseURL, "base-url", "", "server URL for -provider (default: the provider's own, or OLLAMA_HOST / OPENAI_BASE_URL / ANTHROPIC_BASE_URL)")
 	mcpServers := mcpflags.Register(fs)
@@ -264,7 +267,7 @@ func converse(ctx context.Context, agent *agentloop.Agent, history agentloop.His
 	if d, ok := agent.Model.(agentloop.ModelDescriber); ok {
 		p.model = d.ModelInfo()
 	}
-	for item, err := range agent.Stream(ctx, history) {
+	for item, err := range agent.Stream(ctx, history, nil) {
 		if err != nil {
 			fmt.Fprintln(out)
 			if h, ok := agentloop.HistoryOf(err); ok {

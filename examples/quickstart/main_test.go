@@ -164,8 +164,8 @@ func TestQuickstart_ProviderFlagPicksTheProvider(t *testing.T) {
 	assert.Contains(t, errOut, "model: Ollama llama3.2 at "+srv.URL)
 	assert.Contains(t, out, "Hello from llama3.2.")
 
-	_, _, err = runQuickstart(t, "", "-provider", "gemini", "-prompt", "hi")
-	require.ErrorContains(t, err, `-provider "gemini": want ollama, openai, openai-responses or anthropic`)
+	_, _, err = runQuickstart(t, "", "-provider", "mistral", "-prompt", "hi")
+	require.ErrorContains(t, err, `-provider "mistral": want ollama, openai, openai-responses, anthropic or gemini`)
 }
 
 func TestQuickstart_ProviderOllamaWithoutTheDefaultModelSaysHowToPullIt(t *testing.T) {
@@ -187,6 +187,11 @@ func TestQuickstart_HostedProviderWithoutAKeyNamesTheVariable(t *testing.T) {
 		_, _, err := runQuickstart(t, "", "-provider", provider, "-prompt", "hi")
 		require.ErrorContains(t, err, "-provider "+provider+": set "+variable)
 	}
+	for _, v := range []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"} {
+		t.Setenv(v, "")
+	}
+	_, _, err := runQuickstart(t, "", "-provider", "gemini", "-prompt", "hi")
+	require.ErrorContains(t, err, "-provider gemini: set GEMINI_API_KEY or GOOGLE_API_KEY")
 }
 
 func TestQuickstart_ProviderOpenAIResponsesSpeaksTheResponsesAPI(t *testing.T) {
@@ -251,4 +256,18 @@ func TestQuickstart_PrintsTheCostOfARunWhenTheModelsPriceIsKnown(t *testing.T) {
 	out, _, err = runQuickstart(t, "", "-provider", "openai-responses", "-model", "unpriced", "-base-url", srv.URL+"/v1", "-prompt", "hi")
 	require.NoError(t, err)
 	assert.Contains(t, out, "[1 turn, 100000 input + 10000 output tokens]")
+}
+
+func TestQuickstart_ProviderGeminiShowsTheAPIsOwnErrorMessage(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}`)
+	}))
+	defer srv.Close()
+	t.Setenv("GOOGLE_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "bad-key")
+	_, errOut, err := runQuickstart(t, "", "-provider", "gemini", "-base-url", srv.URL, "-prompt", "hi")
+	require.ErrorContains(t, err, "API key not valid. Please pass a valid API key.")
+	assert.Contains(t, errOut, "model: Gemini gemini-2.5-flash")
 }

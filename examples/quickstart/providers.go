@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/providers/anthropic"
+	"github.com/agentloop/agentloop/providers/gemini"
 	"github.com/agentloop/agentloop/providers/ollama"
 	"github.com/agentloop/agentloop/providers/openai"
 	"github.com/agentloop/agentloop/providers/openairesponses"
@@ -31,6 +32,7 @@ const (
 	defaultOllamaModel    = "qwen3:4b"
 	defaultOpenAIModel    = "gpt-4.1-mini"
 	defaultAnthropicModel = "claude-sonnet-4-5"
+	defaultGeminiModel    = "gemini-2.5-flash"
 )
 
 // probeTimeout bounds the check for a local Ollama server, so that a
@@ -85,8 +87,15 @@ func providerModel(ctx context.Context, cfg modelConfig, stderr io.Writer) (agen
 		}
 		m, err := anthropic.New(c)
 		return built(m, err, "model: Anthropic "+c.Model)
+	case "gemini":
+		// The SDK reads the key (and Vertex AI's settings) from the environment.
+		if os.Getenv("GEMINI_API_KEY") == "" && os.Getenv("GOOGLE_API_KEY") == "" && os.Getenv("GOOGLE_GENAI_USE_VERTEXAI") == "" {
+			return nil, "", errors.New("-provider gemini: set GEMINI_API_KEY or GOOGLE_API_KEY (or GOOGLE_GENAI_USE_VERTEXAI=true for Vertex AI)")
+		}
+		m, err := gemini.New(ctx, gemini.Config{Model: cmp.Or(cfg.model, defaultGeminiModel), BaseURL: cfg.baseURL})
+		return built(m, err, "model: Gemini "+cmp.Or(cfg.model, defaultGeminiModel))
 	}
-	return nil, "", fmt.Errorf("-provider %q: want ollama, openai, openai-responses or anthropic", cfg.provider)
+	return nil, "", fmt.Errorf("-provider %q: want ollama, openai, openai-responses, anthropic or gemini", cfg.provider)
 }
 
 // built returns m and its description, or err (never a non-nil

@@ -155,7 +155,7 @@ const (
 		"Code blocks are highlighted and scroll inside themselves:\n\n" +
 		"```go\n" +
 		"agent := &agentloop.Agent{Model: model, Tools: tools}\n" +
-		"for item, err := range agent.Stream(ctx, history) {\n" +
+		"for item, err := range agent.Stream(ctx, history, nil) {\n" +
 		"\tif err != nil {\n" +
 		"\t\treturn fmt.Errorf(\"run: %w\", err) // a long comment that makes this line wider than a phone screen\n" +
 		"\t}\n" +

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -225,10 +226,12 @@ func TestReplicas_TwoProcessesShareOnePostgreSQL(t *testing.T) {
 	defer drop2()
 	killed := make(chan struct{})
 	var killOnce sync.Once
+	var killedAt time.Time
 	client := &aisdktest.ChatClient{URL: a.url + "/api/chat", ChatID: "c2", OnChunk: func(_ int, data json.RawMessage) {
 		if strings.Contains(string(data), "Still") {
 			killOnce.Do(func() {
 				a.kill(t)
+				killedAt = time.Now()
 				close(killed)
 			})
 		}
@@ -241,6 +244,7 @@ func TestReplicas_TwoProcessesShareOnePostgreSQL(t *testing.T) {
 	if _, err := client.Send(context.Background(), "Are you there?"); err != nil {
 		t.Fatalf("B refused the next message: %v\nB's log:\n%s", err, b.logs)
 	}
+	t.Logf("B answered the next message %v after A was killed (-lease 1s)", time.Since(killedAt).Round(time.Millisecond))
 	view = getChat(t, b.url, "c2")
 	var texts []string
 	results := 0

@@ -21,7 +21,7 @@ func TestChooseModel_AScriptByConversationPlaysPerChat(t *testing.T) {
 	assert.Contains(t, describe, "(1 turn, for each conversation)")
 	agent := &agentloop.Agent{Model: model}
 	for _, chat := range []string{"first chat", "second chat"} {
-		text, err := agentloop.Text(agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage(chat)}))
+		text, err := agentloop.Text(agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage(chat)}, nil))
 		require.NoError(t, err)
 		assert.Equal(t, "Hi.", text)
 	}

@@ -31,8 +31,12 @@ func newToolStates(st store.Docs, tools []*agentloop.Tool, acc access, logw io.W
 				fmt.Fprintf(logw, "webchat: tool states of chat %q: %v\n", chatID, err)
 			},
 		},
-		api: toolstate.NewHandler(st, toolstate.WithTools(toolstate.Names(tools)...), toolstate.WithAuthorize(acc.authorize),
-			toolstate.WithCrossOriginProtection(acc.origins), toolstate.WithLogger(slog.New(slog.NewTextHandler(logw, nil)))),
+		api: toolstate.NewHandler(st, toolstate.HandlerOptions{
+			Tools:                 toolstate.Names(tools),
+			Authorize:             acc.authorize,
+			CrossOriginProtection: acc.origins,
+			Logger:                slog.New(slog.NewTextHandler(logw, nil)),
+		}),
 	}
 }
 

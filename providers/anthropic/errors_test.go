@@ -120,7 +120,7 @@ func TestAnthropic_StreamCutOffIsAnErrorAndTheLoopWrapsItWithTheTurn(t *testing.
 	}))
 	defer srv.Close()
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL)}
-	_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}))
+	_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}, nil))
 	var te *agentloop.TurnError
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 1, te.Turn)

@@ -148,7 +148,7 @@ func runRecorded(t *testing.T, name string, turns int) agentloop.Final {
 	}
 	srv := newServer(t, bodies...)
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), System: textOf(first["system"]), Tools: tools}
-	last2, err := agentloop.Drain(agent.Stream(context.Background(), history))
+	last2, err := agentloop.Drain(agent.Stream(context.Background(), history, nil))
 	require.NoError(t, err)
 	final, ok := last2.(agentloop.Final)
 	require.True(t, ok, "the run ends with Final, got %T", last2)

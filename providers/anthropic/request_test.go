@@ -123,13 +123,13 @@ func TestAnthropic_MaxTokensAfterWholeCallsRunsThemAndMidCallIsTruncated(t *test
 
 	srv := newServer(t, call(`{"x":1}`), []byte(textBody))
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{f}}
-	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}))
+	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}, nil))
 	require.NoError(t, err)
 	assert.Equal(t, 1, ran)
 
 	srv = newServer(t, call(`{"x":`), []byte(textBody))
 	agent.Model = newModel(t, srv.URL)
-	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}))
+	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}, nil))
 	assert.ErrorIs(t, err, agentloop.ErrTruncated)
 	assert.Equal(t, 1, ran, "a cut-off call is not run")
 }

@@ -55,7 +55,7 @@ func Example() {
 		return
 	}
 	agent := &agentloop.Agent{Model: model}
-	text, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Hi!")}))
+	text, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Hi!")}, nil))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -151,7 +151,7 @@ func TestFallback_WhenEveryModelFailsTheErrorHoldsEachInOrder(t *testing.T) {
 	assert.Equal(t, []error{e1, e2, e3}, fe.Errs, "the 400 ends the chain")
 	assert.ErrorIs(t, err, providers.ErrUnreachable)
 	assert.ErrorIs(t, err, providers.ErrOverloaded)
-	assert.ErrorIs(t, err, providers.ErrBadRequest)
+	assert.ErrorIs(t, err, providers.ErrInvalidRequest)
 	assert.Equal(t, "fallback: 3 models failed; model 0: "+e1.Error()+"; model 1: "+e2.Error()+"; model 2: "+e3.Error(), err.Error())
 	assert.Zero(t, fourth.calls.Load())
 }
@@ -166,7 +166,7 @@ func TestFallback_ConfigRulesReplaceTheDefault(t *testing.T) {
 	bad := &providers.APIError{StatusCode: 400}
 	m := newModel(t, fallback.Config{
 		Models:         []agentloop.Model{&fake{err: bad}, &fake{chunks: text("ok")}},
-		ShouldFallBack: func(err error) bool { return errors.Is(err, providers.ErrBadRequest) },
+		ShouldFallBack: func(err error) bool { return errors.Is(err, providers.ErrInvalidRequest) },
 	})
 	got, err := run(t, m)
 	require.NoError(t, err)
@@ -234,7 +234,7 @@ func TestFallback_AnAgentRunAnswersFromTheSecondProviderWhenTheFirstIsDown(t *te
 	require.NoError(t, err)
 
 	agent := &agentloop.Agent{Model: newModel(t, fallback.Config{Models: []agentloop.Model{primary, backup}})}
-	got, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}))
+	got, err := agentloop.Text(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}, nil))
 	require.NoError(t, err)
 	assert.Equal(t, "Hi from the backup.", got)
 }

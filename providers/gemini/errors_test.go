@@ -54,7 +54,7 @@ func TestGemini_400ReachesTheUserWithTheAPIsOwnMessage(t *testing.T) {
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, providers.APIError{Provider: "gemini", StatusCode: 400, Type: "INVALID_ARGUMENT",
 		Message: "API key not valid. Please pass a valid API key."}, *apiErr)
-	assert.ErrorIs(t, err, providers.ErrBadRequest)
+	assert.ErrorIs(t, err, providers.ErrInvalidRequest)
 	assert.Contains(t, err.Error(), "API key not valid. Please pass a valid API key.")
 	assert.Len(t, srv.bodies, 1, "a 400 is not retried")
 }
@@ -63,7 +63,7 @@ func TestGemini_StreamCutMidWayIsAnErrorAndTheLoopKeepsWhatCame(t *testing.T) {
 	srv := newServer(t, reply{cut: true, body: "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Half an \"}]}}]}\r\n\r\n" +
 		"data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"pa"})
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL)}
-	_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}))
+	_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}, nil))
 	var te *agentloop.TurnError
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 1, te.Turn)

@@ -25,7 +25,7 @@ func Example() {
 		return
 	}
 	agent := &agentloop.Agent{Model: model}
-	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Hi")}))
+	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Hi")}, nil))
 	if err != nil {
 		fmt.Println(err)
 		return

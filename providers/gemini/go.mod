@@ -1,6 +1,6 @@
 module github.com/agentloop/agentloop/providers/gemini
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/agentloop/agentloop v0.0.0-00010101000000-000000000000
@@ -36,7 +36,7 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/net v0.58.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260819154853-08b0e4226688 // indirect
 	google.golang.org/grpc v1.83.1 // indirect

@@ -35,7 +35,7 @@ func TestGemini_ParallelCallsGetTheLoopsIdsAndGoBackWithTheirResponsesAndSignatu
 		})
 	require.NoError(t, err)
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), System: "Be brief.", Tools: []*agentloop.Tool{weather}}
-	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Weather in Oslo and Lima?")}))
+	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Weather in Oslo and Lima?")}, nil))
 	require.NoError(t, err)
 	final := last.(agentloop.Final)
 	assert.Equal(t, "Oslo 12C, Lima 20C.", final.Text)

@@ -61,7 +61,7 @@
 //
 // An HTTP error answer, and an {"error": …} line inside a 200 stream, is a
 // *providers.APIError (Provider "ollama"), checkable with errors.Is against
-// providers.ErrNotFound, providers.ErrRateLimited and the other sentinels;
+// providers.ErrModelNotFound, providers.ErrRateLimited and the other sentinels;
 // its RetryAfter is always 0, as the official client does not pass the
 // header on. A missing model is that error wrapped in one that tells the
 // user to run `ollama pull NAME`. A server that cannot be reached gives an

@@ -68,7 +68,7 @@ func TestOllama_ServerDyingMidStreamFailsTheLoopsTurn(t *testing.T) {
 		srv := dyingServer(t, lines(lineHello))
 		m := rd.model(t, srv.URL, Config{})
 		agent := &agentloop.Agent{Model: m}
-		_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}))
+		_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}, nil))
 
 		var te *agentloop.TurnError
 		require.ErrorAs(t, err, &te)
@@ -142,7 +142,7 @@ func TestOllama_ModelNotFoundTellsTheUserToPullIt(t *testing.T) {
 		got := stream(m, userRequest("hi"))
 
 		require.Error(t, got.Err)
-		assert.ErrorIs(t, got.Err, providers.ErrNotFound)
+		assert.ErrorIs(t, got.Err, providers.ErrModelNotFound)
 		assert.Contains(t, got.Err.Error(), "run `ollama pull llama9:70b`")
 		var apiErr *providers.APIError
 		require.ErrorAs(t, got.Err, &apiErr)
@@ -159,7 +159,7 @@ func TestOllama_HTTPErrorsBecomeAPIErrors(t *testing.T) {
 			is     error
 			msg    string
 		}{
-			{http.StatusBadRequest, `{"error":"registry.ollama.ai/library/gemma:2b does not support tools"}`, providers.ErrBadRequest, "registry.ollama.ai/library/gemma:2b does not support tools"},
+			{http.StatusBadRequest, `{"error":"registry.ollama.ai/library/gemma:2b does not support tools"}`, providers.ErrInvalidRequest, "registry.ollama.ai/library/gemma:2b does not support tools"},
 			{http.StatusUnauthorized, `{"error":"unauthorized","signin_url":"https://ollama.com/connect?key=abc"}`, providers.ErrAuth, "401 Unauthorized; sign in at https://ollama.com/connect?key=abc"},
 			{http.StatusForbidden, `{"error":"forbidden"}`, providers.ErrAuth, "forbidden"},
 			{http.StatusInternalServerError, "Internal Server Error", providers.ErrOverloaded, "Internal Server Error"},

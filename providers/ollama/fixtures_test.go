@@ -169,7 +169,7 @@ func TestOllama_CallsWithoutIDsAreYieldedWithoutIDsAndTheLoopNamesThem(t *testin
 		}
 		srv2 := newNDJSONServer(t, body, lines(`{"model":"m","message":{"role":"assistant","content":"done"},"done":true,"done_reason":"stop"}`))
 		agent := &agentloop.Agent{Model: rd.model(t, srv2.URL, Config{}), Tools: []*agentloop.Tool{tool("a"), tool("b"), tool("c")}}
-		last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}))
+		last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}, nil))
 		require.NoError(t, err)
 		ids := map[string]bool{}
 		for _, c := range last.(agentloop.Final).History[1].ToolCalls() {

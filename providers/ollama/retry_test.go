@@ -103,7 +103,7 @@ func TestOllama_ClientErrorsAreNotRetried(t *testing.T) {
 	got := stream(m, userRequest("hi"))
 	assert.EqualValues(t, 1, n.Load())
 	assert.Empty(t, *waits)
-	assert.ErrorIs(t, got.Err, providers.ErrBadRequest)
+	assert.ErrorIs(t, got.Err, providers.ErrInvalidRequest)
 }
 
 func TestOllama_UnreachableServerIsRetriedThenSaysWhereItLooked(t *testing.T) {

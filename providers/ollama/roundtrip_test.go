@@ -134,7 +134,7 @@ func TestOllama_RecordedRoundTripsThroughTheRealLoopSendTheRecordedHistory(t *te
 					System: first[0]["content"].(string),
 					Tools:  recordedTools(t, want[0].RequestBody, tc.results),
 				}
-				last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(first[1]["content"].(string))}))
+				last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(first[1]["content"].(string))}, nil))
 				require.NoError(t, err)
 				final, ok := last.(agentloop.Final)
 				require.True(t, ok, "the run ends with a Final, got %T", last)

@@ -77,7 +77,7 @@ func TestOpenAI_HTTPErrorBodyBecomesAPIError(t *testing.T) {
 	_, err := collect(newModel(t, srv.URL), userReq())
 	var ae *providers.APIError
 	require.ErrorAs(t, err, &ae)
-	assert.ErrorIs(t, err, providers.ErrNotFound)
+	assert.ErrorIs(t, err, providers.ErrModelNotFound)
 	assert.Equal(t, "model_not_found", ae.Code)
 	assert.Contains(t, err.Error(), "openai: HTTP 404")
 	assert.Contains(t, err.Error(), "does not exist")
@@ -111,7 +111,7 @@ func TestOpenAI_StreamCutOffIsAnErrorAndTheLoopWrapsItWithTheTurn(t *testing.T) 
 	}))
 	defer srv.Close()
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL)}
-	_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}))
+	_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}, nil))
 	var te *agentloop.TurnError
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 1, te.Turn)
@@ -203,7 +203,7 @@ func TestOpenAI_LengthWhileACallIsHalfFormedStillYieldsTheCallThenFinishLength(t
 	tool, err := agentloop.NewRawTool("file_report", "", nil, func(context.Context, json.RawMessage) (string, error) { ran = true; return "", nil })
 	require.NoError(t, err)
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{tool}}
-	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}))
+	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}, nil))
 	assert.False(t, ran)
 	assert.ErrorIs(t, err, agentloop.ErrTruncated)
 }

@@ -126,7 +126,7 @@ func TestOpenAI_TwoCallsThenAnswerThroughTheLoopResendsTheRecordedHistory(t *tes
 
 	srv := newServer(t, fixtureBody(t, name+".turn1.sse"), fixtureBody(t, name+".turn2.sse"))
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), System: system, Tools: tools}
-	last, err := agentloop.Drain(agent.Stream(context.Background(), history))
+	last, err := agentloop.Drain(agent.Stream(context.Background(), history, nil))
 	require.NoError(t, err)
 	final, ok := last.(agentloop.Final)
 	require.True(t, ok, "got %T", last)

@@ -139,14 +139,14 @@ func TestOpenAI_LengthAfterWholeCallsRunsThemAndLengthMidCallIsTruncated(t *test
 
 	srv := newServer(t, call(`{"x":1}`, "length"), answer)
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{f}}
-	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}))
+	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}, nil))
 	require.NoError(t, err)
 	assert.Equal(t, "done", last.(agentloop.Final).Text)
 	assert.Equal(t, 1, ran)
 
 	srv = newServer(t, call(`{"x":`, "length"), answer)
 	agent.Model = newModel(t, srv.URL)
-	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}))
+	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}, nil))
 	assert.ErrorIs(t, err, agentloop.ErrTruncated)
 	assert.Equal(t, 1, ran, "a cut-off call is not run")
 }

@@ -29,7 +29,7 @@ func TestResponses_HTTPErrorIsAnAPIError(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "openai", ae.Provider)
 	assert.Equal(t, "unsupported_parameter", ae.Code)
-	assert.ErrorIs(t, err, providers.ErrBadRequest)
+	assert.ErrorIs(t, err, providers.ErrInvalidRequest)
 }
 
 func TestResponses_429IsRetriedHonouringRetryAfter(t *testing.T) {
@@ -95,7 +95,7 @@ func TestResponses_LostConnectionIsAnErrorAndTheLoopWrapsItWithTheTurn(t *testin
 	}))
 	defer srv.Close()
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL)}
-	_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}))
+	_, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}, nil))
 	var te *agentloop.TurnError
 	require.ErrorAs(t, err, &te)
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)

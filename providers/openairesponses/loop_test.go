@@ -133,7 +133,7 @@ func TestResponses_ReasoningAndTwoCallsThroughTheLoopResendTheRecordedHistory(t 
 		Settings: agentloop.Settings{MaxTokens: int(first["max_output_tokens"].(float64))},
 	}
 	user := contentText(first["input"].([]any)[0].(map[string]any)["content"])
-	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(user)}))
+	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(user)}, nil))
 	require.NoError(t, err)
 	final := last.(agentloop.Final)
 	assert.Equal(t, 2, final.Turns)
@@ -178,7 +178,7 @@ func TestResponses_FourTurnRunSendsBackReasoningSummaryEncryptedContentAndCalls(
 	require.NoError(t, err)
 	srv := newServer(t, bodies...)
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{calc}, ToolConcurrency: 1}
-	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("(12 + 7) * 3 * 10?")}))
+	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("(12 + 7) * 3 * 10?")}, nil))
 	require.NoError(t, err)
 	final := last.(agentloop.Final)
 	assert.Equal(t, 4, final.Turns)

@@ -138,7 +138,7 @@ func TestResponses_IncompleteAfterWholeCallsRunsThemAndMidCallIsTruncated(t *tes
 	require.NoError(t, err)
 	srv := newServer(t, call(`{"x":1}`, "completed"), []byte(textBody))
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{f}}
-	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}))
+	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}, nil))
 	require.NoError(t, err)
 	assert.Equal(t, 1, ran)
 
@@ -146,7 +146,7 @@ func TestResponses_IncompleteAfterWholeCallsRunsThemAndMidCallIsTruncated(t *tes
 	add, err := agentloop.NewRawTool("add", "", nil, func(context.Context, json.RawMessage) (string, error) { ran++; return "ok", nil })
 	require.NoError(t, err)
 	agent = &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{add}}
-	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}))
+	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}, nil))
 	assert.ErrorIs(t, err, agentloop.ErrTruncated)
 	assert.Equal(t, 1, ran, "the cut-off call is not run")
 }

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -59,6 +60,42 @@ func TestOpenMigratesAnEmptyFileOnceAndReopeningChangesNothing(t *testing.T) {
 	after, err := os.Stat(path)
 	require.NoError(t, err)
 	require.Equal(t, info.Size(), after.Size())
+}
+
+// Every connection, the writer's and each reader's, runs with the settings
+// the store relies on: foreign keys enforced (deleting a chat cascades to
+// its streams), the busy timeout of the options, WAL, synchronous=NORMAL;
+// readers cannot write. Asked of SQLite itself, so a connection-string key
+// the driver ignores would fail here.
+func TestEveryConnectionHasTheStoresPragmas(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "chats.db"), Options{BusyTimeout: 1234 * time.Millisecond, PollInterval: -1})
+	require.NoError(t, err)
+	defer s.Close()
+	pragma := func(c *sql.Conn, name string) string {
+		t.Helper()
+		var v string
+		require.NoError(t, c.QueryRowContext(t.Context(), "PRAGMA "+name).Scan(&v), name)
+		return v
+	}
+	check := func(c *sql.Conn, queryOnly string) {
+		t.Helper()
+		require.Equal(t, "1", pragma(c, "foreign_keys"))
+		require.Equal(t, "1234", pragma(c, "busy_timeout"))
+		require.Equal(t, "wal", pragma(c, "journal_mode"))
+		require.Equal(t, "1", pragma(c, "synchronous")) // NORMAL
+		require.Equal(t, queryOnly, pragma(c, "query_only"))
+	}
+	w, err := s.w.Conn(t.Context())
+	require.NoError(t, err)
+	defer w.Close()
+	check(w, "0")
+	// Held at once, so that each is a connection of its own.
+	for range readers {
+		r, err := s.r.Conn(t.Context())
+		require.NoError(t, err)
+		defer r.Close()
+		check(r, "1")
+	}
 }
 
 func TestConcurrentOpensOfANewFileMigrateOnce(t *testing.T) {

@@ -103,7 +103,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlitestore: %w", err)
 	}
 	w.SetMaxOpenConns(1)
-	r, err := sql.Open("sqlite", dsn(path, busy, "&_query_only=1"))
+	r, err := sql.Open("sqlite", dsn(path, busy, "&_pragma=query_only(1)"))
 	if err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlitestore: %w", err)
@@ -153,11 +153,14 @@ func isBusy(err error) bool {
 }
 
 // dsn returns the driver's name for the file, with the settings every
-// connection gets.
+// connection gets. They are _pragma parameters, which every release of the
+// driver runs on each new connection; the driver ignores keys it does not
+// know, so the shorter keys of its newest releases (_foreign_keys, …) would
+// silently leave an older one's connections without them.
 func dsn(path string, busy time.Duration, extra string) string {
 	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath()}
-	return u.String() + "?_busy_timeout=" + strconv.FormatInt(busy.Milliseconds(), 10) +
-		"&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1" + extra
+	return u.String() + "?_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")" +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)" + extra
 }
 
 // Path returns the database file's path.

@@ -96,11 +96,11 @@ func (f *Flags) Tools(ctx context.Context, have []*agentloop.Tool, log io.Writer
 		taken[t.Name] = true
 	}
 	for i, s := range f.specs {
-		opts := &mcptools.ServerOptions{}
+		opts := mcptools.ServerOptions{}
 		if len(f.specs) > 1 {
 			opts.Prefix = fmt.Sprintf("mcp%d_", i+1)
 		}
-		dial := mcptools.HTTP(s.url, nil)
+		dial := mcptools.HTTP(s.url, mcptools.HTTPOptions{})
 		if s.url == "" {
 			dial = mcptools.Command(func() *exec.Cmd {
 				cmd := exec.Command(s.command[0], s.command[1:]...)

@@ -35,7 +35,7 @@ func main() {
 }
 
 func run(ctx context.Context, scenario, url string) error {
-	srv, err := mcptools.NewServer(mcptools.HTTP(url, nil), nil)
+	srv, err := mcptools.NewServer(mcptools.HTTP(url, mcptools.HTTPOptions{}), mcptools.ServerOptions{})
 	if err != nil {
 		return err
 	}

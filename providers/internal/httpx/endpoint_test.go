@@ -65,7 +65,7 @@ func TestEndpoint_Non2xxIsAnAPIErrorOfTheProviderAndReadIsNotCalled(t *testing.T
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "acme", ae.Provider)
 	assert.Equal(t, 404, ae.StatusCode)
-	assert.ErrorIs(t, err, providers.ErrNotFound)
+	assert.ErrorIs(t, err, providers.ErrModelNotFound)
 }
 
 func TestEndpoint_UnreachableServerIsErrUnreachableNamingTheURLOnceWithoutItsQuery(t *testing.T) {

@@ -210,6 +210,6 @@ func TestAPIError_ParsesBodies(t *testing.T) {
 		assert.Equal(t, c.typ, e.Type, c.body)
 		assert.Equal(t, c.code, e.Code, c.body)
 		assert.Equal(t, c.message, e.Message, c.body)
-		assert.True(t, errors.Is(e, providers.ErrNotFound))
+		assert.True(t, errors.Is(e, providers.ErrModelNotFound))
 	}
 }

@@ -29,7 +29,7 @@ func ExampleStart() {
 		return
 	}
 	agent := &agentloop.Agent{Model: model}
-	text, err := agentloop.Text(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("Hi!")}))
+	text, err := agentloop.Text(agent.Stream(ctx, agentloop.History{agentloop.UserMessage("Hi!")}, nil))
 	fmt.Println(text, err)
 	// The tiny model always answers:
 	// The tiny model says hello from a real Ollama server. <nil>

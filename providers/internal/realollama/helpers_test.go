@@ -114,12 +114,12 @@ func (r run) finishes() []agentloop.FinishReason {
 const runTimeout = time.Minute
 
 // stream runs agent on one user message and collects what it yields.
-func stream(t *testing.T, agent *agentloop.Agent, opts ...agentloop.Option) run {
+func stream(t *testing.T, agent *agentloop.Agent) run {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
 	defer cancel()
 	var r run
-	for item, err := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("What is the weather in Paris?")}, opts...) {
+	for item, err := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("What is the weather in Paris?")}, nil) {
 		if err != nil {
 			r.Err = err
 			break

@@ -54,7 +54,7 @@ func TestRecordReplay_TheServersSessionReplaysOfflineAndAChangedAgentIsCaught(t 
 	assert.Equal(t, `simtest: turn 1: system prompt: want "Be brief.", got "Be very brief."`, ee.Error())
 
 	agent.Model, agent.System = script.Model(), "Be brief."
-	_, err = agentloop.Text(agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage("What is the weather in Rome?")}))
+	_, err = agentloop.Text(agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage("What is the weather in Rome?")}, nil))
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, `simtest: turn 1: message 1 (user) text: want "What is the weather in Paris?", got "What is the weather in Rome?"`, ee.Error())
 }

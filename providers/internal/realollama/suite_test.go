@@ -149,7 +149,7 @@ func TestStopSequence_EndsTheTextBeforeIt(t *testing.T) {
 	})
 }
 
-func TestUnknownModel_IsErrNotFound(t *testing.T) {
+func TestUnknownModel_IsErrModelNotFound(t *testing.T) {
 	eachProvider(t, func(t *testing.T, p provider, root string) {
 		r := stream(t, &agentloop.Agent{Model: p.model(t, root, "no-such-model", false)})
 		var te *agentloop.TurnError
@@ -159,19 +159,19 @@ func TestUnknownModel_IsErrNotFound(t *testing.T) {
 		require.ErrorAs(t, r.Err, &ae)
 		assert.Equal(t, 404, ae.StatusCode)
 		assert.Equal(t, p.apiName, ae.Provider)
-		assert.ErrorIs(t, r.Err, providers.ErrNotFound)
+		assert.ErrorIs(t, r.Err, providers.ErrModelNotFound)
 		assert.Contains(t, r.Err.Error(), "no-such-model")
 	})
 }
 
-func TestModelWithoutToolSupport_RefusesToolsWithErrBadRequest(t *testing.T) {
+func TestModelWithoutToolSupport_RefusesToolsWithErrInvalidRequest(t *testing.T) {
 	eachProvider(t, func(t *testing.T, p provider, root string) {
 		var w weatherTool
 		r := stream(t, &agentloop.Agent{Model: p.model(t, root, tinyollama.TinyNoTools, false), Tools: []*agentloop.Tool{w.tool(t)}})
 		var ae *providers.APIError
 		require.ErrorAs(t, r.Err, &ae)
 		assert.Equal(t, 400, ae.StatusCode)
-		assert.ErrorIs(t, r.Err, providers.ErrBadRequest)
+		assert.ErrorIs(t, r.Err, providers.ErrInvalidRequest)
 		assert.Contains(t, ae.Message, "does not support tools")
 		assert.Empty(t, w.called())
 
@@ -196,7 +196,7 @@ func TestThinkingOnAModelWithoutIt_IsRefusedByTheNativeAndChatAPIs(t *testing.T)
 		}
 		var ae *providers.APIError
 		require.ErrorAs(t, r.Err, &ae)
-		assert.ErrorIs(t, r.Err, providers.ErrBadRequest)
+		assert.ErrorIs(t, r.Err, providers.ErrInvalidRequest)
 		assert.Contains(t, ae.Message, "does not support thinking")
 	})
 }
@@ -229,7 +229,7 @@ func TestEarlyBreak_ClosesTheConnectionWhileTheServerStillStreams(t *testing.T) 
 		ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
 		defer cancel()
 		deltas := 0
-		for item, err := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("hi")}) {
+		for item, err := range agent.Stream(ctx, agentloop.History{agentloop.UserMessage("hi")}, nil) {
 			require.NoError(t, err)
 			if _, ok := item.(agentloop.TextDelta); ok {
 				deltas++
@@ -356,7 +356,7 @@ func TestStructuredOutput_TheServersGrammarConstrainsTheModel(t *testing.T) {
 		agent := &agentloop.Agent{Model: p.model(t, root, tinyollama.Tiny, false), Settings: agentloop.Settings{Temperature: &zero}}
 		ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
 		defer cancel()
-		got, final, err := agentloop.Structured[forecast](ctx, agent, agentloop.History{agentloop.UserMessage("Weather in Paris?")})
+		got, final, err := agentloop.Structured[forecast](ctx, agent, agentloop.History{agentloop.UserMessage("Weather in Paris?")}, nil)
 		if p.name == "anthropic" {
 			var oe *agentloop.OutputError
 			require.ErrorAs(t, err, &oe)

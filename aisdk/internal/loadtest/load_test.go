@@ -1,4 +1,4 @@
-package aisdk_test
+package loadtest_test
 
 import (
 	"context"

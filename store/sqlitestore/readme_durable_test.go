@@ -1,4 +1,4 @@
-package aisdk_test
+package sqlitestore_test
 
 import (
 	"context"

@@ -1,0 +1,441 @@
+package agentloop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Nested is yielded for each item of a sub-agent's run (an [AgentTool]
+// call), as the sub-run yields it, so a consumer sees a sub-agent's text,
+// tool calls and results while they happen. A sub-run's items come between
+// the parent call's [ToolCallReady] (and [TurnEnd]) and its
+// [ToolResultReady], in the order the sub-run yielded them; items of
+// sub-runs that run at the same time interleave as they happen, as
+// [ToolProgress] does.
+//
+// Items of agents within agents are not wrapped twice: an item of a
+// sub-agent's sub-agent is one Nested with Depth 2. A consumer that does not
+// care for sub-agents' work skips Nested items; the run's own items are the
+// same as without sub-agents.
+type Nested struct {
+	// CallID is the id of the call, in the history of the run that yields
+	// this item, whose sub-run (directly or deeper down) produced Item: the
+	// call a front end shows the sub-agent's work under.
+	CallID string
+	// Agent is the name of the agent whose run produced Item.
+	Agent string
+	// Model names the model of that agent (empty when it cannot name itself).
+	Model ModelInfo
+	// Depth is 1 for items of a sub-agent that this run called, 2 for items
+	// of that sub-agent's sub-agents, and so on.
+	Depth int
+	// Path holds the call ids from CallID down to the call that started
+	// the run that produced Item, one per level: len(Path) == Depth and
+	// Path[0] == CallID. Each id is unique within its own run's history.
+	// It is shared between items: read it, do not change it.
+	Path []string
+	// Item is the sub-run's item: never a Nested. A sub-run's [TurnEnd]
+	// carries its usage, which the yielding run adds to its own (see
+	// [Final.AgentUsage]); its [Final] or [Pending] is the sub-run's last
+	// item.
+	Item Item
+}
+
+func (Nested) isItem() {}
+
+// AgentToolOptions configures [AgentTool]. The zero value is useful: a tool
+// named after the agent that gives it the task alone.
+type AgentToolOptions struct {
+	// Name is the tool's name; "" means the agent's Name.
+	Name string
+	// Description tells the calling model what the agent does; "" means a
+	// generic description naming the agent.
+	Description string
+	// Conversation makes the sub-agent see the calling run's conversation
+	// (its messages up to the call, without the calling turn's tool calls)
+	// followed by the task, instead of the task alone.
+	Conversation bool
+	// RunOptions, when not nil, are passed to each sub-run's [Agent.Stream]
+	// (tools, budget, hooks for the sub-agent).
+	RunOptions *RunOptions
+}
+
+// AgentTool returns a tool that runs agent: the calling model gives it a
+// task, the sub-run answers it, and the sub-run's final text (with a
+// [ResponseFormat], its structured output) is the call's result.
+//
+// The sub-run is a run of agent like any other (its own Model, System,
+// Tools, Hooks, MaxTurns and Budget), with the call's context: a cancel of
+// the calling run, a break of its consumer, and the call's timeout
+// ([Tool.Timeout], [Agent.ToolTimeout]) reach it. Its items reach the
+// calling run's consumer as [Nested] items while they happen, and its
+// token usage adds up to the calling run's (so its budget counts it). A
+// sub-run that fails gives the call an error result that names the agent
+// and the error.
+//
+// A sub-run that pauses (its model called a client tool, or a tool that
+// needs approval) pauses the calling run: the calling run's [Pending] lists
+// the sub-run's calls with ids of the form "<callID>/<sub-run's id>", and
+// its history holds the sub-run's state (a [PartSubRun] part). Answer them
+// with [History.AppendResults] and [History.AppendApprovals] as any other,
+// and resume the calling run: the sub-run goes on from its state.
+//
+// The tool may be shared by any number of agents and concurrent runs. Run
+// outside a loop (its Func called directly) it runs the sub-run and drops
+// its items.
+func AgentTool(agent *Agent, o AgentToolOptions) (*Tool, error) {
+	if agent == nil {
+		return nil, errors.New("agentloop: AgentTool: nil agent")
+	}
+	name := o.Name
+	if name == "" {
+		name = agent.Name
+	}
+	if name == "" {
+		return nil, errors.New("agentloop: AgentTool: the agent has no Name and AgentToolOptions.Name is empty")
+	}
+	desc := o.Description
+	if desc == "" {
+		desc = fmt.Sprintf("Ask the %s agent to carry out a task and report back. Describe the task fully: the agent sees only what you write.", name)
+		if o.Conversation {
+			desc = fmt.Sprintf("Ask the %s agent to carry out a task and report back. The agent sees this conversation.", name)
+		}
+	}
+	at := &agentTool{agent: agent, opts: o, model: modelInfo(agent.Model)}
+	t, err := NewRawTool(name, desc, agentToolSchema, at.call)
+	if err != nil {
+		return nil, err
+	}
+	t.nests = true
+	return t, nil
+}
+
+var agentToolSchema = json.RawMessage(`{"type":"object","properties":{"task":{"type":"string","description":"The task for the agent, with everything it needs to know."}},"required":["task"],"additionalProperties":false}`)
+
+type agentTool struct {
+	agent *Agent
+	opts  AgentToolOptions
+	model ModelInfo
+}
+
+// call runs one sub-run for the call that runs with ctx.
+func (at *agentTool) call(ctx context.Context, raw json.RawMessage) (string, error) {
+	var args struct {
+		Task string `json:"task"`
+	}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return "", fmt.Errorf("arguments do not fit the tool's schema: %w", err)
+	}
+	s, _ := ctx.Value(progressKey{}).(*progressSink)
+	var h History
+	var state *SubRun
+	if s != nil {
+		state = latestSubRun(s.history, s.call.ID)
+	}
+	switch {
+	case state != nil:
+		h = state.History
+	case at.opts.Conversation && s != nil:
+		h = conversationFor(s.history, args.Task)
+	default:
+		h = History{UserMessage(args.Task)}
+	}
+	fw := forwarder{sink: s, agent: at.agent.Name, model: at.model}
+	if s != nil {
+		fw.path = []string{s.call.ID}
+	}
+	for it, err := range at.agent.Stream(ctx, h, at.opts.RunOptions) {
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return "", fmt.Errorf("agent %q: %w", at.agent.Name, cerr)
+			}
+			return "", fmt.Errorf("agent %q failed: %w", at.agent.Name, err)
+		}
+		if err := fw.send(ctx, it); err != nil {
+			return "", fmt.Errorf("agent %q: %w", at.agent.Name, err)
+		}
+		switch last := it.(type) {
+		case Final:
+			return last.Text, nil
+		case Pending:
+			callID := ""
+			if s != nil {
+				callID = s.call.ID
+			}
+			return "", &subPending{run: SubRun{CallID: callID, Agent: at.agent.Name, History: last.History}, pending: last}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("agent %q: %w", at.agent.Name, err)
+	}
+	return "", fmt.Errorf("agent %q: the run ended without an answer", at.agent.Name)
+}
+
+// forwarder hands a sub-run's items to the calling run as Nested items.
+type forwarder struct {
+	sink  *progressSink // nil: outside a loop, items are dropped
+	agent string
+	model ModelInfo
+	path  []string // {callID}, shared by the sub-run's own items
+	// The last Path of a deeper item and the Path made from it, so that
+	// the items of one deeper run share one Path.
+	inner, outer []string
+}
+
+func (f *forwarder) send(ctx context.Context, it Item) error {
+	s := f.sink
+	if s == nil {
+		return nil
+	}
+	var n Nested
+	if in, ok := it.(Nested); ok {
+		n = in
+		if len(f.inner) == 0 || len(in.Path) == 0 || &f.inner[0] != &in.Path[0] {
+			f.inner = in.Path
+			f.outer = append(append(make([]string, 0, len(in.Path)+1), s.call.ID), in.Path...)
+		}
+		n.CallID, n.Depth, n.Path = s.call.ID, in.Depth+1, f.outer
+	} else {
+		n = Nested{CallID: s.call.ID, Agent: f.agent, Model: f.model, Depth: 1, Path: f.path, Item: it}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.box != nil {
+		return s.box.put(ctx, progress{job: s.job, item: n})
+	}
+	select {
+	case s.ch <- progress{job: s.job, item: n}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// nestedBoxSize bounds how far a sub-run may run ahead of the consumer.
+const nestedBoxSize = 64
+
+// nestedBox carries Nested items from agent tools' goroutines to the
+// ranging goroutine in batches: a producer waits only when the box is
+// full, and the ranging goroutine takes everything in it at each wake, so
+// a sub-run's items do not cost a goroutine handoff each.
+type nestedBox struct {
+	mu      sync.Mutex
+	items   []progress
+	spare   []progress    // the ranging goroutine's buffer, swapped with items
+	wake    chan struct{} // cap 1: the box became non-empty
+	room    chan struct{} // closed (and replaced) when a full box was emptied
+	waiters int
+}
+
+func newNestedBox() *nestedBox {
+	return &nestedBox{wake: make(chan struct{}, 1), room: make(chan struct{})}
+}
+
+// put adds p to the box, waiting while it is full; it returns ctx's error
+// when ctx ends first.
+func (b *nestedBox) put(ctx context.Context, p progress) error {
+	b.mu.Lock()
+	for len(b.items) >= nestedBoxSize {
+		room := b.room
+		b.waiters++
+		b.mu.Unlock()
+		select {
+		case <-room:
+		case <-ctx.Done():
+			b.mu.Lock()
+			b.waiters--
+			b.mu.Unlock()
+			return ctx.Err()
+		}
+		b.mu.Lock()
+		b.waiters--
+	}
+	b.items = append(b.items, p)
+	first := len(b.items) == 1
+	b.mu.Unlock()
+	if first {
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// take returns the items in the box and empties it. The returned slice is
+// valid until the next take.
+func (b *nestedBox) take() []progress {
+	b.mu.Lock()
+	items := b.items
+	clear(b.spare) // drop the previous batch's items
+	b.items = b.spare[:0]
+	b.spare = items
+	if b.waiters > 0 {
+		close(b.room)
+		b.room = make(chan struct{})
+	}
+	b.mu.Unlock()
+	return items
+}
+
+// drainNested yields the Nested items in the run's box, dropping those of
+// jobs before i (their results were yielded) and all after a stop.
+func (r *run) drainNested(i int) error {
+	if r.box == nil {
+		return nil
+	}
+	for _, p := range r.box.take() {
+		if r.stopped() || p.job < i {
+			continue
+		}
+		r.countNested(p.item)
+		if err := r.emit(p.item); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// subPending is the error an AgentTool call returns when its sub-run
+// paused: the calling run pauses too, keeping the sub-run's state.
+type subPending struct {
+	run     SubRun
+	pending Pending
+}
+
+func (e *subPending) Error() string {
+	return fmt.Sprintf("agentloop: agent %q paused for its caller", e.run.Agent)
+}
+
+// Unwrap returns ErrPending.
+func (e *subPending) Unwrap() error { return ErrPending }
+
+// SubRun is the state of a sub-agent's run ([AgentTool]) that paused for
+// the caller: a [PartSubRun] part of a tool message after the assistant
+// message that made the call. The latest such part for a call is its
+// state; [History.AppendResults] and [History.AppendApprovals] append a new
+// one that holds the answers to the sub-run's calls.
+type SubRun struct {
+	// CallID is the id of the call that runs the sub-agent.
+	CallID string `json:"callId"`
+	// Agent is the sub-agent's name.
+	Agent string `json:"agent,omitempty"`
+	// History is the sub-run's history: it ends with the sub-run's pending
+	// calls, and the answers given to them so far.
+	History History `json:"history"`
+}
+
+// prefixCalls returns calls with their ids prefixed by callID and "/".
+func prefixCalls(callID string, calls []ToolCall) []ToolCall {
+	out := make([]ToolCall, len(calls))
+	for i, c := range calls {
+		c.ID = callID + "/" + c.ID
+		out[i] = c
+	}
+	return out
+}
+
+// latestSubRun returns the state of the sub-run of call callID that
+// follows the last assistant message of h, or nil.
+func latestSubRun(h History, callID string) *SubRun {
+	i := h.lastAssistant()
+	if i < 0 {
+		return nil
+	}
+	var out *SubRun
+	for _, m := range h[i+1:] {
+		for _, p := range m.Parts {
+			if p.Type == PartSubRun && p.SubRun != nil && p.SubRun.CallID == callID {
+				out = p.SubRun
+			}
+		}
+	}
+	return out
+}
+
+// conversationFor returns what a sub-agent that sees the conversation gets:
+// h up to the last assistant message, that message's text and reasoning
+// (its calls would be unanswered in the sub-run), and the task.
+func conversationFor(h History, task string) History {
+	i := h.lastAssistant()
+	if i < 0 {
+		return append(h[:len(h):len(h)], UserMessage(task))
+	}
+	out := make(History, 0, i+2)
+	out = append(out, h[:i]...)
+	var keep []Part
+	for _, p := range h[i].Parts {
+		if p.Type == PartText || p.Type == PartReasoning {
+			keep = append(keep, p)
+		}
+	}
+	if len(keep) > 0 {
+		out = append(out, Message{Role: RoleAssistant, Parts: keep})
+	}
+	return append(out, UserMessage(task))
+}
+
+// splitNested splits a nested call id "<callID>/<rest>" when callID names
+// a call of calls that has a sub-run state in h.
+func splitNested(h History, calls map[string]ToolCall, id string) (*SubRun, string, bool) {
+	for k := 0; k < len(id); k++ {
+		k2 := strings.IndexByte(id[k:], '/')
+		if k2 < 0 {
+			return nil, "", false
+		}
+		k += k2
+		head, rest := id[:k], id[k+1:]
+		if _, ok := calls[head]; ok {
+			if sr := latestSubRun(h, head); sr != nil {
+				return sr, rest, true
+			}
+		}
+	}
+	return nil, "", false
+}
+
+// subUsage is the usage of one sub-agent's model calls within a run.
+type subUsage struct {
+	agent string
+	model ModelInfo
+	usage Usage
+}
+
+// countNested adds the usage of a sub-run's finished model call to the
+// run's: a Nested TurnEnd, at any depth.
+func (r *run) countNested(it Item) {
+	n, ok := it.(Nested)
+	if !ok {
+		return
+	}
+	te, ok := n.Item.(TurnEnd)
+	if !ok {
+		return
+	}
+	r.usage = r.usage.Add(te.Usage)
+	for i := range r.subs {
+		if s := &r.subs[i]; s.agent == n.Agent && s.model == n.Model {
+			s.usage = s.usage.Add(te.Usage)
+			return
+		}
+	}
+	r.subs = append(r.subs, subUsage{agent: n.Agent, model: n.Model, usage: te.Usage})
+}
+
+// agentUsage returns the run's usage per agent name, or nil when no
+// sub-agent ran.
+func (r *run) agentUsage() map[string]Usage {
+	if r.subs == nil {
+		return nil
+	}
+	m := map[string]Usage{r.agent.Name: r.own}
+	for _, s := range r.subs {
+		m[s.agent] = m[s.agent].Add(s.usage)
+	}
+	return m
+}

@@ -1,0 +1,165 @@
+package temporalrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentloop/agentloop"
+)
+
+// modelActivity sends the request to the worker's model and returns the
+// whole reply. The loop in the workflow assigns the call ids on replay.
+func (r *Runner) modelActivity(ctx context.Context, in ModelInput) (agentloop.ModelReply, error) {
+	req := in.Request
+	var c collector
+	info := activity.GetInfo(ctx)
+	for chunk, err := range r.agent.Model.Stream(ctx, &req) {
+		if err != nil {
+			return agentloop.ModelReply{}, fmt.Errorf("temporalrun: model: %w", err)
+		}
+		if r.opts.OnModelChunk != nil {
+			r.opts.OnModelChunk(info.WorkflowExecution.ID, in.Step, info.Attempt, chunk)
+		}
+		c.add(chunk)
+	}
+	return c.reply(), nil
+}
+
+// collector gathers a model's stream into a reply, part by part.
+type collector struct {
+	parts   []agentloop.Part
+	open    agentloop.PartType // the block being streamed, "" if none
+	text    strings.Builder
+	usage   agentloop.Usage
+	finish  agentloop.FinishReason
+	partial bool
+}
+
+func (c *collector) add(chunk agentloop.Chunk) {
+	switch v := chunk.(type) {
+	case agentloop.TextDelta:
+		c.into(agentloop.PartText)
+		c.text.WriteString(v.Text)
+	case agentloop.ReasoningDelta:
+		c.into(agentloop.PartReasoning)
+		c.text.WriteString(v.Text)
+	case agentloop.ReasoningEnd:
+		c.into(agentloop.PartReasoning)
+		c.parts = append(c.parts, agentloop.Part{Type: agentloop.PartReasoning, Text: c.text.String(),
+			Signature: v.Signature, Redacted: v.Redacted})
+		c.text.Reset()
+		c.open = ""
+	case agentloop.ToolCallDelta:
+		c.partial = true
+	case agentloop.ToolCall:
+		c.close()
+		call := v
+		c.parts = append(c.parts, agentloop.Part{Type: agentloop.PartToolCall, ToolCall: &call})
+	case agentloop.Usage:
+		c.usage = c.usage.Add(v)
+	case agentloop.Finish:
+		c.finish = v.Reason
+	}
+}
+
+// into makes typ the open block, closing another one.
+func (c *collector) into(typ agentloop.PartType) {
+	if c.open != typ {
+		c.close()
+		c.open = typ
+	}
+}
+
+func (c *collector) close() {
+	if c.open != "" {
+		c.parts = append(c.parts, agentloop.Part{Type: c.open, Text: c.text.String()})
+		c.text.Reset()
+		c.open = ""
+	}
+}
+
+func (c *collector) reply() agentloop.ModelReply {
+	c.close()
+	return agentloop.ModelReply{Message: agentloop.Message{Role: agentloop.RoleAssistant, Parts: c.parts},
+		Usage: c.usage, Finish: c.finish, Partial: c.partial}
+}
+
+// toolActivity runs one tool call through the loop, in process, so that
+// the tool hooks, the tool's timeout and its idempotency key work as in
+// process: the history is cut to the call (and its approval), the loop
+// runs it, and the activity stops the run at the call's result.
+func (r *Runner) toolActivity(ctx context.Context, in ToolInput) (agentloop.ToolResult, error) {
+	h, err := only(in.History, in.Step.CallID)
+	if err != nil {
+		return agentloop.ToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "agentloop.badInput", err)
+	}
+	for it, err := range r.agent.Stream(ctx, h, &agentloop.RunOptions{ConversationID: in.Step.ConversationID}) {
+		if err != nil {
+			return agentloop.ToolResult{}, fmt.Errorf("temporalrun: tool %s: %w", in.Step.Name, err)
+		}
+		v, ok := it.(agentloop.ToolResultReady)
+		if !ok || v.Result.CallID != in.Step.CallID {
+			continue
+		}
+		if errors.Is(v.Result.Err, ErrRetry) {
+			return agentloop.ToolResult{}, fmt.Errorf("temporalrun: tool %s: %w", in.Step.Name, v.Result.Err)
+		}
+		return v.Result, nil
+	}
+	err = fmt.Errorf("temporalrun: tool %s did not run call %s", in.Step.Name, in.Step.CallID)
+	return agentloop.ToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "agentloop.notRun", err)
+}
+
+// only returns h with its last assistant message cut to the call id's tool
+// call (its other parts kept) and the tool messages after it cut to the
+// call's parts, so that resuming it runs that call alone.
+func only(h agentloop.History, callID string) (agentloop.History, error) {
+	at := -1
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Role == agentloop.RoleAssistant {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return nil, fmt.Errorf("temporalrun: no assistant message holds call %s", callID)
+	}
+	out := append(agentloop.History(nil), h[:at]...)
+	found := false
+	msg := h[at]
+	msg.Parts = nil
+	for _, p := range h[at].Parts {
+		switch {
+		case p.Type == agentloop.PartToolCall && p.ToolCall != nil:
+			if p.ToolCall.ID != callID {
+				continue
+			}
+			found = true
+		case p.Approval != nil && p.Approval.CallID != callID:
+			continue
+		}
+		msg.Parts = append(msg.Parts, p)
+	}
+	if !found {
+		return nil, fmt.Errorf("temporalrun: the last assistant message holds no call %s", callID)
+	}
+	out = append(out, msg)
+	for _, m := range h[at+1:] {
+		keep := m
+		keep.Parts = nil
+		for _, p := range m.Parts {
+			if (p.Approval != nil && p.Approval.CallID == callID) || (p.ToolResult != nil && p.ToolResult.CallID == callID) {
+				keep.Parts = append(keep.Parts, p)
+			}
+		}
+		if len(keep.Parts) > 0 {
+			out = append(out, keep)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,321 @@
+// Package temporalrun runs agentloop runs durably on Temporal
+// (go.temporal.io/sdk): a run is a Temporal workflow, each model call and
+// each tool call of the run is an activity, so a run outlives the worker
+// that started it and a call that completed is not made again.
+//
+// The same [agentloop.Agent] runs in process ([agentloop.Agent.Stream]),
+// on DBOS (durable/dbosrun) or on Temporal ([Runner.Stream]): only the
+// runner differs. The workflow ranges over the agent's run with the
+// [agentloop.Effects] seam plugged in:
+//
+//   - A model call is an activity ("<Name>.model") that sends the request
+//     the run built (after its BeforeModelCall hooks) to the worker's
+//     model and returns the whole reply (Options.OnModelChunk sees the
+//     live chunks meanwhile); the workflow replays the reply
+//     through the loop, which yields its items (whole parts) and assigns
+//     the call ids, so ids derive from the history, never from a clock or
+//     a random source. Options.ModelRetry is its retry policy.
+//   - A tool call is an activity ("<Name>.tool") whose StartToClose
+//     timeout is the tool's timeout ([agentloop.Tool.Timeout], else
+//     [agentloop.Agent.ToolTimeout], else Options.ToolTimeout) and whose
+//     retry policy is Options.ToolRetry[tool name]. The worker runs the
+//     call through the loop itself, so the tool hooks, the tool's timeout
+//     and [agentloop.IdempotencyKey] behave as in process. Tool errors are
+//     results, never retried; an activity that fails (a timeout, a lost
+//     worker, or a tool error wrapping [ErrRetry]) is retried per policy,
+//     and after the last attempt becomes an error result. A call that
+//     runs for its whole timeout thus may be retried, where in process it
+//     would get a timeout result at once. The calls of
+//     one model turn start together, in call order, and run concurrently
+//     on the workers; calls resumed from a history (approved ones) run one
+//     after another.
+//
+// Waits follow the seam's rule (design §3.9): a run that needs a client
+// result or an approval ends with an [agentloop.Pending], recorded as the
+// workflow's result, and the caller resumes it with a new [Run] whose
+// history carries the answer, days later if need be. No workflow stays
+// open meanwhile, so no signal or durable timer is needed.
+//
+// Items reach callers out of band, so the workflow stays deterministic:
+// Options.OnItem and the [Runner.Stream] attached in the worker's process
+// see each item once when the workflow makes it, never while Temporal
+// replays the workflow's history.
+//
+// Hooks run where the loop runs them. The run's hooks run in the workflow,
+// and again each time Temporal replays the workflow on a worker that did
+// not keep it cached (as the seam's replays do: the delta hooks see whole
+// parts); a tool call's hooks (BeforeToolCall, ToolContext, AfterToolCall)
+// run in its activity, once per attempt, and since the activity resumes a
+// run cut to the call, OnRunStart and OnRunEnd run there too. Hooks that
+// record (telemetry) should therefore tolerate repeats.
+//
+// This package is a Go module of its own: go.temporal.io/sdk needs Go 1.26
+// and brings gRPC, which the rest of agentloop does not.
+package temporalrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentloop/agentloop"
+)
+
+// ErrRetry marks a tool error as transient: a tool whose func returns an
+// error wrapping ErrRetry fails its activity, which Temporal retries per
+// the tool's retry policy, instead of handing the error to the model.
+var ErrRetry = errors.New("temporalrun: retry the tool call")
+
+// Default timeouts of the activities.
+const (
+	DefaultModelTimeout = 10 * time.Minute
+	DefaultToolTimeout  = time.Hour
+)
+
+// Options configure a [Runner]. The zero value is ready to use but for
+// TaskQueue, which [Runner.Worker] and [Runner.Stream] need.
+type Options struct {
+	// Name prefixes the workflow's and activities' type names
+	// ("<Name>.run", "<Name>.model", "<Name>.tool"). Histories record
+	// them: keep it the same across deploys. "" means "agentloop".
+	Name string
+	// TaskQueue is the task queue of the runner's workflows and workers.
+	TaskQueue string
+	// ModelTimeout is the StartToClose timeout of a model call; 0 means
+	// DefaultModelTimeout.
+	ModelTimeout time.Duration
+	// ModelRetry is the retry policy of model calls; nil means at most 3
+	// attempts with Temporal's default backoff.
+	ModelRetry *temporal.RetryPolicy
+	// ToolTimeout is the StartToClose timeout of a tool call whose tool
+	// and agent set none; 0 means DefaultToolTimeout.
+	ToolTimeout time.Duration
+	// ToolRetry holds the retry policies of tool calls by tool name; a
+	// tool that has none gets at most 3 attempts.
+	ToolRetry map[string]*temporal.RetryPolicy
+	// OnItem, if set, is called with every item (and the final error) of
+	// every run this process's workers make, from the workflow's
+	// goroutine, once: not again while Temporal replays the run's history.
+	// It must not block for long (Temporal fails a workflow task that
+	// holds its goroutine for over a second).
+	OnItem func(runID string, item agentloop.Item, err error)
+	// OnModelChunk, if set, is called in the model activity with each
+	// chunk the model streams, as it comes: the live tokens, before the
+	// workflow has the reply. attempt counts the activity's attempts from
+	// 1; a retried call streams again, so a consumer that shows the chunks
+	// drops those of an earlier attempt of the same step. The record is
+	// OnItem's: the workflow yields the reply's items in whole parts once
+	// the call completes.
+	OnModelChunk func(runID string, step agentloop.Step, attempt int32, chunk agentloop.Chunk)
+}
+
+// Runner runs an agent's runs as Temporal workflows. It is safe for
+// concurrent use; the agent must not be modified once given to [New].
+type Runner struct {
+	agent *agentloop.Agent
+	opts  Options
+
+	mu   sync.Mutex
+	subs map[string]*subscriber // by run id
+}
+
+// New returns the runner of agent's runs.
+func New(agent *agentloop.Agent, opts Options) (*Runner, error) {
+	if agent == nil || agent.Model == nil {
+		return nil, errors.New("temporalrun: New needs an agent with a model")
+	}
+	if opts.Name == "" {
+		opts.Name = "agentloop"
+	}
+	return &Runner{agent: agent, opts: opts, subs: make(map[string]*subscriber)}, nil
+}
+
+// WorkflowName returns the workflow type name of the runner's runs.
+func (r *Runner) WorkflowName() string { return r.opts.Name + ".run" }
+
+// Registry is where the runner registers its workflow and activities: a
+// [worker.Worker], or a testsuite.TestWorkflowEnvironment.
+type Registry interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}
+
+// Register registers the runner's workflow and activities with reg.
+func (r *Runner) Register(reg Registry) {
+	reg.RegisterWorkflowWithOptions(r.workflow, workflow.RegisterOptions{Name: r.WorkflowName()})
+	reg.RegisterActivityWithOptions(r.modelActivity, activity.RegisterOptions{Name: r.opts.Name + ".model"})
+	reg.RegisterActivityWithOptions(r.toolActivity, activity.RegisterOptions{Name: r.opts.Name + ".tool"})
+}
+
+// Worker returns a worker of the runner's task queue with the runner
+// registered. An app starts it beside its HTTP server (Start, and Stop on
+// shutdown); every replica runs one, and any of them may run any run.
+func (r *Runner) Worker(c client.Client, opts worker.Options) (worker.Worker, error) {
+	if c == nil || r.opts.TaskQueue == "" {
+		return nil, errors.New("temporalrun: Worker needs a client and Options.TaskQueue")
+	}
+	w := worker.New(c, r.opts.TaskQueue, opts)
+	r.Register(w)
+	return w, nil
+}
+
+// Run is one durable run.
+type Run struct {
+	// ID is the run's workflow id: the same id is the same run (starting
+	// it again attaches to it, or returns its recorded outcome; an id is
+	// never run twice). Required.
+	ID string
+	// ConversationID names the conversation ([agentloop.RunOptions.ConversationID]);
+	// it goes into the tools' idempotency keys.
+	ConversationID string
+	// History is the history the run starts from.
+	History agentloop.History
+}
+
+// Input is the workflow's input, as Temporal records it.
+type Input struct {
+	ConversationID string            `json:"conversationId,omitempty"`
+	History        agentloop.History `json:"history"`
+}
+
+// Stream starts run on Temporal through c, or attaches to it if it is
+// running, and returns its items as [agentloop.Agent.Stream] does. Items
+// before the last come only when a worker of this process runs the
+// workflow; the last item or error always comes, from the workflow's
+// result ([agentloop.Final], [agentloop.Pending], or an error rebuilt from
+// its record whose cause is a plain error). The run belongs to Temporal:
+// when the consumer stops ranging, or ctx is done, it goes on. Only one
+// Stream per run may be attached in a process at a time.
+func (r *Runner) Stream(ctx context.Context, c client.Client, run Run) iter.Seq2[agentloop.Item, error] {
+	return func(yield func(agentloop.Item, error) bool) {
+		if run.ID == "" || c == nil || r.opts.TaskQueue == "" {
+			yield(nil, errors.New("temporalrun: Stream needs a client, Options.TaskQueue and Run.ID"))
+			return
+		}
+		s := r.attach(run.ID)
+		if s == nil {
+			yield(nil, fmt.Errorf("temporalrun: run %q already has a Stream attached in this process", run.ID))
+			return
+		}
+		defer r.detach(run.ID)
+		wr, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: run.ID, TaskQueue: r.opts.TaskQueue,
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE},
+			r.WorkflowName(), Input{ConversationID: run.ConversationID, History: run.History})
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if errors.As(err, &started) { // the run ended already: its recorded outcome
+			wr, err = c.GetWorkflow(ctx, run.ID, ""), nil
+		}
+		if err != nil {
+			yield(nil, fmt.Errorf("temporalrun: starting run %q: %w", run.ID, err))
+			return
+		}
+		ended := make(chan pair, 1)
+		go func() {
+			var out Outcome
+			if err := wr.Get(ctx, &out); err != nil {
+				ended <- pair{err: fmt.Errorf("temporalrun: run %q: %w", run.ID, err)}
+				return
+			}
+			it, err := out.Item()
+			ended <- pair{it, err}
+		}()
+		for {
+			select {
+			case <-s.ready:
+				for _, p := range s.take() {
+					if !yield(p.item, p.err) || p.err != nil || last(p.item) {
+						return
+					}
+				}
+			case p := <-ended:
+				for _, q := range s.take() { // items the workflow made before it ended
+					if !yield(q.item, q.err) || q.err != nil || last(q.item) {
+						return
+					}
+				}
+				yield(p.item, p.err)
+				return
+			}
+		}
+	}
+}
+
+type pair struct {
+	item agentloop.Item
+	err  error
+}
+
+// subscriber is a Stream attached to a run in this process. The workflow
+// never blocks on it: items queue until the Stream takes them.
+type subscriber struct {
+	mu    sync.Mutex
+	queue []pair
+	ready chan struct{} // has a token when queue may be non-empty
+}
+
+func (s *subscriber) put(p pair) {
+	s.mu.Lock()
+	s.queue = append(s.queue, p)
+	s.mu.Unlock()
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (s *subscriber) take() []pair {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queue
+	s.queue = nil
+	return q
+}
+
+func (r *Runner) attach(id string) *subscriber {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.subs[id] != nil {
+		return nil
+	}
+	s := &subscriber{ready: make(chan struct{}, 1)}
+	r.subs[id] = s
+	return s
+}
+
+func (r *Runner) detach(id string) {
+	r.mu.Lock()
+	delete(r.subs, id)
+	r.mu.Unlock()
+}
+
+func last(it agentloop.Item) bool {
+	switch it.(type) {
+	case agentloop.Final, agentloop.Pending:
+		return true
+	}
+	return false
+}
+
+// deliver hands an item to OnItem and to the Stream attached to the run.
+func (r *Runner) deliver(id string, it agentloop.Item, err error) {
+	if r.opts.OnItem != nil {
+		r.opts.OnItem(id, it, err)
+	}
+	r.mu.Lock()
+	s := r.subs[id]
+	r.mu.Unlock()
+	if s != nil {
+		s.put(pair{it, err})
+	}
+}
