@@ -281,3 +281,133 @@ func BenchmarkPostedChat(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFloor_TextDeltaEvent is the physical floor of a text delta on
+// the wire: a hand-built SSE event for an ASCII delta that needs no
+// escaping, appended to a reused buffer. The Handler's own work per delta
+// (BenchmarkHandler_TextDeltaPath) is measured against it.
+func BenchmarkFloor_TextDeltaEvent(b *testing.B) {
+	id, delta := "text-1", "word "
+	buf := make([]byte, 0, writerBufferSize+256)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = append(buf, `data: {"type":"text-delta","id":"`...)
+		buf = append(buf, id...)
+		buf = append(buf, `","delta":"`...)
+		buf = append(buf, delta...)
+		buf = append(buf, "\"}\n\n"...)
+		if len(buf) >= writerBufferSize {
+			buf = buf[:0]
+		}
+	}
+}
+
+// BenchmarkHandler_TextDeltaPath is the Handler's own work per text delta
+// in its default (signed, stateless) mode, without the loop and the
+// model: the Mapper's bookkeeping of a delta that continues an open text
+// part, its signature's share, and the SSE event written to the response
+// writer, flushed once per 32 deltas as a batch of the run's pipe is.
+func BenchmarkHandler_TextDeltaPath(b *testing.B) {
+	out := &output{sw: NewWriter(&discardResponse{h: http.Header{}}), client: true}
+	m := NewMapper("m")
+	m.signWith(newSigner([]byte("a benchmark secret of 32+ bytes....")), nil)
+	m.Map(nil, agentloop.TurnStart{Turn: 1}, nil)
+	m.Map(nil, agentloop.TextDelta{Text: "Hi"}, nil)
+	text := "word "
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		id, ok := m.continueText(text)
+		if !ok {
+			b.Fatal("the text part is not open")
+		}
+		out.textDelta(id, text)
+		if n++; n%32 == 0 {
+			out.flush()
+		}
+		if n%100000 == 0 { // a long text's part ends, as a long answer's would
+			m.Map(nil, agentloop.TurnStart{Turn: 2}, nil)
+			m.Map(nil, agentloop.TextDelta{Text: "Hi"}, nil)
+		}
+	}
+}
+
+// BenchmarkMapper_WriteTextDelta: an item to its SSE event through
+// Mapper.Write, per text delta, flushed once per 32 deltas.
+func BenchmarkMapper_WriteTextDelta(b *testing.B) {
+	w := NewWriter(&discardResponse{h: http.Header{}})
+	m := NewMapper("m")
+	_ = m.Write(w, agentloop.TurnStart{Turn: 1}, nil)
+	var item agentloop.Item = agentloop.TextDelta{Text: "word "}
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		if err := m.Write(w, item, nil); err != nil {
+			b.Fatal(err)
+		}
+		if n++; n%32 == 0 {
+			_ = w.Flush()
+		}
+	}
+}
+
+// BenchmarkMapper_TextDeltaSigned: items to chunks, per text delta, with
+// the stateless mode's signing, through the public Map.
+func BenchmarkMapper_TextDeltaSigned(b *testing.B) {
+	m := NewMapper("m")
+	m.signWith(newSigner([]byte("a benchmark secret of 32+ bytes....")), nil)
+	buf := m.Map(nil, agentloop.TurnStart{Turn: 1}, nil)
+	item := agentloop.TextDelta{Text: "word "}
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		buf = m.Map(buf[:0], item, nil)
+		if n++; n%100000 == 0 {
+			buf = m.Map(buf[:0], agentloop.TurnStart{Turn: 2}, nil)
+		}
+	}
+}
+
+// BenchmarkMapper_ToolCallRun maps and writes one response with a server
+// tool's call and result (and a short answer after it), as the Handler
+// does, unsigned (as in the stored mode) and signed (the stateless mode):
+// the difference is what the signatures cost.
+func BenchmarkMapper_ToolCallRun(b *testing.B) {
+	c := agentloop.ToolCall{ID: "call_1", Name: "get_weather", Args: json.RawMessage(`{"city":"Oslo","day":"tomorrow"}`)}
+	items := []agentloop.Item{
+		agentloop.TurnStart{Turn: 1},
+		agentloop.ToolCallReady{Call: c},
+		agentloop.TurnEnd{Turn: 1, FinishReason: agentloop.FinishToolCalls},
+		agentloop.ToolResultReady{Result: agentloop.ToolResult{CallID: c.ID, Name: c.Name, Content: `{"city":"Oslo","forecast":"rain","high":14,"low":8}`}},
+		agentloop.TurnStart{Turn: 2},
+		agentloop.TextDelta{Text: "Rain, "},
+		agentloop.TextDelta{Text: "14 degrees."},
+		agentloop.TurnEnd{Turn: 2, FinishReason: agentloop.FinishStop},
+		agentloop.Final{},
+	}
+	s := newSigner([]byte("a benchmark secret of 32+ bytes...."))
+	for _, bc := range []struct {
+		name string
+		sign *signer
+	}{{"unsigned", nil}, {"signed", s}} {
+		b.Run(bc.name, func(b *testing.B) {
+			out := &output{sw: NewWriter(&discardResponse{h: http.Header{}}), client: true}
+			var chunks []Chunk
+			b.ReportAllocs()
+			for b.Loop() {
+				m := NewMapper("m")
+				if bc.sign != nil {
+					m.signWith(bc.sign, nil)
+				}
+				for _, it := range items {
+					if d, ok := it.(agentloop.TextDelta); ok && out.continueText(m, d.Text) {
+						continue
+					}
+					chunks = m.Map(chunks[:0], it, nil)
+					out.write(chunks)
+				}
+				out.flush()
+			}
+		})
+	}
+}

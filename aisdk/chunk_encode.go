@@ -33,6 +33,34 @@ func appendChunk(buf *bytes.Buffer, c Chunk) error {
 			buf.WriteByte('}')
 			return nil
 		}
+	// Signed chunks (the stateless mode): the metadata that holds only
+	// the signature is written by hand after the rest of the chunk, where
+	// encoding/json puts it when no later field is set.
+	case TextEndChunk:
+		if sig, ok := sigOnly(v.ProviderMetadata); ok {
+			v.ProviderMetadata = nil
+			return appendSigned(buf, v, sig)
+		}
+	case ToolInputAvailableChunk:
+		if sig, ok := sigOnly(v.ProviderMetadata); ok && v.ToolMetadata == nil && v.Dynamic == nil && v.Title == "" {
+			v.ProviderMetadata = nil
+			return appendSigned(buf, v, sig)
+		}
+	case ToolInputErrorChunk:
+		if sig, ok := sigOnly(v.ProviderMetadata); ok && v.ToolMetadata == nil && v.Dynamic == nil && v.Title == "" {
+			v.ProviderMetadata = nil
+			return appendSigned(buf, v, sig)
+		}
+	case ToolOutputAvailableChunk:
+		if sig, ok := sigOnly(v.ProviderMetadata); ok && v.ToolMetadata == nil && v.Dynamic == nil && v.Preliminary == nil {
+			v.ProviderMetadata = nil
+			return appendSigned(buf, v, sig)
+		}
+	case ToolOutputErrorChunk:
+		if sig, ok := sigOnly(v.ProviderMetadata); ok && v.ToolMetadata == nil && v.Dynamic == nil {
+			v.ProviderMetadata = nil
+			return appendSigned(buf, v, sig)
+		}
 	case ToolInputDeltaChunk:
 		buf.WriteString(`{"type":"tool-input-delta","toolCallId":`)
 		appendString(buf, v.ToolCallID)
@@ -49,45 +77,97 @@ func appendChunk(buf *bytes.Buffer, c Chunk) error {
 	return nil
 }
 
+// sigOnly returns the encoded signature of metadata that holds nothing
+// else, {"agentloop":{"sig":"<base64url>"}} as sigMetadata makes it; it
+// reports false for any other metadata.
+func sigOnly(md ProviderMetadata) (json.RawMessage, bool) {
+	if len(md) != 1 || len(md[metadataKey]) != 1 {
+		return nil, false
+	}
+	sig := md[metadataKey]["sig"]
+	if len(sig) < 2 || sig[0] != '"' || sig[len(sig)-1] != '"' {
+		return nil, false
+	}
+	for _, c := range sig[1 : len(sig)-1] {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return nil, false
+		}
+	}
+	return sig, true
+}
+
+// appendSigned writes c, which has no provider metadata and no field
+// after it, with the metadata of the signature sig as its last field.
+func appendSigned(buf *bytes.Buffer, c Chunk, sig json.RawMessage) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("aisdk: encoding %s chunk: %w", c.chunkType(), err)
+	}
+	buf.Write(b[:len(b)-1])
+	buf.WriteString(`,"providerMetadata":{"` + metadataKey + `":{"sig":`)
+	buf.Write(sig)
+	buf.WriteString("}}}")
+	return nil
+}
+
 // appendTextDelta writes the wire JSON of a text-delta chunk without
 // provider metadata.
 func appendTextDelta(buf *bytes.Buffer, id, delta string) {
-	buf.WriteString(`{"type":"text-delta","id":`)
-	appendString(buf, id)
-	buf.WriteString(`,"delta":`)
-	appendString(buf, delta)
-	buf.WriteByte('}')
+	buf.Grow(len(id) + len(delta) + 40)
+	buf.Write(appendTextDeltaJSON(buf.AvailableBuffer(), id, delta))
+}
+
+// appendTextDeltaJSON is appendTextDelta on a byte slice.
+func appendTextDeltaJSON(b []byte, id, delta string) []byte {
+	b = append(b, `{"type":"text-delta","id":`...)
+	b = appendJSONString(b, id)
+	b = append(b, `,"delta":`...)
+	b = appendJSONString(b, delta)
+	return append(b, '}')
 }
 
 const hexDigits = "0123456789abcdef"
 
+// plainASCII[c] reports whether the ASCII byte c goes into a JSON string
+// as it is: neither a control character nor '"' nor '\\'.
+var plainASCII = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
 // encoding/json does; HTML characters are not escaped.
 func appendString(buf *bytes.Buffer, s string) {
-	buf.WriteByte('"')
+	buf.Grow(len(s) + 2)
+	buf.Write(appendJSONString(buf.AvailableBuffer(), s))
+}
+
+// appendJSONString is appendString on a byte slice: it appends s to b as a
+// JSON string and returns the extended slice.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c < 0x80 {
-			if c >= 0x20 && c != '"' && c != '\\' {
+		if c < utf8.RuneSelf {
+			if plainASCII[c] {
 				i++
 				continue
 			}
-			buf.WriteString(s[start:i])
+			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
-				buf.WriteByte('\\')
-				buf.WriteByte(c)
+				b = append(b, '\\', c)
 			case '\n':
-				buf.WriteString(`\n`)
+				b = append(b, '\\', 'n')
 			case '\r':
-				buf.WriteString(`\r`)
+				b = append(b, '\\', 'r')
 			case '\t':
-				buf.WriteString(`\t`)
+				b = append(b, '\\', 't')
 			default:
-				buf.WriteString(`\u00`)
-				buf.WriteByte(hexDigits[c>>4])
-				buf.WriteByte(hexDigits[c&0xf])
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}
 			i++
 			start = i
@@ -95,8 +175,8 @@ func appendString(buf *bytes.Buffer, s string) {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			buf.WriteString(s[start:i])
-			buf.WriteString(`\ufffd`)
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
 			i++
 			start = i
 			continue
@@ -104,17 +184,16 @@ func appendString(buf *bytes.Buffer, s string) {
 		// U+2028 and U+2029 are valid JSON but break some JavaScript
 		// parsers; encoding/json escapes them too.
 		if r == '\u2028' || r == '\u2029' {
-			buf.WriteString(s[start:i])
-			buf.WriteString(`\u202`)
-			buf.WriteByte(hexDigits[r&0xf])
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
 			i += size
 			start = i
 			continue
 		}
 		i += size
 	}
-	buf.WriteString(s[start:])
-	buf.WriteByte('"')
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // withType marshals v, the fields of a chunk, with the chunk's "type" key

@@ -69,7 +69,7 @@ func Example() {
 	// data: {"type":"text-delta","id":"text-1","delta":"3 "}
 	// data: {"type":"text-delta","id":"text-1","delta":"= "}
 	// data: {"type":"text-delta","id":"text-1","delta":"5."}
-	// data: {"type":"text-end","id":"text-1","providerMetadata":{"agentloop":{"sig":"EjMjjRFGXYfPjRF_CFYmS6Q_1plLW4Qim7v61IuXIi0"}}}
+	// data: {"type":"text-end","id":"text-1","providerMetadata":{"agentloop":{"sig":"TCw6Mgzr2a0qsGbsK7JxGieZ5elW6bPFAyoMNeuo_bE"}}}
 	// data: {"type":"finish-step"}
 	// data: {"type":"finish","finishReason":"stop"}
 	// data: [DONE]

@@ -108,12 +108,8 @@ func (h *core) stream(w http.ResponseWriter, r *http.Request, req *ChatRequest, 
 			if !m.Done() {
 				last = p
 			}
-			if d, ok := p.item.(agentloop.TextDelta); ok && p.err == nil {
-				// Most of a stream: written without a Chunk.
-				if id, ok := m.continueText(d.Text); ok {
-					out.textDelta(id, d.Text)
-					continue
-				}
+			if d, ok := p.item.(agentloop.TextDelta); ok && p.err == nil && out.continueText(m, d.Text) {
+				continue // most of a stream: written without a Chunk
 			}
 			switch {
 			case p.err != nil && !m.Done() && sr != nil && sr.stopped(ctx):
@@ -215,12 +211,39 @@ func (o *output) write(chunks []Chunk) {
 	}
 }
 
+// continueText sends a text delta that continues m's open text part, as
+// writing m.Map's chunks for it would, without a Chunk; it reports false,
+// sending nothing, when the delta needs Map.
+func (o *output) continueText(m *Mapper, delta string) bool {
+	id, ok := m.continueText(delta)
+	if ok {
+		o.textDelta(id, delta)
+	}
+	return ok
+}
+
 // textDelta sends the text-delta chunk of the text part id, as write
 // would, without a Chunk.
 func (o *output) textDelta(id, delta string) {
-	o.buf.Reset()
-	appendTextDelta(&o.buf, id, delta)
-	o.send()
+	o.wrote = true
+	var data []byte // the chunk's JSON, encoded once
+	if o.client {
+		var err error
+		if data, err = o.sw.textDeltaEvent(id, delta); err != nil {
+			o.client = false
+		}
+	}
+	if o.sr != nil {
+		if data == nil {
+			o.buf.Reset()
+			appendTextDelta(&o.buf, id, delta)
+			data = o.buf.Bytes()
+		}
+		o.sr.log(data)
+	}
+	if o.client && o.sw.spill() != nil {
+		o.client = false
+	}
 }
 
 // send sends the chunk in buf.

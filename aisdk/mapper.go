@@ -1,6 +1,7 @@
 package aisdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -39,6 +40,9 @@ import (
 // decided in its stateless mode (see the package documentation), and
 // checks it when the client posts it back.
 //
+// [Mapper.Map] hands out the chunks; [Mapper.Write] writes them to a
+// [Writer] as they are made, the same bytes, without boxing text deltas.
+//
 // A Mapper is used by one goroutine for one response; the zero value is not
 // usable, call [NewMapper].
 type Mapper struct {
@@ -47,6 +51,7 @@ type Mapper struct {
 	ErrorText func(error) string
 
 	messageID string
+	scratch   []Chunk // Write's chunks, reused
 	started   bool
 	done      bool
 	stepOpen  bool
@@ -63,7 +68,8 @@ type Mapper struct {
 	// Signing (the Handler's stateless mode); sign is nil otherwise.
 	sign      *signer
 	calls     map[string]agentloop.ToolCall // every call a result may answer, by id
-	text      strings.Builder               // the open text part, as the client reads it
+	signed    map[string]signedCall         // calls as signed, by id, so each is canonicalized once
+	text      textMAC                       // the open text part's signature, streaming
 	reasoning strings.Builder               // the open reasoning part, likewise
 }
 
@@ -182,6 +188,34 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 	return dst
 }
 
+// Write maps one (item, err) pair as [Mapper.Map] does and writes its
+// chunks to w, as [Writer.WriteChunk] writes each; it writes the same
+// bytes. It is the cheaper way for a run written straight to a Writer: a
+// text delta that continues the open text part, most of a stream, is
+// encoded into w's buffer without making a Chunk, and the chunks of other
+// items go through a slice the Mapper reuses. It returns the first
+// error of w; the Mapper's state moves on regardless, as with Map. Like
+// the Writer, it buffers: call [Writer.Flush] when the client should see
+// what was written.
+func (m *Mapper) Write(w *Writer, item agentloop.Item, err error) error {
+	if d, ok := item.(agentloop.TextDelta); ok && err == nil {
+		if id, ok := m.continueText(d.Text); ok {
+			if _, err := w.textDeltaEvent(id, d.Text); err != nil {
+				return err
+			}
+			return w.spill()
+		}
+	}
+	m.scratch = m.Map(m.scratch[:0], item, err)
+	defer clear(m.scratch) // let the chunks go
+	for _, c := range m.scratch {
+		if err := w.WriteChunk(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // End appends what the response still needs once the run's sequence has
 // ended: nothing after a finish or error chunk; otherwise (a run that ended
 // without a final item) an error chunk.
@@ -209,10 +243,22 @@ func (m *Mapper) textDelta(dst []Chunk, text string) []Chunk {
 		m.textID = m.newID("text-")
 		dst = append(dst, TextStartChunk{ID: m.textID})
 	}
-	if m.sign != nil {
-		m.text.WriteString(wireText(text))
-	}
+	m.signText(text)
 	return append(dst, TextDeltaChunk{ID: m.textID, Delta: text})
+}
+
+// signText adds a delta of the open text part to its signature, when
+// signing.
+func (m *Mapper) signText(delta string) {
+	if m.sign == nil {
+		return
+	}
+	if m.text.st == nil {
+		m.text = m.sign.streamText(m.messageID)
+	}
+	if delta != "" {
+		m.text.write(delta)
+	}
 }
 
 func (m *Mapper) reasoningDelta(dst []Chunk, text string) []Chunk {
@@ -271,7 +317,7 @@ func (m *Mapper) handOver(dst []Chunk, c agentloop.ToolCall, client bool) []Chun
 		if client {
 			owner = ownerClient
 		}
-		ch.ProviderMetadata = withSig(nil, m.sign.call(m.messageID, callOf(c), owner))
+		ch.ProviderMetadata = sigMetadata(m.sign.call(m.messageID, m.signedCall(c, ch.Input), owner))
 	}
 	return append(dst, ch)
 }
@@ -302,7 +348,7 @@ func (m *Mapper) result(dst []Chunk, it agentloop.ToolResultReady) []Chunk {
 func (m *Mapper) inputError(call agentloop.ToolCall, text string) ToolInputErrorChunk {
 	c := ToolInputErrorChunk{ToolCallID: call.ID, ToolName: call.Name, Input: inputJSON(call.Args), ErrorText: text}
 	if m.sign != nil {
-		c.ProviderMetadata = withSig(nil, m.sign.result(m.messageID, callOf(call), StateOutputError, text))
+		c.ProviderMetadata = sigMetadata(m.sign.result(m.messageID, m.signedCall(call, c.Input), StateOutputError, text))
 	}
 	return c
 }
@@ -318,7 +364,30 @@ func (m *Mapper) resultSig(id string, state PartState, value string) ProviderMet
 	if !ok {
 		return nil
 	}
-	return withSig(nil, m.sign.result(m.messageID, callOf(call), state, value))
+	return sigMetadata(m.sign.result(m.messageID, m.signedCall(call, nil), state, value))
+}
+
+// signedCall is a call as signed, with its canonical input.
+type signedCall struct {
+	args json.RawMessage // the arguments it was made from
+	info callInfo
+}
+
+// signedCall returns c as signed (its canonical input), computed once per call: input,
+// when not nil, is inputJSON(c.Args), already made for the chunk.
+func (m *Mapper) signedCall(c agentloop.ToolCall, input json.RawMessage) callInfo {
+	if sc, ok := m.signed[c.ID]; ok && sc.info.name == c.Name && bytes.Equal(sc.args, c.Args) {
+		return sc.info
+	}
+	if input == nil {
+		input = inputJSON(c.Args)
+	}
+	info := callInfo{id: c.ID, name: c.Name, input: canonicalValue(input)}
+	if m.signed == nil {
+		m.signed = make(map[string]signedCall)
+	}
+	m.signed[c.ID] = signedCall{args: c.Args, info: info}
+	return info
 }
 
 func (m *Mapper) fail(dst []Chunk, err error) []Chunk {
@@ -378,8 +447,9 @@ func (m *Mapper) closeText(dst []Chunk) []Chunk {
 	}
 	c := TextEndChunk{ID: m.textID}
 	if m.sign != nil {
-		c.ProviderMetadata = withSig(nil, m.sign.text(m.messageID, m.text.String()))
-		m.text.Reset()
+		m.signText("") // starts the signature if no delta did
+		c.ProviderMetadata = sigMetadata(m.sign.endText(m.text))
+		m.text = textMAC{}
 	}
 	m.textID = ""
 	return append(dst, c)
@@ -458,8 +528,6 @@ func (m *Mapper) continueText(text string) (id string, ok bool) {
 	if m.done || m.textID == "" || text == "" {
 		return "", false
 	}
-	if m.sign != nil {
-		m.text.WriteString(wireText(text))
-	}
+	m.signText(text)
 	return m.textID, true
 }

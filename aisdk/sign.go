@@ -14,7 +14,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/internal/jsonscan"
 )
 
@@ -66,11 +65,12 @@ func newSigner(secret []byte) *signer {
 
 // The kinds of signed things, the first field of every signature.
 const (
-	sigText      = "text"
-	sigReasoning = "reasoning"
-	sigCall      = "call"
-	sigResult    = "result"
-	sigApproval  = "approval"
+	sigText       = "text" // the first form of text signatures (textV1)
+	sigTextStream = "text-stream"
+	sigReasoning  = "reasoning"
+	sigCall       = "call"
+	sigResult     = "result"
+	sigApproval   = "approval"
 )
 
 // Owners of a tool call, as signed: whose output answers it.
@@ -121,7 +121,59 @@ func matches(posted, want string) bool {
 	return diff == 0
 }
 
+// text returns the signature of a whole text part, as streamText
+// computes it delta by delta.
 func (s *signer) text(msgID, text string) string {
+	t := s.streamText(msgID)
+	t.write(text)
+	return s.endText(t)
+}
+
+// streamText starts the signature of the text part of msgID that streams
+// delta by delta: the MAC takes each delta as it is written
+// (textMAC.write), so no copy of the whole text is kept. It covers the
+// kind sigTextStream and msgID, length-prefixed, then the text as the
+// client reads it back, unprefixed: the text is the last field, so the
+// message stays unambiguous. endText returns the signature and the MAC to
+// the pool.
+func (s *signer) streamText(msgID string) textMAC {
+	st := s.macs.Get().(*macState)
+	st.mac.Reset()
+	st.msg = appendFields(st.msg[:0], []string{sigTextStream, msgID})
+	st.mac.Write(st.msg)
+	return textMAC{st}
+}
+
+// A textMAC is the signature of a text part being streamed (streamText).
+type textMAC struct{ st *macState }
+
+// write adds a delta of the text, as the client reads it back (invalid
+// UTF-8 replaced byte by byte, per delta, as the delta's chunk carries it).
+func (t textMAC) write(delta string) {
+	st := t.st
+	st.msg = appendWire(st.msg[:0], delta)
+	st.mac.Write(st.msg)
+	if cap(st.msg) > 64<<10 {
+		st.msg = nil // a long delta's buffer is not kept
+	}
+}
+
+// endText returns the signature of the text t and puts t's MAC back.
+func (s *signer) endText(t textMAC) string {
+	st := t.st
+	st.sum = st.mac.Sum(st.sum[:0])
+	st.enc = base64.RawURLEncoding.AppendEncode(st.enc[:0], st.sum)
+	sig := string(st.enc)
+	s.macs.Put(st)
+	return sig
+}
+
+// textV1 is the signature of a text part as builds before streamText
+// signed it (the kind sigText, the text length-prefixed). verify still
+// accepts it, so that conversations signed before an upgrade go on; the
+// two kinds' messages differ from their first byte, so neither signature
+// is ever valid as the other.
+func (s *signer) textV1(msgID, text string) string {
 	return s.sum(sigText, msgID, text)
 }
 
@@ -144,12 +196,6 @@ func (s *signer) reasoning(msgID, text, signature, redacted string) string {
 // callInfo is a tool call as signed: its input in canonical form.
 type callInfo struct {
 	id, name, input string
-}
-
-// callOf returns a call of the loop as signed: with its "input" as the
-// Mapper sends it.
-func callOf(c agentloop.ToolCall) callInfo {
-	return callInfo{id: c.ID, name: c.Name, input: canonicalValue(inputJSON(c.Args))}
 }
 
 // partCall returns the call of a posted tool part as checked.
@@ -246,6 +292,33 @@ func withSig(md ProviderMetadata, sig string) ProviderMetadata {
 	inner["sig"] = b
 	out[metadataKey] = inner
 	return out
+}
+
+// appendWire appends s to b as a client reads it back from this
+// package's JSON (wireText, without making a string).
+func appendWire(b []byte, s string) []byte {
+	if utf8.ValidString(s) {
+		return append(b, s...)
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, "\uFFFD"...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return b
+}
+
+// sigMetadata is withSig(nil, sig), without encoding sig with
+// encoding/json: a signature is base64url, which a JSON string carries as
+// it is.
+func sigMetadata(sig string) ProviderMetadata {
+	b := make([]byte, 0, len(sig)+2)
+	b = append(append(append(b, '"'), sig...), '"')
+	return ProviderMetadata{metadataKey: {"sig": b}}
 }
 
 // wireText returns s as a client reads it back from this package's JSON:
@@ -354,7 +427,10 @@ func withoutResult(p UIPart) UIPart {
 func (s *signer) verifyPart(msgID string, p *UIPart) (verdict, error) {
 	switch {
 	case p.Type == "text":
-		if p.Text == "" || matches(metadataSig(p.ProviderMetadata), s.text(msgID, p.Text)) {
+		if p.Text == "" {
+			return keepPart, nil
+		}
+		if sig := metadataSig(p.ProviderMetadata); matches(sig, s.text(msgID, p.Text)) || matches(sig, s.textV1(msgID, p.Text)) {
 			return keepPart, nil
 		}
 		if p.State == StateStreaming {

@@ -125,6 +125,24 @@ func (w *Writer) writeData(data []byte) error {
 	return w.spill()
 }
 
+// textDeltaEvent adds the event of a text-delta chunk without provider
+// metadata, encoded straight into the buffer, and returns the chunk's
+// JSON, which stays valid until the next call on w. It does not write a
+// full buffer out: the caller calls spill once done with the JSON.
+func (w *Writer) textDeltaEvent(id, delta string) ([]byte, error) {
+	if err := w.usable(); err != nil {
+		return nil, err
+	}
+	w.buf.Grow(len(id) + len(delta) + 48)
+	b := append(w.buf.AvailableBuffer(), "data: "...)
+	start := len(b)
+	b = appendTextDeltaJSON(b, id, delta)
+	end := len(b)
+	b = append(b, "\n\n"...)
+	w.buf.Write(b)
+	return b[start:end], nil
+}
+
 // KeepAlive adds the comment ": keep-alive\n\n" to the buffer. Clients
 // ignore it; it keeps proxies from closing an idle stream once flushed.
 func (w *Writer) KeepAlive() error {
