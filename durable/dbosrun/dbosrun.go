@@ -38,6 +38,7 @@ import (
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/durable/internal/outcome"
 )
 
 // Options configure a [Runner]. The zero value is ready to use.
@@ -164,7 +165,7 @@ func (r *Runner) Stream(ctx context.Context, run Run) iter.Seq2[agentloop.Item, 
 				ended <- pair{err: fmt.Errorf("dbosrun: run %q: %w", run.ID, err)}
 				return
 			}
-			it, err := out.item()
+			it, err := out.Item("dbosrun")
 			ended <- pair{it, err}
 		}()
 		for {
@@ -204,15 +205,15 @@ func last(it agentloop.Item) bool {
 }
 
 // workflow runs one run; DBOS calls it to start the run and to recover it.
-func (r *Runner) workflow(ctx dbos.Context, in input) (outcome, error) {
+func (r *Runner) workflow(ctx dbos.Context, in input) (outcome.Outcome, error) {
 	id, err := dbos.GetWorkflowID(ctx)
 	if err != nil {
-		return outcome{}, fmt.Errorf("dbosrun: %w", err)
+		return outcome.Outcome{}, fmt.Errorf("dbosrun: %w", err)
 	}
-	var out outcome
+	var out outcome.Outcome
 	for it, err := range r.agent.Stream(ctx, in.History, &agentloop.RunOptions{ConversationID: in.ConversationID, Effects: effects{ctx}}) {
 		if err != nil || last(it) {
-			out = outcomeOf(it, err)
+			out = outcome.Of(it, err)
 		}
 		r.deliver(id, it, err)
 	}

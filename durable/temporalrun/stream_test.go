@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/durable/internal/outcome"
 	"github.com/agentloop/agentloop/durable/temporalrun"
 	"github.com/agentloop/agentloop/simtest"
 )
@@ -94,7 +95,7 @@ func TestStream_OfARunThatEndedYieldsItsRecordedOutcomeWithoutRunningIt(t *testi
 	var calls atomic.Int32
 	r, err := temporalrun.New(weatherAgent(&calls), temporalrun.Options{TaskQueue: "agents"})
 	require.NoError(t, err)
-	done := &suiteRun{done: make(chan struct{}), out: temporalrun.Outcome{Kind: "final", Text: "earlier"}}
+	done := &suiteRun{done: make(chan struct{}), out: temporalrun.Outcome{Outcome: outcome.Outcome{Kind: "final", Text: "earlier"}}}
 	close(done.done)
 	c := &suiteClient{t: t, runner: r, ended: map[string]*suiteRun{"chat-1/1": done}}
 	var got []agentloop.Item

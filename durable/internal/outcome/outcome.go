@@ -1,0 +1,89 @@
+// Package outcome records how a run ended, as the durable engines
+// (durable/dbosrun, durable/temporalrun) store it as their workflow's
+// result, and rebuilds the run's last item or error from the record.
+package outcome
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/agentloop/agentloop"
+)
+
+// Outcome is how a run ended, as JSON an engine can store.
+type Outcome struct {
+	// Kind is "final", "pending", "cancelled", "turnLimit", "turnError",
+	// "budget" or "error".
+	Kind        string                     `json:"kind"`
+	Text        string                     `json:"text,omitempty"`
+	Usage       agentloop.Usage            `json:"usage"`
+	AgentUsage  map[string]agentloop.Usage `json:"agentUsage,omitempty"`
+	Turns       int                        `json:"turns,omitempty"`
+	ClientCalls []agentloop.ToolCall       `json:"clientCalls,omitempty"`
+	Approvals   []agentloop.ToolCall       `json:"approvals,omitempty"`
+	History     agentloop.History          `json:"history"`
+	Error       string                     `json:"error,omitempty"` // the error's text, or a cancel's reason
+	Turn        int                        `json:"turn,omitempty"`  // of a turnError
+	Limit       int                        `json:"limit,omitempty"` // of a turnLimit
+	// Budget and Cost are a budget error's bounds (without its Pricer,
+	// which is code) and what was spent.
+	Budget *agentloop.Budget `json:"budget,omitempty"`
+	Cost   float64           `json:"cost,omitempty"`
+}
+
+// Of records a run's last item or error.
+func Of(it agentloop.Item, err error) Outcome {
+	var (
+		ce *agentloop.CancelledError
+		le *agentloop.TurnLimitError
+		te *agentloop.TurnError
+		be *agentloop.BudgetError
+	)
+	switch {
+	case errors.As(err, &ce):
+		return Outcome{Kind: "cancelled", Error: ce.Reason, History: ce.History}
+	case errors.As(err, &le):
+		return Outcome{Kind: "turnLimit", Limit: le.Limit, History: le.History}
+	case errors.As(err, &te):
+		return Outcome{Kind: "turnError", Turn: te.Turn, Error: te.Err.Error(), History: te.History}
+	case errors.As(err, &be):
+		b := be.Budget
+		b.Pricer = nil
+		return Outcome{Kind: "budget", Budget: &b, Usage: be.Usage, Cost: be.Cost, History: be.History}
+	case err != nil:
+		return Outcome{Kind: "error", Error: err.Error()}
+	}
+	switch v := it.(type) {
+	case agentloop.Final:
+		return Outcome{Kind: "final", Text: v.Text, Usage: v.Usage, AgentUsage: v.AgentUsage, Turns: v.Turns, History: v.History}
+	case agentloop.Pending:
+		return Outcome{Kind: "pending", ClientCalls: v.ClientCalls, Approvals: v.Approvals, Usage: v.Usage, AgentUsage: v.AgentUsage, History: v.History}
+	}
+	return Outcome{Kind: "error", Error: fmt.Sprintf("the run ended with a %T", it)}
+}
+
+// Item rebuilds the run's last item or error from its record: an
+// [agentloop.Final] or [agentloop.Pending], or the typed error with its
+// history (a cause that was an error value comes back as a plain error).
+// engine prefixes the text of an error of no known type.
+func (o Outcome) Item(engine string) (agentloop.Item, error) {
+	switch o.Kind {
+	case "final":
+		return agentloop.Final{Text: o.Text, Usage: o.Usage, AgentUsage: o.AgentUsage, Turns: o.Turns, History: o.History}, nil
+	case "pending":
+		return agentloop.Pending{ClientCalls: o.ClientCalls, Approvals: o.Approvals, Usage: o.Usage, AgentUsage: o.AgentUsage, History: o.History}, nil
+	case "cancelled":
+		return nil, &agentloop.CancelledError{Reason: o.Error, Cause: agentloop.Cancel(o.Error), History: o.History}
+	case "turnLimit":
+		return nil, &agentloop.TurnLimitError{Limit: o.Limit, History: o.History}
+	case "turnError":
+		return nil, &agentloop.TurnError{Turn: o.Turn, Err: errors.New(o.Error), History: o.History}
+	case "budget":
+		var b agentloop.Budget
+		if o.Budget != nil {
+			b = *o.Budget
+		}
+		return nil, &agentloop.BudgetError{Budget: b, Usage: o.Usage, Cost: o.Cost, History: o.History}
+	}
+	return nil, fmt.Errorf("%s: the run failed: %s", engine, o.Error)
+}

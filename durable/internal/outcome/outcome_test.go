@@ -1,0 +1,56 @@
+package outcome_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/durable/internal/outcome"
+)
+
+// Every way a run ends survives the record's JSON round trip with its type
+// and its history, so a recovered run ends as the original did.
+func TestOutcome_EveryEndSurvivesItsJSONRoundTrip(t *testing.T) {
+	h := agentloop.History{agentloop.UserMessage("hi")}
+	u := agentloop.Usage{Input: 10, Output: 2}
+	cases := map[string]struct {
+		it  agentloop.Item
+		err error
+	}{
+		"final":      {it: agentloop.Final{Text: "done", Usage: u, AgentUsage: map[string]agentloop.Usage{"a": u}, Turns: 1, History: h}},
+		"pending":    {it: agentloop.Pending{Approvals: []agentloop.ToolCall{{ID: "c1", Name: "delete", Args: json.RawMessage(`{}`)}}, Usage: u, History: h}},
+		"cancelled":  {err: &agentloop.CancelledError{Reason: "user left", History: h}},
+		"turn limit": {err: &agentloop.TurnLimitError{Limit: 3, History: h}},
+		"turn error": {err: &agentloop.TurnError{Turn: 2, Err: errors.New("model down"), History: h}},
+		"budget":     {err: &agentloop.BudgetError{Budget: agentloop.Budget{Tokens: 100}, Usage: u, History: h}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			data, err := json.Marshal(outcome.Of(c.it, c.err))
+			require.NoError(t, err)
+			var back outcome.Outcome
+			require.NoError(t, json.Unmarshal(data, &back))
+			it, err := back.Item("engine")
+			if c.err == nil {
+				require.NoError(t, err)
+				assert.Empty(t, cmp.Diff(c.it, it))
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, c.err.Error(), err.Error())
+			got, ok := agentloop.HistoryOf(err)
+			require.True(t, ok, "the history comes back with the error")
+			assert.Equal(t, h, got)
+		})
+	}
+}
+
+func TestOutcome_AnErrorOfNoKnownTypeNamesTheEngine(t *testing.T) {
+	_, err := outcome.Of(nil, errors.New("disk full")).Item("dbosrun")
+	assert.EqualError(t, err, "dbosrun: the run failed: disk full")
+}
