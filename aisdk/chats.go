@@ -56,6 +56,13 @@ type ChatView struct {
 	// Streaming is true while a run of the chat is in progress: the front
 	// end resumes its stream (GET {prefix}/chat/{id}/stream) to show it.
 	Streaming bool `json:"streaming"`
+	// LastRun tells how the chat's last run ended: [RunFinished],
+	// [RunStopped] or [RunFailed]; "" while a run is in progress, for a
+	// chat that never ran on a [ChatServer], when the record of the end
+	// could not be written, or when the ChatServer's Store is not also a
+	// [store.Docs] (every store.Store is), where the record is kept. A page shows a stopped reply's mark with it
+	// after a reload.
+	LastRun string `json:"lastRun,omitempty"`
 }
 
 // serveList answers GET {prefix}/chats.
@@ -116,6 +123,8 @@ func (h *ChatServer) serveView(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, err := h.Store.ActiveStream(r.Context(), id); err == nil {
 		v.Streaming = true
+	} else {
+		v.LastRun = h.lastRun(r.Context(), id)
 	}
 	writeJSON(w, v)
 }

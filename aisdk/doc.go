@@ -116,7 +116,9 @@
 // http.Server.Shutdown.
 //
 // [ChatServer.Routes] mounts the chat route with the resume, stop and chats
-// routes (the chat list, one chat as [ChatView], delete). A chat's title is
+// routes (the chat list, one chat as [ChatView], delete); the view tells
+// how the chat's last run ended ([ChatView.LastRun], kept in a document of
+// the chat). A chat's title is
 // the start of its first user message (its first 60 characters or fewer,
 // cut at a word, then "…"; control characters such as NUL become spaces).
 // One hook, ChatServer.Authorize, guards every route; without one the stored

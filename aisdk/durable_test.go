@@ -633,3 +633,41 @@ func TestHandler_RunsGetTheChatIDAsTheirConversationID(t *testing.T) {
 		})
 	}
 }
+
+// The chat's view tells how its last run ended, so that a reloaded page
+// in any browser keeps a stopped reply's mark.
+func TestStored_TheChatViewTellsHowTheLastRunEnded(t *testing.T) {
+	st := newStore(t)
+	g := newGate(t)
+	defer g.Open()
+	model := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Waiting."), simtest.Call("g", "wait_for_it", map[string]string{})}},
+		simtest.Turn{Expect: simtest.Expect{User: "again", ToolResults: map[string]string{"g": "cancelled"}}, Reply: []simtest.Step{simtest.Text("Here again.")}},
+	)
+	r := newReplica(t, st, model, g.tool)
+	c := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Send(context.Background(), "wait")
+		done <- err
+	}()
+	<-g.started
+	if v := getJSON[aisdk.ChatView](t, r.srv.URL+"/api/chats/c"); !v.Streaming || v.LastRun != "" {
+		t.Errorf("while the run goes on: streaming %v, last run %q", v.Streaming, v.LastRun)
+	}
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := getJSON[aisdk.ChatView](t, r.srv.URL+"/api/chats/c").LastRun; got != aisdk.RunStopped {
+		t.Errorf("after a stop: last run %q", got)
+	}
+	if _, err := c.Send(context.Background(), "again"); err != nil {
+		t.Fatal(err)
+	}
+	if got := getJSON[aisdk.ChatView](t, r.srv.URL+"/api/chats/c").LastRun; got != aisdk.RunFinished {
+		t.Errorf("after a finished run: last run %q", got)
+	}
+}

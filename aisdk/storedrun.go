@@ -331,6 +331,7 @@ func (s *storedRun) end(last runPair) (rest func()) {
 	}
 	if s.unsaved == nil {
 		ctx, cancel := context.WithTimeout(s.ctx, writeTimeout)
+		s.h.recordRunEnd(ctx, s.chat.ID, state)
 		err := s.h.Store.EndStream(ctx, s.lease, state)
 		cancel()
 		if err == nil || errors.Is(err, store.ErrLeaseLost) {
@@ -346,6 +347,7 @@ func (s *storedRun) end(last runPair) (rest func()) {
 					slog.String("chat", s.chat.ID), slog.Any("error", err))
 			}
 		}
+		s.h.recordRunEnd(s.ctx, s.chat.ID, state)
 		s.h.endStream(s.ctx, s.lease, state)
 	}
 }

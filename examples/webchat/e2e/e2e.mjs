@@ -740,6 +740,10 @@ async function chatsReloadResume(page) {
   await page.locator(".composer .stop").click();
   await idle(page);
   await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped text reply's mark");
+  // The mark comes from the server (the chat view's lastRun), not from
+  // this browser: with its storage cleared, as in another browser, the
+  // reloaded reply is still marked.
+  await page.evaluate(() => localStorage.clear());
   await page.reload();
   await expectText(lastAssistant(page), "What answers can look like", "the stopped text reply after reload");
   await expectText(lastAssistant(page).getByTestId("stopped"), "Stopped", "the stopped text reply's mark after reload");

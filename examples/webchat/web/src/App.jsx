@@ -41,7 +41,8 @@ function Banner() {
 
 // ChatSession is one chat on screen, with its own runtime: App keys it by
 // the chat's id, so switching chats mounts a new one. chat is {id,
-// messages, resume}.
+// messages, resume, stoppedId}: stoppedId is the last reply's id when the
+// server says the chat's last run was stopped.
 // onResponse and onNoStream get the chat's id: a response can arrive for
 // a chat that is no longer on screen.
 function ChatSession({ chat, onResponse, onNoStream, onResponseEnd, onRunning }) {
@@ -64,7 +65,7 @@ function ChatSession({ chat, onResponse, onNoStream, onResponseEnd, onRunning })
       <CreateRecordTool />
       <WeatherToolUI />
       <AddToolUI />
-      <Thread onStop={onStop} />
+      <Thread onStop={onStop} stoppedId={chat.stoppedId} />
     </AssistantRuntimeProvider>
   );
 }
@@ -151,7 +152,9 @@ export function App() {
     try {
       const view = await getChat(id);
       if (load !== loads.current) return;
-      setChat({ id, messages: view.messages, resume: view.streaming, saved: true, again });
+      const last = view.messages.at(-1);
+      const stoppedId = view.lastRun === "stopped" && last?.role === "assistant" ? last.id : undefined;
+      setChat({ id, messages: view.messages, resume: view.streaming, saved: true, again, stoppedId });
     } catch (e) {
       if (load !== loads.current) return;
       setChat(freshChat());

@@ -134,46 +134,20 @@ function RunError() {
 // Stopping: the runtime marks a stopped message "incomplete, cancelled"
 // only when no tool call was left open; a reply stopped while a tool ran
 // stays "requires-action", and later the open call is cancelled for good.
-// So the page also remembers which replies the user stopped, in this
-// browser's localStorage too: the server stores a stopped text reply as it
-// was cut, with nothing that says it was stopped, and the mark must
-// survive a reload (stoppedOnServer covers replies with a tool call, on
-// any browser). Cancelling
-// the run in the page only closes its stream; onStop stops it on the
-// server.
+// So the page remembers which replies the user stopped in this page, and
+// a loaded chat whose last run was stopped (the server's view says so:
+// lastRun "stopped", on any browser) starts with its last reply marked
+// (stoppedId). Cancelling the run in the page only closes its stream;
+// onStop stops it on the server.
 const StopContext = createContext({ stop: () => {}, stoppedIds: new Set() });
 
-const stoppedKey = "webchat.stopped";
-const maxStopped = 500;
-
-function loadStopped() {
-  try {
-    const ids = JSON.parse(localStorage.getItem(stoppedKey) ?? "[]");
-    return new Set(Array.isArray(ids) ? ids.filter((id) => typeof id === "string") : []);
-  } catch {
-    return new Set();
-  }
-}
-
-function saveStopped(ids) {
-  try {
-    localStorage.setItem(stoppedKey, JSON.stringify([...ids].slice(-maxStopped)));
-  } catch {
-    // No storage (private mode, full): the mark lasts until a reload.
-  }
-}
-
-function useStopState(onStop) {
+function useStopState(onStop, stoppedId) {
   const aui = useAui();
-  const [stoppedIds, setStoppedIds] = useState(loadStopped);
+  const [stoppedIds, setStoppedIds] = useState(() => new Set(stoppedId ? [stoppedId] : []));
   const stop = useCallback(() => {
     const last = aui.thread().getState().messages.at(-1);
     if (last?.role === "assistant") {
-      setStoppedIds((prev) => {
-        const next = new Set(prev).add(last.id);
-        saveStopped(next);
-        return next;
-      });
+      setStoppedIds((prev) => new Set(prev).add(last.id));
     }
     onStop?.();
     aui.thread().cancelRun();
@@ -302,9 +276,10 @@ function useEscapeStops(stop) {
 
 // Thread shows the runtime's thread. onStop, if set, is called when the
 // user stops a running reply (the Stop button, Escape), before the page
-// closes the reply's stream.
-export function Thread({ onStop }) {
-  const stopState = useStopState(onStop);
+// closes the reply's stream. stoppedId, if set, is the id of a loaded
+// reply that was stopped.
+export function Thread({ onStop, stoppedId }) {
+  const stopState = useStopState(onStop, stoppedId);
   const running = useAuiState((s) => s.thread.isRunning);
   const [busyEnter, setBusyEnter] = useState(false);
   useEffect(() => {

@@ -25,7 +25,8 @@ export async function listChats({ cursor, limit = 30 } = {}) {
   return { chats: body.chats ?? [], next: body.next };
 }
 
-// getChat returns GET /api/chats/{id}: {id, title, messages, streaming};
+// getChat returns GET /api/chats/{id}: {id, title, messages, streaming,
+// lastRun} (lastRun: "finished", "stopped", "failed" or absent);
 // messages are the AI SDK UIMessages to show, tool parts in their states.
 export async function getChat(id) {
   const res = await fetch(`/api/chats/${chatPath(id)}`, { cache: "no-store" });
