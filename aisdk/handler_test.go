@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/aisdk/internal/pipenet"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -602,7 +603,7 @@ func TestHandler_ABodyNotReceivedInTimeIsA408AndTheConnectionCloses(t *testing.T
 		h := newHandler(model)
 		h.BodyTimeout = 30 * time.Second
 		nh := notifyHandler{h: h, done: make(chan struct{})}
-		l, _ := newPipeServer(t, nh)
+		l, _ := pipenet.Serve(t, nh)
 		conn, err := l.Dial(t.Context())
 		if err != nil {
 			t.Fatal(err)
@@ -659,8 +660,8 @@ func TestHandler_TheBodyDeadlineDoesNotCutALongAnswer(t *testing.T) {
 		h := newHandler(model, slow)
 		h.BodyTimeout = deadline
 		h.ErrorText = func(err error) string { return err.Error() }
-		_, client := newPipeServer(t, h)
-		resp, err := client.Post("http://pipe/api/chat", "application/json", strings.NewReader(userBody("go")))
+		_, client := pipenet.Serve(t, h)
+		resp, err := client.Post("http://127.0.0.1/api/chat", "application/json", strings.NewReader(userBody("go")))
 		if err != nil {
 			t.Fatal(err)
 		}
