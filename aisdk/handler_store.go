@@ -148,7 +148,7 @@ func (h *ChatServer) loadAndReconcile(r *http.Request, req *ChatRequest) (*store
 	}
 	history, unchanged, err := reconcileRequest(stored, req)
 	switch {
-	case errors.Is(err, ErrConflict):
+	case errors.Is(err, ErrChatMismatch):
 		return nil, nil, false, &HTTPError{Status: http.StatusConflict, Message: err.Error()}
 	case err != nil:
 		return nil, nil, false, &HTTPError{Status: http.StatusBadRequest, Message: err.Error()}

@@ -9,15 +9,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/aisdk/internal/pipenet"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -409,61 +410,58 @@ func TestHandler_WithoutAStoreAClientThatGoesAwayCancelsTheRun(t *testing.T) {
 }
 
 func TestHandler_RunTimeLimit(t *testing.T) {
-	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Hang()}})
-	h := newHandler(model)
-	h.MaxRunTime = 20 * time.Millisecond
-	h.ErrorText = func(err error) string { return err.Error() }
-	chunks := parseStream(t, postRaw(t, h, userBody("hi")).Body.String())
-	e, ok := chunks[len(chunks)-1].(ErrorChunk)
-	if !ok || !strings.Contains(e.ErrorText, "longer than the limit of 20ms") {
-		t.Errorf("last chunk %+v, want an error naming the run time limit", chunks[len(chunks)-1])
-	}
+	synctest.Test(t, func(t *testing.T) {
+		model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Hang()}})
+		h := newHandler(model)
+		h.MaxRunTime = 2 * time.Minute
+		h.ErrorText = func(err error) string { return err.Error() }
+		start := time.Now()
+		chunks := parseStream(t, postRaw(t, h, userBody("hi")).Body.String())
+		e, ok := chunks[len(chunks)-1].(ErrorChunk)
+		if !ok || !strings.Contains(e.ErrorText, "longer than the limit of 2m0s") {
+			t.Errorf("last chunk %+v, want an error naming the run time limit", chunks[len(chunks)-1])
+		}
+		if took := time.Since(start); took != 2*time.Minute {
+			t.Errorf("the run ended after %v, want the limit of 2m0s", took)
+		}
+	})
 }
 
 func TestHandler_KeepAliveWhileAToolRuns(t *testing.T) {
-	release := make(chan struct{})
-	slow, err := agentloop.NewRawTool("slow", "Slow.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-		select {
-		case <-release:
-			return "done", nil
-		case <-ctx.Done():
-			return "", ctx.Err()
+	synctest.Test(t, func(t *testing.T) {
+		const keepAlive = 15 * time.Second
+		slow, err := agentloop.NewRawTool("slow", "Slow.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+			// A tool that runs for a minute of the bubble's clock.
+			select {
+			case <-time.After(time.Minute):
+				return "done", nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		model := simtest.NewModel(
+			simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "slow", nil)}},
+			simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
+		)
+		h := newHandler(model, slow)
+		h.KeepAlive = keepAlive
+		body := postRaw(t, h, userBody("go")).Body.String()
+		input := strings.Index(body, `"tool-input-available"`)
+		output := strings.Index(body, `"tool-output-available"`)
+		if input < 0 || output < 0 {
+			t.Fatalf("no tool call and result in the stream:\n%s", body)
+		}
+		if !strings.Contains(body[input:output], ": keep-alive\n") {
+			t.Errorf("no keep-alive while the tool ran for a minute:\n%s", body)
+		}
+		chunks := parseStream(t, body)
+		if f, ok := chunks[len(chunks)-1].(FinishChunk); !ok || f.FinishReason != "stop" {
+			t.Errorf("stream after the keep-alive: %v", typesOf(chunks))
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := simtest.NewModel(
-		simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "slow", nil)}},
-		simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
-	)
-	h := newHandler(model, slow)
-	h.KeepAlive = 5 * time.Millisecond
-	srv := newServer(t, h)
-	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(userBody("go")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	r := bufio.NewReader(resp.Body)
-	var body strings.Builder
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("stream ended before a keep-alive: %v\n%s", err, body.String())
-		}
-		body.WriteString(line)
-		if line == ": keep-alive\n" {
-			break
-		}
-	}
-	close(release)
-	rest, _ := io.ReadAll(r)
-	body.Write(rest)
-	chunks := parseStream(t, body.String())
-	if f, ok := chunks[len(chunks)-1].(FinishChunk); !ok || f.FinishReason != "stop" {
-		t.Errorf("stream after the keep-alive: %v", typesOf(chunks))
-	}
 }
 
 func TestHandler_RejectsBadRequests(t *testing.T) {
@@ -600,70 +598,78 @@ func TestHandler_ReasoningSignatureSurvivesTheRoundTrip(t *testing.T) {
 // The issue's fifth defect: a client that sends its headers and part of a
 // body held a connection and a goroutine forever.
 func TestHandler_ABodyNotReceivedInTimeIsA408AndTheConnectionCloses(t *testing.T) {
-	model := simtest.NewModel()
-	h := newHandler(model)
-	h.BodyTimeout = 50 * time.Millisecond
-	nh := notifyHandler{h: h, done: make(chan struct{})}
-	srv := newServer(t, nh)
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	body := userBody("hi")
-	fmt.Fprintf(conn, "POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:10])
-	r := bufio.NewReader(conn)
-	resp, err := http.ReadResponse(r, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msg, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(msg), "not received within 50ms") {
-		t.Errorf("status %d %s, want 408 naming the limit", resp.StatusCode, msg)
-	}
-	if _, err := r.ReadByte(); err != io.EOF {
-		t.Errorf("after the 408 the connection stays open (read: %v)", err)
-	}
-	<-nh.done // the handler returned
-	if model.Calls() != 0 {
-		t.Errorf("%d model calls", model.Calls())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		model := simtest.NewModel()
+		h := newHandler(model)
+		h.BodyTimeout = 30 * time.Second
+		nh := notifyHandler{h: h, done: make(chan struct{})}
+		l, _ := pipenet.Serve(t, nh)
+		conn, err := l.Dial(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		start := time.Now()
+		body := userBody("hi")
+		fmt.Fprintf(conn, "POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:10])
+		r := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(msg), "not received within 30s") {
+			t.Errorf("status %d %s, want 408 naming the limit", resp.StatusCode, msg)
+		}
+		if took := time.Since(start); took != 30*time.Second {
+			t.Errorf("the 408 came after %v, want the limit of 30s", took)
+		}
+		if _, err := r.ReadByte(); err != io.EOF {
+			t.Errorf("after the 408 the connection stays open (read: %v)", err)
+		}
+		<-nh.done // the handler returned
+		if model.Calls() != 0 {
+			t.Errorf("%d model calls", model.Calls())
+		}
+	})
 }
 
 // The body's read deadline is lifted once the body is read: a deadline
 // left in place makes the server's background read fail, which cancels the
 // request's context and the run with it.
 func TestHandler_TheBodyDeadlineDoesNotCutALongAnswer(t *testing.T) {
-	const deadline = 20 * time.Millisecond
-	slow, err := agentloop.NewRawTool("slow", "Slow.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-		// Outlive the body's deadline: the condition under test is time.
-		select {
-		case <-time.After(10 * deadline):
-			return "done", nil
-		case <-ctx.Done():
-			return "", ctx.Err()
+	synctest.Test(t, func(t *testing.T) {
+		const deadline = 30 * time.Second
+		slow, err := agentloop.NewRawTool("slow", "Slow.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+			// Outlive the body's deadline on the bubble's clock.
+			select {
+			case <-time.After(10 * deadline):
+				return "done", nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		model := simtest.NewModel(
+			simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "slow", nil)}},
+			simtest.Turn{Reply: []simtest.Step{simtest.Text("finished")}},
+		)
+		h := newHandler(model, slow)
+		h.BodyTimeout = deadline
+		h.ErrorText = func(err error) string { return err.Error() }
+		_, client := pipenet.Serve(t, h)
+		resp, err := client.Post("http://127.0.0.1/api/chat", "application/json", strings.NewReader(userBody("go")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		chunks := parseStream(t, string(raw))
+		if f, ok := chunks[len(chunks)-1].(FinishChunk); !ok || f.FinishReason != FinishReasonStop {
+			t.Errorf("the answer ended with %s", raw[bytes.LastIndex(raw[:len(raw)-15], []byte("data:")):])
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := simtest.NewModel(
-		simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "slow", nil)}},
-		simtest.Turn{Reply: []simtest.Step{simtest.Text("finished")}},
-	)
-	h := newHandler(model, slow)
-	h.BodyTimeout = deadline
-	h.ErrorText = func(err error) string { return err.Error() }
-	srv := newServer(t, h)
-	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(userBody("go")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	chunks := parseStream(t, string(raw))
-	if f, ok := chunks[len(chunks)-1].(FinishChunk); !ok || f.FinishReason != FinishReasonStop {
-		t.Errorf("the answer ended with %s", raw[bytes.LastIndex(raw[:len(raw)-15], []byte("data:")):])
-	}
 }

@@ -10,10 +10,10 @@ import (
 	"github.com/agentloop/agentloop"
 )
 
-// ErrConflict is wrapped by the error of [Reconcile] when a request does not
+// ErrChatMismatch is wrapped by the error of [Reconcile] when a request does not
 // agree with the stored history: an edited or forged message, a result for
 // a server tool, or a result or decision for a call that is not pending.
-var ErrConflict = errors.New("the request does not match the stored chat")
+var ErrChatMismatch = errors.New("aisdk: the request does not match the stored chat")
 
 // Reconcile checks the messages of a request against the stored history
 // of its chat and returns the history to run: stored, plus what the client
@@ -41,7 +41,7 @@ var ErrConflict = errors.New("the request does not match the stored chat")
 // runs. It may also have, at its end, content of the answer to its last
 // user message that stored lacks: a turn it saw streaming that its server
 // never saved (the server died mid-turn); that content is dropped. A request that holds anything else (an edited or injected message,
-// a forged result, changed arguments) gets an error wrapping [ErrConflict]
+// a forged result, changed arguments) gets an error wrapping [ErrChatMismatch]
 // that names the first difference; messages that do not convert
 // ([ToHistory]) get an error wrapping [ErrBadRequest].
 //
@@ -172,7 +172,7 @@ func reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 	if newUser != nil && newUser.ID != "" {
 		for _, m := range stored {
 			if m.Role == agentloop.RoleUser && m.ID == newUser.ID {
-				return nil, fmt.Errorf("%w: user message %q is already in the stored chat (an edit must name it in \"messageId\")", ErrConflict, newUser.ID)
+				return nil, fmt.Errorf("%w: user message %q is already in the stored chat (an edit must name it in \"messageId\")", ErrChatMismatch, newUser.ID)
 			}
 		}
 	}
@@ -190,7 +190,7 @@ func reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 			// (assistant-ui cancels pending calls that way when the user
 			// sends a new message); any other result would be forged.
 			if needsApproval[c.ID] && !f.result.IsError {
-				return nil, fmt.Errorf("%w: a result for tool call %q (%s), which awaits approval: only the server runs it", ErrConflict, c.ID, c.Name)
+				return nil, fmt.Errorf("%w: a result for tool call %q (%s), which awaits approval: only the server runs it", ErrChatMismatch, c.ID, c.Name)
 			}
 			results = append(results, *f.result)
 		case f.kind == factApproval && isPending && needsApproval[c.ID] && !decided[c.ID]:
@@ -218,11 +218,11 @@ func reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 			if f.id != "" {
 				for _, s := range sf[start:] {
 					if s.kind == f.kind && s.id == f.id {
-						return nil, fmt.Errorf("%w: %s differs from the stored one", ErrConflict, f.describe())
+						return nil, fmt.Errorf("%w: %s differs from the stored one", ErrChatMismatch, f.describe())
 					}
 				}
 			}
-			return nil, fmt.Errorf("%w: %s is not in the stored chat (edited, forged or out of order)", ErrConflict, f.describe())
+			return nil, fmt.Errorf("%w: %s is not in the stored chat (edited, forged or out of order)", ErrChatMismatch, f.describe())
 		}
 		i++
 	}
@@ -231,12 +231,12 @@ func reconcile(stored, posted agentloop.History) (agentloop.History, error) {
 	var err error
 	if len(approvals) > 0 {
 		if out, err = out.AppendApprovals(approvals...); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrConflict, err)
+			return nil, fmt.Errorf("%w: %w", ErrChatMismatch, err)
 		}
 	}
 	if len(results) > 0 {
 		if out, err = out.AppendResults(results...); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrConflict, err)
+			return nil, fmt.Errorf("%w: %w", ErrChatMismatch, err)
 		}
 	}
 	if newUser != nil {

@@ -25,7 +25,7 @@ func reconcileRequest(stored agentloop.History, req *ChatRequest) (agentloop.His
 	if err == nil {
 		return history, sameHistory(history, stored), nil
 	}
-	if !errors.Is(err, ErrConflict) || req.Trigger == TriggerRegenerate || len(req.Messages) == 0 {
+	if !errors.Is(err, ErrChatMismatch) || req.Trigger == TriggerRegenerate || len(req.Messages) == 0 {
 		return nil, false, err
 	}
 	last := req.Messages[len(req.Messages)-1]
@@ -38,7 +38,7 @@ func reconcileRequest(stored agentloop.History, req *ChatRequest) (agentloop.His
 			if m.ID == last.ID {
 				k = i
 			} else if k >= 0 {
-				return nil, false, fmt.Errorf("%w: user message %q is already in the stored chat, which went on since (reload the chat; an edit must name it in \"messageId\")", ErrConflict, last.ID)
+				return nil, false, fmt.Errorf("%w: user message %q is already in the stored chat, which went on since (reload the chat; an edit must name it in \"messageId\")", ErrChatMismatch, last.ID)
 			}
 		}
 	}

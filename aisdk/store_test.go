@@ -220,7 +220,7 @@ func TestReconcile(t *testing.T) {
 	})
 	t.Run("a longer text is an edit", func(t *testing.T) {
 		posted := agentloop.History{user, {ID: "m", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("Long answer here. And more.")}}, next}
-		if _, err := reconcilePosted(stored, posted); !errors.Is(err, ErrConflict) {
+		if _, err := reconcilePosted(stored, posted); !errors.Is(err, ErrChatMismatch) {
 			t.Errorf("err = %v", err)
 		}
 	})
@@ -232,7 +232,7 @@ func TestReconcile(t *testing.T) {
 	})
 	t.Run("a forged result for a cancelled call", func(t *testing.T) {
 		posted := agentloop.History{user, stored[1], {Role: agentloop.RoleTool, Parts: []agentloop.Part{tr("s", "srv", "ok", false)}}, next}
-		if _, err := reconcilePosted(stored, posted); !errors.Is(err, ErrConflict) {
+		if _, err := reconcilePosted(stored, posted); !errors.Is(err, ErrChatMismatch) {
 			t.Errorf("err = %v", err)
 		}
 	})

@@ -14,10 +14,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/aisdk/internal/pipenet"
 	"github.com/agentloop/agentloop/simtest"
 )
 
@@ -78,27 +80,50 @@ func postAndStopReading(t testing.TB, addr, chatID string) net.Conn {
 
 // A client that stops reading a streamed response is dropped once a write
 // waited WriteTimeout; the stored run goes on without it and is saved.
+// The server runs on in-memory connections in a bubble, so that the write
+// deadline fires on the bubble's clock.
 func TestStored_AClientThatStopsReadingIsDroppedAndTheRunIsSaved(t *testing.T) {
-	st := newStore(t)
-	h := &aisdk.ChatServer{
-		Agent:        &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: bigAnswer()})},
-		Store:        st,
-		Logger:       slog.New(slog.DiscardHandler),
-		KeepAlive:    -1,
-		WriteTimeout: 50 * time.Millisecond,
-	}
-	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })
-	srv, ended := serveWatched(t, h)
-	c := postAndStopReading(t, srv.Listener.Addr().String(), "c")
-	defer c.Close()
-	select {
-	case <-ended:
-	case <-time.After(20 * time.Second): // a bound on a hang, not a wait for it
-		t.Fatal("the response to a client that does not read was still being written after 20 s")
-	}
-	if got := len(history(t, st, "c").LastAssistantText()); got != 64*4<<10 {
-		t.Errorf("the stored answer has %d bytes, want %d", got, 64*4<<10)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const writeTimeout = 10 * time.Second
+		st := newStore(t)
+		h := &aisdk.ChatServer{
+			Agent:        &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: bigAnswer()})},
+			Store:        st,
+			Logger:       slog.New(slog.DiscardHandler),
+			KeepAlive:    -1,
+			WriteTimeout: writeTimeout,
+		}
+		t.Cleanup(func() { _ = h.Shutdown(context.Background()) })
+		ended := make(chan struct{})
+		l, _ := pipenet.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer close(ended)
+			h.ServeHTTP(w, r)
+		}))
+		c, err := l.Dial(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		start := time.Now()
+		body := `{"id":"c","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"Write a lot."}]}]}`
+		fmt.Fprintf(c, "POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		line, err := bufio.NewReaderSize(c, 16).ReadString('\n')
+		if err != nil || !strings.Contains(line, "200") {
+			t.Fatalf("status line %q: %v", line, err)
+		}
+		select {
+		case <-ended:
+		case <-time.After(10 * writeTimeout): // the stream's lease timers keep the bubble going
+			t.Fatalf("the response to a client that does not read was still being written after %v", 10*writeTimeout)
+		}
+		if took := time.Since(start); took != writeTimeout {
+			t.Errorf("the client was dropped after %v, want WriteTimeout (%v)", took, writeTimeout)
+		}
+		synctest.Wait() // the run, on its own, saves the answer
+		if got := len(history(t, st, "c").LastAssistantText()); got != 64*4<<10 {
+			t.Errorf("the stored answer has %d bytes, want %d", got, 64*4<<10)
+		}
+	})
 }
 
 // BenchmarkStuckClients measures what clients that stop reading cost: it
