@@ -36,6 +36,28 @@ func (s *outageAtEnd) EndStream(ctx context.Context, l store.Lease, state store.
 	return s.ChatStore.EndStream(ctx, l, state)
 }
 
+// postHello serves chat "c" on st with a model that answers "Hi." and posts
+// its first message, "hello"; it returns the server and the 200 response.
+func postHello(t *testing.T, st aisdk.ChatStore) (*aisdk.ChatServer, *httptest.ResponseRecorder) {
+	t.Helper()
+	h := &aisdk.ChatServer{
+		Agent:     &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hi.")}})},
+		Store:     st,
+		Authorize: func(*http.Request, string) error { return nil },
+		Logger:    slog.New(slog.DiscardHandler),
+		KeepAlive: -1,
+	}
+	body := `{"id":"c","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"hello"}]}]}`
+	req := httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%d %s", rec.Code, rec.Body.String())
+	}
+	return h, rec
+}
+
 // A run that cannot end its stream because the database is down tries
 // again with backoff, so that the chat is free as soon as the database is
 // back, not once the lease runs out; its client's response ends at once,
@@ -46,21 +68,7 @@ func TestStored_ARunThatCannotEndItsStreamTriesAgainUntilTheStoreIsBack(t *testi
 		defer mem.Close()
 		st := &outageAtEnd{ChatStore: mem}
 		st.down.Store(4)
-		h := &aisdk.ChatServer{
-			Agent:     &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hi.")}})},
-			Store:     st,
-			Authorize: func(*http.Request, string) error { return nil },
-			Logger:    slog.New(slog.DiscardHandler),
-			KeepAlive: -1,
-		}
-		body := `{"id":"c","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"hello"}]}]}`
-		req := httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			t.Fatalf("%d %s", rec.Code, rec.Body.String())
-		}
+		h, _ := postHello(t, st)
 		if _, err := st.ActiveStream(context.Background(), "c"); err != nil {
 			t.Errorf("the chat's stream when the response ended: %v, want it still active: the client does not wait for the database", err)
 		}
@@ -103,21 +111,7 @@ func TestStored_ARunWhoseSaveFailsSavesWhatItsClientSawOnceTheStoreIsBack(t *tes
 		defer mem.Close()
 		st := &outageAtSave{ChatStore: mem}
 		st.down.Store(4)
-		h := &aisdk.ChatServer{
-			Agent:     &agentloop.Agent{Model: simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hi.")}})},
-			Store:     st,
-			Authorize: func(*http.Request, string) error { return nil },
-			Logger:    slog.New(slog.DiscardHandler),
-			KeepAlive: -1,
-		}
-		body := `{"id":"c","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"hello"}]}]}`
-		req := httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			t.Fatalf("%d %s", rec.Code, rec.Body.String())
-		}
+		h, rec := postHello(t, st)
 		if !strings.Contains(rec.Body.String(), `"delta":"Hi."`) || !strings.Contains(rec.Body.String(), `"type":"error"`) {
 			t.Fatalf("the client should have seen the answer, then the error of its save: %s", rec.Body.String())
 		}
