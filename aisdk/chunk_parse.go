@@ -57,7 +57,9 @@ func ParseChunk(data []byte) (Chunk, error) {
 		v.Name = name
 		c = v
 	case FinishChunk:
-		if _, ok := keys["finishReason"]; ok && !v.FinishReason.valid() {
+		// encoding/json matches keys case-insensitively, so "FinishReason"
+		// fills the field too: check the decoded value, not the key.
+		if _, ok := keys["finishReason"]; (ok || v.FinishReason != "") && !v.FinishReason.valid() {
 			return nil, fmt.Errorf("aisdk: finish chunk: finishReason %q is not one of stop, length, content-filter, tool-calls, error, interrupted, other", v.FinishReason)
 		}
 	}
