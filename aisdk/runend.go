@@ -34,9 +34,10 @@ func lastRunState(s store.StreamState) string {
 	}
 }
 
-// recordRunEnd writes the chat's run-end document with one try: a
-// failure is logged, and the chat's view then shows the previous run's
-// end (or none).
+// recordRunEnd writes the chat's run-end document, retrying a version
+// conflict ([store.UpdateDoc]); any other failure is logged, and the chat's
+// view then shows the previous run's end (or none). A chat deleted
+// meanwhile is not an error.
 func (h *ChatServer) recordRunEnd(ctx context.Context, chatID string, state store.StreamState) {
 	docs, ok := h.Store.(store.Docs)
 	if !ok {
@@ -45,11 +46,11 @@ func (h *ChatServer) recordRunEnd(ctx context.Context, chatID string, state stor
 	data, _ := json.Marshal(struct {
 		State string `json:"state"`
 	}{lastRunState(state)})
-	d := &store.Doc{ChatID: chatID, Name: runEndDoc, Data: data}
-	if old, err := docs.GetDoc(ctx, chatID, runEndDoc); err == nil {
-		d.Version = old.Version
-	}
-	if err := docs.PutDoc(ctx, d); err != nil && !errors.Is(err, store.ErrNotFound) {
+	_, err := store.UpdateDoc(ctx, docs, chatID, runEndDoc, func(d *store.Doc) error {
+		d.Data = data
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		h.logger().LogAttrs(ctx, slog.LevelWarn, "aisdk: recording how a run ended failed",
 			slog.String("chat", chatID), slog.Any("error", err))
 	}
