@@ -334,6 +334,9 @@ func partFacts(msgID string, p UIPart) []signedFact {
 		return []signedFact{{"text", msgID, p.Text}}
 	case p.Type == "reasoning":
 		sig, red := reasoningFromMetadata(p.ProviderMetadata)
+		if p.Text == "" && sig == "" && red == "" {
+			return nil // carries nothing, and ToHistory drops it, as an empty text
+		}
 		return []signedFact{{"reasoning", msgID, p.Text, sig, red}}
 	case p.IsTool() && p.State != StateInputStreaming:
 		c := partCall(&p)
