@@ -32,17 +32,18 @@ func BenchmarkModelOnly_TextDeltas(b *testing.B) {
 	req := &agentloop.Request{}
 	b.ReportAllocs()
 	var mallocs uint64
-	var elapsed time.Duration
+	var elapsed, cpu time.Duration
 	for b.Loop() {
 		m := simtest.NewModel(turn)
 		before := mallocsNow() // stops the world: outside the timed part
-		start := time.Now()
+		start, cpuStart := time.Now(), cpuNow()
 		for range m.Stream(context.Background(), req) {
 		}
 		elapsed += time.Since(start)
+		cpu += cpuNow() - cpuStart
 		mallocs += mallocsNow() - before
 	}
-	reportPerDelta(b, elapsed, mallocs)
+	reportPerDelta(b, elapsed, cpu, mallocs)
 }
 
 // BenchmarkStream_TextDeltas measures the loop's overhead per text delta
@@ -53,20 +54,21 @@ func BenchmarkStream_TextDeltas(b *testing.B) {
 	history := agentloop.History{agentloop.UserMessage("go")}
 	b.ReportAllocs()
 	var mallocs uint64
-	var elapsed time.Duration
+	var elapsed, cpu time.Duration
 	for b.Loop() {
 		a := &agentloop.Agent{Model: simtest.NewModel(turn)}
 		before := mallocsNow() // stops the world: outside the timed part
-		start := time.Now()
+		start, cpuStart := time.Now(), cpuNow()
 		for _, err := range a.Stream(context.Background(), history, nil) {
 			if err != nil {
 				b.Fatal(err)
 			}
 		}
 		elapsed += time.Since(start)
+		cpu += cpuNow() - cpuStart
 		mallocs += mallocsNow() - before
 	}
-	reportPerDelta(b, elapsed, mallocs)
+	reportPerDelta(b, elapsed, cpu, mallocs)
 }
 
 func mallocsNow() uint64 {
@@ -77,9 +79,12 @@ func mallocsNow() uint64 {
 
 // reportPerDelta reports the streaming part only: not the script's
 // preparation, nor the ReadMemStats calls that count its allocations.
-func reportPerDelta(b *testing.B, elapsed time.Duration, mallocs uint64) {
+// cpu-ns/delta is the process's CPU time (every thread, the garbage
+// collector's included), the steadier figure on a loaded machine.
+func reportPerDelta(b *testing.B, elapsed, cpu time.Duration, mallocs uint64) {
 	n := float64(b.N) * benchDeltas
 	b.ReportMetric(float64(elapsed.Nanoseconds())/n, "ns/delta")
+	b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/delta")
 	b.ReportMetric(float64(mallocs)/n, "allocs/delta")
 }
 
@@ -256,7 +261,7 @@ func BenchmarkStream_NestedTextDeltas(b *testing.B) {
 	answer := simtest.Turn{Reply: []simtest.Step{simtest.Text("done")}}
 	b.ReportAllocs()
 	var mallocs uint64
-	var elapsed time.Duration
+	var elapsed, cpu time.Duration
 	for b.Loop() {
 		sub := &agentloop.Agent{Name: "sub", Model: simtest.NewModel(turn)}
 		tool, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
@@ -265,14 +270,15 @@ func BenchmarkStream_NestedTextDeltas(b *testing.B) {
 		}
 		a := &agentloop.Agent{Name: "lead", Model: simtest.NewModel(callTurn, answer), Tools: []*agentloop.Tool{tool}}
 		before := mallocsNow() // stops the world: outside the timed part
-		start := time.Now()
+		start, cpuStart := time.Now(), cpuNow()
 		for _, err := range a.Stream(context.Background(), history, nil) {
 			if err != nil {
 				b.Fatal(err)
 			}
 		}
 		elapsed += time.Since(start)
+		cpu += cpuNow() - cpuStart
 		mallocs += mallocsNow() - before
 	}
-	reportPerDelta(b, elapsed, mallocs)
+	reportPerDelta(b, elapsed, cpu, mallocs)
 }
