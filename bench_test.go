@@ -16,28 +16,39 @@ import (
 
 const benchDeltas = 1000
 
-// textTurn is one turn of benchDeltas single-word text deltas.
-func textTurn() simtest.Turn {
-	words := make([]byte, 0, benchDeltas*3)
-	for range benchDeltas {
-		words = append(words, "ab "...)
+// textChunks are benchDeltas single-word text deltas, boxed once: the
+// benchmarks' models yield them again on every run, so that a run's cost
+// is the loop's, without a script's preparation (or its garbage).
+var textChunks = func() []agentloop.Chunk {
+	chunks := make([]agentloop.Chunk, benchDeltas)
+	for i := range chunks {
+		chunks[i] = agentloop.TextDelta{Text: "ab "}
 	}
-	return simtest.Turn{Reply: []simtest.Step{simtest.Text(string(words))}}
-}
+	return chunks
+}()
 
-// BenchmarkModelOnly_TextDeltas is the baseline: ranging over the scripted
-// model's pre-built chunks without the loop.
+// deltaModel yields textChunks on every call.
+var deltaModel = agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+	return func(yield func(agentloop.Chunk, error) bool) {
+		for _, c := range textChunks {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+})
+
+// BenchmarkModelOnly_TextDeltas is the baseline: ranging over the model's
+// pre-built chunks without the loop.
 func BenchmarkModelOnly_TextDeltas(b *testing.B) {
-	turn := textTurn()
 	req := &agentloop.Request{}
 	b.ReportAllocs()
 	var mallocs uint64
 	var elapsed, cpu time.Duration
 	for b.Loop() {
-		m := simtest.NewModel(turn)
 		before := mallocsNow() // stops the world: outside the timed part
 		start, cpuStart := time.Now(), cpuNow()
-		for range m.Stream(context.Background(), req) {
+		for range deltaModel.Stream(context.Background(), req) {
 		}
 		elapsed += time.Since(start)
 		cpu += cpuNow() - cpuStart
@@ -50,13 +61,12 @@ func BenchmarkModelOnly_TextDeltas(b *testing.B) {
 // (the goal: well under 1µs and at most one allocation added per delta).
 // Compare allocs/delta with BenchmarkModelOnly_TextDeltas.
 func BenchmarkStream_TextDeltas(b *testing.B) {
-	turn := textTurn()
 	history := agentloop.History{agentloop.UserMessage("go")}
 	b.ReportAllocs()
 	var mallocs uint64
 	var elapsed, cpu time.Duration
 	for b.Loop() {
-		a := &agentloop.Agent{Model: simtest.NewModel(turn)}
+		a := &agentloop.Agent{Model: deltaModel}
 		before := mallocsNow() // stops the world: outside the timed part
 		start, cpuStart := time.Now(), cpuNow()
 		for _, err := range a.Stream(context.Background(), history, nil) {
@@ -255,20 +265,27 @@ func BenchmarkStream_BeforeModelCallLongHistory(b *testing.B) {
 // Compare ns/delta with BenchmarkStream_TextDeltas, a flat run of the
 // same deltas.
 func BenchmarkStream_NestedTextDeltas(b *testing.B) {
-	turn := textTurn()
 	history := agentloop.History{agentloop.UserMessage("go")}
-	callTurn := simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "sub", map[string]string{"task": "t"})}}
-	answer := simtest.Turn{Reply: []simtest.Step{simtest.Text("done")}}
+	sub := &agentloop.Agent{Name: "sub", Model: deltaModel}
+	tool, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	call := agentloop.ToolCall{ID: "c1", Name: "sub", Args: json.RawMessage(`{"task":"t"}`)}
+	lead := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			if req.Turn == 1 {
+				yield(call, nil)
+				return
+			}
+			yield(agentloop.TextDelta{Text: "done"}, nil)
+		}
+	})
+	a := &agentloop.Agent{Name: "lead", Model: lead, Tools: []*agentloop.Tool{tool}}
 	b.ReportAllocs()
 	var mallocs uint64
 	var elapsed, cpu time.Duration
 	for b.Loop() {
-		sub := &agentloop.Agent{Name: "sub", Model: simtest.NewModel(turn)}
-		tool, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		a := &agentloop.Agent{Name: "lead", Model: simtest.NewModel(callTurn, answer), Tools: []*agentloop.Tool{tool}}
 		before := mallocsNow() // stops the world: outside the timed part
 		start, cpuStart := time.Now(), cpuNow()
 		for _, err := range a.Stream(context.Background(), history, nil) {
@@ -281,4 +298,52 @@ func BenchmarkStream_NestedTextDeltas(b *testing.B) {
 		mallocs += mallocsNow() - before
 	}
 	reportPerDelta(b, elapsed, cpu, mallocs)
+}
+
+// BenchmarkStream_ProviderTextDeltas measures a run whose model makes each
+// delta's chunk as it streams, as a provider does: converted to a Chunk
+// (one allocation per delta), or through DeltaBoxes.
+func BenchmarkStream_ProviderTextDeltas(b *testing.B) {
+	history := agentloop.History{agentloop.UserMessage("go")}
+	words := make([]string, benchDeltas) // as a provider's decoder makes them
+	for i := range words {
+		words[i] = fmt.Sprintf("w%d ", i)
+	}
+	for _, way := range []string{"converted", "DeltaBoxes"} {
+		model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				var boxes agentloop.DeltaBoxes
+				for _, w := range words {
+					var c agentloop.Chunk
+					if way == "converted" {
+						c = agentloop.TextDelta{Text: w}
+					} else {
+						c = boxes.Text(w)
+					}
+					if !yield(c, nil) {
+						return
+					}
+				}
+			}
+		})
+		b.Run(way, func(b *testing.B) {
+			a := &agentloop.Agent{Model: model}
+			b.ReportAllocs()
+			var mallocs uint64
+			var elapsed, cpu time.Duration
+			for b.Loop() {
+				before := mallocsNow() // stops the world: outside the timed part
+				start, cpuStart := time.Now(), cpuNow()
+				for _, err := range a.Stream(context.Background(), history, nil) {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				elapsed += time.Since(start)
+				cpu += cpuNow() - cpuStart
+				mallocs += mallocsNow() - before
+			}
+			reportPerDelta(b, elapsed, cpu, mallocs)
+		})
+	}
 }
