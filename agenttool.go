@@ -77,7 +77,12 @@ type AgentToolOptions struct {
 // calling run's consumer as [Nested] items while they happen, and its
 // token usage adds up to the calling run's (so its budget counts it). A
 // sub-run that fails gives the call an error result that names the agent
-// and the error.
+// and the error; one that panics, a [*ToolPanicError] result.
+//
+// When the call is the only one of its turn still running, the sub-run
+// runs on the calling run's own goroutine (the one ranging over it), with
+// no handoff per item; otherwise on the call's goroutine. The call's hooks
+// run on the call's goroutine either way.
 //
 // A sub-run that pauses (its model called a client tool, or a tool that
 // needs approval) pauses the calling run: the calling run's [Pending] lists
