@@ -43,18 +43,21 @@ var deltaModel = agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Re
 func BenchmarkModelOnly_TextDeltas(b *testing.B) {
 	req := &agentloop.Request{}
 	b.ReportAllocs()
+	runtime.LockOSThread() // for threadCPUNow
+	defer runtime.UnlockOSThread()
 	var mallocs uint64
-	var elapsed, cpu time.Duration
+	var elapsed, cpu, thread time.Duration
 	for b.Loop() {
 		before := mallocsNow() // stops the world: outside the timed part
-		start, cpuStart := time.Now(), cpuNow()
+		start, cpuStart, threadStart := time.Now(), cpuNow(), threadCPUNow()
 		for range deltaModel.Stream(context.Background(), req) {
 		}
 		elapsed += time.Since(start)
 		cpu += cpuNow() - cpuStart
+		thread += threadCPUNow() - threadStart
 		mallocs += mallocsNow() - before
 	}
-	reportPerDelta(b, elapsed, cpu, mallocs)
+	reportPerDelta(b, elapsed, cpu, thread, mallocs)
 }
 
 // BenchmarkStream_TextDeltas measures the loop's overhead per text delta
@@ -63,12 +66,14 @@ func BenchmarkModelOnly_TextDeltas(b *testing.B) {
 func BenchmarkStream_TextDeltas(b *testing.B) {
 	history := agentloop.History{agentloop.UserMessage("go")}
 	b.ReportAllocs()
+	runtime.LockOSThread() // for threadCPUNow
+	defer runtime.UnlockOSThread()
 	var mallocs uint64
-	var elapsed, cpu time.Duration
+	var elapsed, cpu, thread time.Duration
 	for b.Loop() {
 		a := &agentloop.Agent{Model: deltaModel}
 		before := mallocsNow() // stops the world: outside the timed part
-		start, cpuStart := time.Now(), cpuNow()
+		start, cpuStart, threadStart := time.Now(), cpuNow(), threadCPUNow()
 		for _, err := range a.Stream(context.Background(), history, nil) {
 			if err != nil {
 				b.Fatal(err)
@@ -76,9 +81,10 @@ func BenchmarkStream_TextDeltas(b *testing.B) {
 		}
 		elapsed += time.Since(start)
 		cpu += cpuNow() - cpuStart
+		thread += threadCPUNow() - threadStart
 		mallocs += mallocsNow() - before
 	}
-	reportPerDelta(b, elapsed, cpu, mallocs)
+	reportPerDelta(b, elapsed, cpu, thread, mallocs)
 }
 
 func mallocsNow() uint64 {
@@ -90,11 +96,15 @@ func mallocsNow() uint64 {
 // reportPerDelta reports the streaming part only: not the script's
 // preparation, nor the ReadMemStats calls that count its allocations.
 // cpu-ns/delta is the process's CPU time (every thread, the garbage
-// collector's included), the steadier figure on a loaded machine.
-func reportPerDelta(b *testing.B, elapsed, cpu time.Duration, mallocs uint64) {
+// collector's included), steadier than wall time on a loaded machine;
+// thread-cpu-ns/delta is the CPU time of the benchmark's goroutine, locked
+// to its thread: the run's ranging goroutine, which does a run's work
+// (a nested run's too, when the sub-run is ranged in place).
+func reportPerDelta(b *testing.B, elapsed, cpu, thread time.Duration, mallocs uint64) {
 	n := float64(b.N) * benchDeltas
 	b.ReportMetric(float64(elapsed.Nanoseconds())/n, "ns/delta")
 	b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/delta")
+	b.ReportMetric(float64(thread.Nanoseconds())/n, "thread-cpu-ns/delta")
 	b.ReportMetric(float64(mallocs)/n, "allocs/delta")
 }
 
@@ -283,11 +293,13 @@ func BenchmarkStream_NestedTextDeltas(b *testing.B) {
 	})
 	a := &agentloop.Agent{Name: "lead", Model: lead, Tools: []*agentloop.Tool{tool}}
 	b.ReportAllocs()
+	runtime.LockOSThread() // for threadCPUNow
+	defer runtime.UnlockOSThread()
 	var mallocs uint64
-	var elapsed, cpu time.Duration
+	var elapsed, cpu, thread time.Duration
 	for b.Loop() {
 		before := mallocsNow() // stops the world: outside the timed part
-		start, cpuStart := time.Now(), cpuNow()
+		start, cpuStart, threadStart := time.Now(), cpuNow(), threadCPUNow()
 		for _, err := range a.Stream(context.Background(), history, nil) {
 			if err != nil {
 				b.Fatal(err)
@@ -295,9 +307,10 @@ func BenchmarkStream_NestedTextDeltas(b *testing.B) {
 		}
 		elapsed += time.Since(start)
 		cpu += cpuNow() - cpuStart
+		thread += threadCPUNow() - threadStart
 		mallocs += mallocsNow() - before
 	}
-	reportPerDelta(b, elapsed, cpu, mallocs)
+	reportPerDelta(b, elapsed, cpu, thread, mallocs)
 }
 
 // BenchmarkStream_ProviderTextDeltas measures a run whose model makes each
@@ -329,11 +342,13 @@ func BenchmarkStream_ProviderTextDeltas(b *testing.B) {
 		b.Run(way, func(b *testing.B) {
 			a := &agentloop.Agent{Model: model}
 			b.ReportAllocs()
+			runtime.LockOSThread() // for threadCPUNow
+			defer runtime.UnlockOSThread()
 			var mallocs uint64
-			var elapsed, cpu time.Duration
+			var elapsed, cpu, thread time.Duration
 			for b.Loop() {
 				before := mallocsNow() // stops the world: outside the timed part
-				start, cpuStart := time.Now(), cpuNow()
+				start, cpuStart, threadStart := time.Now(), cpuNow(), threadCPUNow()
 				for _, err := range a.Stream(context.Background(), history, nil) {
 					if err != nil {
 						b.Fatal(err)
@@ -341,9 +356,10 @@ func BenchmarkStream_ProviderTextDeltas(b *testing.B) {
 				}
 				elapsed += time.Since(start)
 				cpu += cpuNow() - cpuStart
+				thread += threadCPUNow() - threadStart
 				mallocs += mallocsNow() - before
 			}
-			reportPerDelta(b, elapsed, cpu, mallocs)
+			reportPerDelta(b, elapsed, cpu, thread, mallocs)
 		})
 	}
 }
