@@ -363,3 +363,71 @@ func BenchmarkStream_ProviderTextDeltas(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStream_NestedTextDeltasBesideACall is BenchmarkStream_NestedTextDeltas
+// with a second call in the lead's turn that runs until the sub-run has
+// ended: the sub-run then runs on its call's goroutine and its items reach
+// the consumer through the box (design.md §3.10).
+func BenchmarkStream_NestedTextDeltasBesideACall(b *testing.B) {
+	history := agentloop.History{agentloop.UserMessage("go")}
+	sub := &agentloop.Agent{Name: "sub", Model: deltaModel}
+	tool, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var subDone chan struct{} // replaced before each run
+	wait, err := agentloop.NewRawTool("wait", "Waits for the sub-run.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+		select {
+		case <-subDone:
+			return "ok", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	calls := []agentloop.Chunk{
+		agentloop.ToolCall{ID: "c1", Name: "sub", Args: json.RawMessage(`{"task":"t"}`)},
+		agentloop.ToolCall{ID: "c2", Name: "wait", Args: json.RawMessage(`{}`)},
+	}
+	lead := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			if req.Turn == 1 {
+				for _, c := range calls {
+					if !yield(c, nil) {
+						return
+					}
+				}
+				return
+			}
+			yield(agentloop.TextDelta{Text: "done"}, nil)
+		}
+	})
+	a := &agentloop.Agent{Name: "lead", Model: lead, Tools: []*agentloop.Tool{tool, wait}}
+	b.ReportAllocs()
+	runtime.LockOSThread() // for threadCPUNow
+	defer runtime.UnlockOSThread()
+	var mallocs uint64
+	var elapsed, cpu, thread time.Duration
+	for b.Loop() {
+		subDone = make(chan struct{})
+		before := mallocsNow() // stops the world: outside the timed part
+		start, cpuStart, threadStart := time.Now(), cpuNow(), threadCPUNow()
+		for it, err := range a.Stream(context.Background(), history, nil) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n, ok := it.(agentloop.Nested); ok {
+				if _, ok := n.Item.(agentloop.Final); ok {
+					close(subDone)
+				}
+			}
+		}
+		elapsed += time.Since(start)
+		cpu += cpuNow() - cpuStart
+		thread += threadCPUNow() - threadStart
+		mallocs += mallocsNow() - before
+	}
+	reportPerDelta(b, elapsed, cpu, thread, mallocs)
+}
