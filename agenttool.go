@@ -278,7 +278,7 @@ type driveReq struct {
 // driveReply says what became of a driveReq.
 type driveReply struct {
 	ran      bool // body ran on the ranging goroutine (false: declined)
-	aborted  bool // body did not return: the consumer panicked or called runtime.Goexit
+	aborted  bool // body did not return: the consumer panicked, or runtime.Goexit was called
 	panicked bool // the sub-run panicked with value
 	value    any
 	stack    []byte
