@@ -158,7 +158,7 @@ func (at *agentTool) call(ctx context.Context, raw json.RawMessage) (string, err
 	seq := at.agent.Stream(ctx, h, at.opts.RunOptions)
 	var text string
 	var err error
-	body := func(send func(Item) error) { text, err = at.consume(ctx, seq, &fw, send) }
+	body := func(send func(Nested) error) { text, err = at.consume(ctx, seq, &fw, send) }
 	if s != nil && s.drives != nil {
 		// Ask the calling run's ranging goroutine to range the sub-run
 		// itself: no handoff per item (design.md §3.10).
@@ -185,7 +185,7 @@ func (at *agentTool) call(ctx context.Context, raw json.RawMessage) (string, err
 
 // consume ranges over a sub-run, handing each of its items to send as a
 // Nested item, and returns the sub-run's answer.
-func (at *agentTool) consume(ctx context.Context, seq iter.Seq2[Item, error], fw *forwarder, send func(Item) error) (string, error) {
+func (at *agentTool) consume(ctx context.Context, seq iter.Seq2[Item, error], fw *forwarder, send func(Nested) error) (string, error) {
 	for it, err := range seq {
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
@@ -231,30 +231,24 @@ type forwarder struct {
 	// The last Path of a deeper item and the Path made from it, so that
 	// the items of one deeper run share one Path.
 	inner, outer []string
-	// slab boxes the Nested items in batches (a Nested is 112 bytes: one
-	// allocation each, converted)
-	slab *slab[Item, Nested]
 }
 
 // wrap returns the Nested item that carries it.
-func (f *forwarder) wrap(it Item) Item {
+func (f *forwarder) wrap(it Item) Nested {
 	s := f.sink
-	if f.slab == nil {
-		f.slab = newSlab[Item, Nested]()
-	}
 	if in, ok := it.(Nested); ok {
 		if len(f.inner) == 0 || len(in.Path) == 0 || &f.inner[0] != &in.Path[0] {
 			f.inner = in.Path
 			f.outer = append(append(make([]string, 0, len(in.Path)+1), s.call.ID), in.Path...)
 		}
 		in.CallID, in.Depth, in.Path = s.call.ID, in.Depth+1, f.outer
-		return f.slab.box(in)
+		return in
 	}
-	return f.slab.box(Nested{CallID: s.call.ID, Agent: f.agent, Model: f.model, Depth: 1, Path: f.path, Item: it})
+	return Nested{CallID: s.call.ID, Agent: f.agent, Model: f.model, Depth: 1, Path: f.path, Item: it}
 }
 
-// put hands n, a Nested item, to the calling run from the call's goroutine.
-func (f *forwarder) put(n Item) error {
+// put hands n to the calling run from the call's goroutine.
+func (f *forwarder) put(n Nested) error {
 	s, ctx := f.sink, f.ctx
 	if s.box != nil {
 		return s.box.put(ctx, progress{job: s.job, item: n})
@@ -271,7 +265,7 @@ func (f *forwarder) put(n Item) error {
 // ranges a sub-run and hands each item to the emit func it is given.
 type driveReq struct {
 	job   int
-	body  func(emit func(Item) error)
+	body  func(emit func(Nested) error)
 	reply chan driveReply // cap 1; gets exactly one reply
 }
 
@@ -336,7 +330,7 @@ func (r *run) drive(d *driveReq) error {
 		rep.ran = true
 		d.reply <- rep
 	}()
-	d.body(func(n Item) error {
+	d.body(func(n Nested) error {
 		if r.stopped() {
 			return nil // dropped, as after a stop on the other path
 		}

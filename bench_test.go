@@ -313,57 +313,6 @@ func BenchmarkStream_NestedTextDeltas(b *testing.B) {
 	reportPerDelta(b, elapsed, cpu, thread, mallocs)
 }
 
-// BenchmarkStream_ProviderTextDeltas measures a run whose model makes each
-// delta's chunk as it streams, as a provider does: converted to a Chunk
-// (one allocation per delta), or through DeltaBoxes.
-func BenchmarkStream_ProviderTextDeltas(b *testing.B) {
-	history := agentloop.History{agentloop.UserMessage("go")}
-	words := make([]string, benchDeltas) // as a provider's decoder makes them
-	for i := range words {
-		words[i] = fmt.Sprintf("w%d ", i)
-	}
-	for _, way := range []string{"converted", "DeltaBoxes"} {
-		model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
-			return func(yield func(agentloop.Chunk, error) bool) {
-				var boxes agentloop.DeltaBoxes
-				for _, w := range words {
-					var c agentloop.Chunk
-					if way == "converted" {
-						c = agentloop.TextDelta{Text: w}
-					} else {
-						c = boxes.Text(w)
-					}
-					if !yield(c, nil) {
-						return
-					}
-				}
-			}
-		})
-		b.Run(way, func(b *testing.B) {
-			a := &agentloop.Agent{Model: model}
-			b.ReportAllocs()
-			runtime.LockOSThread() // for threadCPUNow
-			defer runtime.UnlockOSThread()
-			var mallocs uint64
-			var elapsed, cpu, thread time.Duration
-			for b.Loop() {
-				before := mallocsNow() // stops the world: outside the timed part
-				start, cpuStart, threadStart := time.Now(), cpuNow(), threadCPUNow()
-				for _, err := range a.Stream(context.Background(), history, nil) {
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				elapsed += time.Since(start)
-				cpu += cpuNow() - cpuStart
-				thread += threadCPUNow() - threadStart
-				mallocs += mallocsNow() - before
-			}
-			reportPerDelta(b, elapsed, cpu, thread, mallocs)
-		})
-	}
-}
-
 // BenchmarkStream_NestedTextDeltasBesideACall is BenchmarkStream_NestedTextDeltas
 // with a second call in the lead's turn that runs until the sub-run has
 // ended: the sub-run then runs on its call's goroutine and its items reach

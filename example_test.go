@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/simtest"
@@ -102,22 +101,4 @@ func ExampleCancel() {
 	}
 	// Output:
 	// cancelled: budget exhausted
-}
-
-// A provider makes its deltas into chunks with DeltaBoxes, without an
-// allocation per delta.
-func ExampleDeltaBoxes() {
-	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
-		return func(yield func(agentloop.Chunk, error) bool) {
-			var boxes agentloop.DeltaBoxes // one per model call
-			for _, piece := range []string{"Hello", ", ", "world"} {
-				if !yield(boxes.Text(piece), nil) {
-					return
-				}
-			}
-		}
-	})
-	text, err := agentloop.Text((&agentloop.Agent{Model: model}).Stream(context.Background(), agentloop.History{agentloop.UserMessage("hi")}, nil))
-	fmt.Println(text, err)
-	// Output: Hello, world <nil>
 }
