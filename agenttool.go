@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"runtime/debug"
 	"strings"
 	"sync"
 )
@@ -75,7 +77,12 @@ type AgentToolOptions struct {
 // calling run's consumer as [Nested] items while they happen, and its
 // token usage adds up to the calling run's (so its budget counts it). A
 // sub-run that fails gives the call an error result that names the agent
-// and the error.
+// and the error; one that panics, a [*ToolPanicError] result.
+//
+// When the call is the only one of its turn still running, the sub-run
+// runs on the calling run's own goroutine (the one ranging over it), with
+// no handoff per item; otherwise on the call's goroutine. The call's hooks
+// run on the call's goroutine either way.
 //
 // A sub-run that pauses (its model called a client tool, or a tool that
 // needs approval) pauses the calling run: the calling run's [Pending] lists
@@ -144,27 +151,65 @@ func (at *agentTool) call(ctx context.Context, raw json.RawMessage) (string, err
 	default:
 		h = History{UserMessage(args.Task)}
 	}
-	fw := forwarder{sink: s, agent: at.agent.Name, model: at.model}
+	fw := forwarder{sink: s, agent: at.agent.Name, model: at.model, ctx: ctx, done: ctx.Done()}
 	if s != nil {
 		fw.path = []string{s.call.ID}
 	}
-	for it, err := range at.agent.Stream(ctx, h, at.opts.RunOptions) {
+	seq := at.agent.Stream(ctx, h, at.opts.RunOptions)
+	var text string
+	var err error
+	body := func(send func(Nested) error) { text, err = at.consume(ctx, seq, &fw, send) }
+	if s != nil && s.drives != nil {
+		// Ask the calling run's ranging goroutine to range the sub-run
+		// itself: no handoff per item (design.md §3.10).
+		req := &driveReq{job: s.job, body: body, reply: make(chan driveReply, 1)}
+		select {
+		case s.drives <- req:
+		case <-ctx.Done():
+			return "", fmt.Errorf("agent %q: %w", at.agent.Name, ctx.Err())
+		}
+		rep := <-req.reply // always sent, also when the run stops
+		switch {
+		case rep.panicked:
+			panic(&drivenPanic{value: rep.value, stack: rep.stack}) // callFunc makes it the call's result
+		case rep.aborted:
+			return "", fmt.Errorf("agent %q: %w", at.agent.Name, ErrStopped)
+		case rep.ran:
+			return text, err
+		}
+		// Declined: other calls of the turn run, so the sub-run runs here.
+	}
+	body(fw.put)
+	return text, err
+}
+
+// consume ranges over a sub-run, handing each of its items to send as a
+// Nested item, and returns the sub-run's answer.
+func (at *agentTool) consume(ctx context.Context, seq iter.Seq2[Item, error], fw *forwarder, send func(Nested) error) (string, error) {
+	for it, err := range seq {
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return "", fmt.Errorf("agent %q: %w", at.agent.Name, cerr)
 			}
 			return "", fmt.Errorf("agent %q failed: %w", at.agent.Name, err)
 		}
-		if err := fw.send(ctx, it); err != nil {
-			return "", fmt.Errorf("agent %q: %w", at.agent.Name, err)
+		if fw.sink != nil {
+			select {
+			case <-fw.done:
+				return "", fmt.Errorf("agent %q: %w", at.agent.Name, ctx.Err())
+			default:
+			}
+			if err := send(fw.wrap(it)); err != nil {
+				return "", fmt.Errorf("agent %q: %w", at.agent.Name, err)
+			}
 		}
 		switch last := it.(type) {
 		case Final:
 			return last.Text, nil
 		case Pending:
 			callID := ""
-			if s != nil {
-				callID = s.call.ID
+			if fw.sink != nil {
+				callID = fw.sink.call.ID
 			}
 			return "", &subPending{run: SubRun{CallID: callID, Agent: at.agent.Name, History: last.History}, pending: last}
 		}
@@ -175,36 +220,36 @@ func (at *agentTool) call(ctx context.Context, raw json.RawMessage) (string, err
 	return "", fmt.Errorf("agent %q: the run ended without an answer", at.agent.Name)
 }
 
-// forwarder hands a sub-run's items to the calling run as Nested items.
+// forwarder makes a sub-run's items the calling run's Nested items.
 type forwarder struct {
 	sink  *progressSink // nil: outside a loop, items are dropped
 	agent string
 	model ModelInfo
-	path  []string // {callID}, shared by the sub-run's own items
+	ctx   context.Context // the call's
+	done  <-chan struct{} // ctx.Done()
+	path  []string        // {callID}, shared by the sub-run's own items
 	// The last Path of a deeper item and the Path made from it, so that
 	// the items of one deeper run share one Path.
 	inner, outer []string
 }
 
-func (f *forwarder) send(ctx context.Context, it Item) error {
+// wrap returns the Nested item that carries it.
+func (f *forwarder) wrap(it Item) Nested {
 	s := f.sink
-	if s == nil {
-		return nil
-	}
-	var n Nested
 	if in, ok := it.(Nested); ok {
-		n = in
 		if len(f.inner) == 0 || len(in.Path) == 0 || &f.inner[0] != &in.Path[0] {
 			f.inner = in.Path
 			f.outer = append(append(make([]string, 0, len(in.Path)+1), s.call.ID), in.Path...)
 		}
-		n.CallID, n.Depth, n.Path = s.call.ID, in.Depth+1, f.outer
-	} else {
-		n = Nested{CallID: s.call.ID, Agent: f.agent, Model: f.model, Depth: 1, Path: f.path, Item: it}
+		in.CallID, in.Depth, in.Path = s.call.ID, in.Depth+1, f.outer
+		return in
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	return Nested{CallID: s.call.ID, Agent: f.agent, Model: f.model, Depth: 1, Path: f.path, Item: it}
+}
+
+// put hands n to the calling run from the call's goroutine.
+func (f *forwarder) put(n Nested) error {
+	s, ctx := f.sink, f.ctx
 	if s.box != nil {
 		return s.box.put(ctx, progress{job: s.job, item: n})
 	}
@@ -213,6 +258,100 @@ func (f *forwarder) send(ctx context.Context, it Item) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// driveReq asks the calling run's ranging goroutine to run body, which
+// ranges a sub-run and hands each item to the emit func it is given.
+type driveReq struct {
+	job   int
+	body  func(emit func(Nested) error)
+	reply chan driveReply // cap 1; gets exactly one reply
+}
+
+// driveReply says what became of a driveReq.
+type driveReply struct {
+	ran      bool // body ran on the ranging goroutine (false: declined)
+	aborted  bool // body did not return: the consumer panicked, or runtime.Goexit was called
+	panicked bool // the sub-run panicked with value
+	value    any
+	stack    []byte
+}
+
+// drivenPanic carries a sub-run's panic from the ranging goroutine to the
+// call's goroutine, where it becomes the call's result.
+type drivenPanic struct {
+	value any
+	stack []byte
+}
+
+// onDrive answers a sub-run's request to be ranged by this goroutine while
+// it awaits job i. It runs the sub-run when every other call of the turn
+// has ended (so no other call waits for this goroutine meanwhile): at once
+// if the sub-run is job i's, after the results before it otherwise. When
+// other calls run, it declines: the sub-run runs on its call's goroutine.
+func (r *run) onDrive(i int, d *driveReq) error {
+	for k, done := range r.turnDone {
+		if k == d.job {
+			continue
+		}
+		select {
+		case <-done:
+		default:
+			d.reply <- driveReply{}
+			return nil
+		}
+	}
+	if d.job != i {
+		r.held = d // job i has ended: its result comes first
+		return nil
+	}
+	return r.drive(d)
+}
+
+// drive runs a sub-run's body on the ranging goroutine, yielding its
+// Nested items as they come. It returns ErrStopped when the consumer
+// stopped ranging. A panic of the sub-run goes back to the call's
+// goroutine; one of the consumer goes on up.
+func (r *run) drive(d *driveReq) error {
+	var rep driveReply
+	var stop error
+	emitting, returned := false, false
+	defer func() {
+		if !emitting && !returned {
+			if p := recover(); p != nil {
+				rep.panicked, rep.value, rep.stack = true, p, debug.Stack()
+			} else {
+				rep.aborted = true // runtime.Goexit
+			}
+		} else if !returned {
+			rep.aborted = true
+		}
+		rep.ran = true
+		d.reply <- rep
+	}()
+	d.body(func(n Nested) error {
+		if r.stopped() {
+			return nil // dropped, as after a stop on the other path
+		}
+		r.countNested(n)
+		emitting = true
+		err := r.emit(n)
+		emitting = false
+		if err != nil {
+			stop = err
+		}
+		return err
+	})
+	returned = true
+	return stop
+}
+
+// releaseHeld declines a held request the run will not get to.
+func (r *run) releaseHeld() {
+	if r.held != nil {
+		r.held.reply <- driveReply{}
+		r.held = nil
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/simtest"
@@ -488,4 +490,189 @@ func TestHandoff_PausedTurnResumesWithTheAgentHandedTo(t *testing.T) {
 	f := final(t, items)
 	assert.Equal(t, "Billing, in Berlin.", f.Text)
 	assert.Equal(t, "billing", f.History[len(f.History)-1].Agent)
+}
+
+// design.md §3.10: every item a sub-run handed over comes before its
+// call's result, also when the call ended before the calling run took
+// them. The sub-run runs beside another call (so on its call's goroutine);
+// the consumer, on its first text, lets it go on and waits until it has
+// ended: its other items are then waiting when the run sees the call end.
+// Which of the two it sees first is the scheduler's choice, so the run is
+// repeated.
+func TestAgentTool_ItemsHandedOverBeforeTheCallEndedComeBeforeItsResult(t *testing.T) {
+	for range 20 {
+		synctest.Test(t, func(t *testing.T) {
+			release, proceed := make(chan struct{}), make(chan struct{})
+			block, err := agentloop.NewRawTool("block", "Waits.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+				select {
+				case <-release:
+					return "released", nil
+				case <-ctx.Done():
+					return "", ctx.Err()
+				}
+			})
+			require.NoError(t, err)
+			subModel := agentloop.ModelFunc(func(ctx context.Context, _ *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+				return func(yield func(agentloop.Chunk, error) bool) {
+					if !yield(agentloop.TextDelta{Text: "one "}, nil) {
+						return
+					}
+					select {
+					case <-proceed:
+					case <-ctx.Done():
+						return
+					}
+					for _, w := range []string{"two ", "three"} {
+						if !yield(agentloop.TextDelta{Text: w}, nil) {
+							return
+						}
+					}
+				}
+			})
+			sub := &agentloop.Agent{Name: "sub", Model: subModel}
+			parent := &agentloop.Agent{Name: "lead", Model: simtest.NewModel(
+				turn(simtest.Call("ca", "sub", map[string]string{"task": "t"}), simtest.Call("cb", "block", nil)),
+				turn(simtest.Text("done")),
+			), Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{}), block}}
+			var got []string
+			for it, err := range parent.Stream(context.Background(), user("x"), nil) {
+				require.NoError(t, err)
+				if n, ok := it.(agentloop.Nested); ok && n.Item == (agentloop.TextDelta{Text: "one "}) {
+					close(proceed)
+					synctest.Wait() // the sub-run ends; its call returns
+					close(release)
+				}
+				if d := describe(it); !strings.HasSuffix(d, "CallDelta") {
+					got = append(got, d)
+				}
+			}
+			want := []string{
+				"TurnStart(1)", "Call(ca sub)", "Call(cb block)", "TurnEnd(1)",
+				"sub@1[ca]:TurnStart(1)", "sub@1[ca]:Text(one )", "sub@1[ca]:Text(two )", "sub@1[ca]:Text(three)",
+				"sub@1[ca]:TurnEnd(1)", "sub@1[ca]:Final(one two three)",
+				"Result(ca one two three)", "Result(cb released)",
+				"TurnStart(2)", "Text(done)", "TurnEnd(2)", "Final(done)",
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("items (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// design.md §3.10: a sub-run that runs while another call of its turn
+// runs does not hold up that call's progress (the sub-run's model here
+// waits for it: run one after the other, the turn would never end).
+func TestAgentTool_SubRunRunsAlongsideTheTurnsOtherCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		progressed := make(chan struct{})
+		reporter, err := agentloop.NewRawTool("report", "Reports.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+			return "reported", agentloop.ReportProgress(ctx, "half way")
+		})
+		require.NoError(t, err)
+		subModel := agentloop.ModelFunc(func(ctx context.Context, _ *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				select {
+				case <-progressed:
+				case <-ctx.Done():
+					yield(nil, ctx.Err())
+					return
+				}
+				yield(agentloop.TextDelta{Text: "after the progress"}, nil)
+			}
+		})
+		sub := &agentloop.Agent{Name: "sub", Model: subModel}
+		parent := &agentloop.Agent{Name: "lead", Model: simtest.NewModel(
+			turn(simtest.Call("ca", "sub", map[string]string{"task": "t"}), simtest.Call("cb", "report", nil)),
+			turn(simtest.Text("done")),
+		), Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{}), reporter}}
+		var items []agentloop.Item
+		for it, err := range parent.Stream(context.Background(), user("x"), nil) {
+			require.NoError(t, err)
+			if _, ok := it.(agentloop.ToolProgress); ok {
+				close(progressed)
+			}
+			items = append(items, it)
+		}
+		res := results(items)
+		require.Len(t, res, 2)
+		assert.Equal(t, "after the progress", res[0].Content)
+	})
+}
+
+// A sub-agent that panics gives its call the error result of a tool that
+// panicked; the calling run goes on.
+func TestAgentTool_PanickingSubRunIsTheCallsErrorResult(t *testing.T) {
+	boom := agentloop.ModelFunc(func(context.Context, *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			if yield(agentloop.TextDelta{Text: "about to fail"}, nil) {
+				panic("boom")
+			}
+		}
+	})
+	sub := &agentloop.Agent{Name: "sub", Model: boom}
+	parent := &agentloop.Agent{Name: "lead", Model: simtest.NewModel(
+		turn(simtest.Call("c1", "sub", map[string]string{"task": "t"})),
+		turn(simtest.Text("recovered")),
+	), Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{})}}
+	items, err := collect(parent.Stream(context.Background(), user("x"), nil))
+	require.NoError(t, err)
+	res := results(items)
+	require.Len(t, res, 1)
+	var pe *agentloop.ToolPanicError
+	require.ErrorAs(t, res[0].Err, &pe)
+	assert.Equal(t, "boom", pe.Value)
+	assert.Contains(t, string(pe.Stack), "TestAgentTool_PanickingSubRunIsTheCallsErrorResult", "the stack is the panic's")
+	assert.Equal(t, "recovered", final(t, items).Text)
+}
+
+// A panic of the consumer's loop body on a sub-run's item reaches the
+// consumer, and no goroutine of the run is left.
+func TestAgentTool_ConsumersPanicOnANestedItemReachesTheConsumer(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	sub := &agentloop.Agent{Name: "sub", Model: simtest.NewModel(turn(simtest.Text("one two")))}
+	parent := &agentloop.Agent{Name: "lead", Model: simtest.NewModel(
+		turn(simtest.Call("c1", "sub", map[string]string{"task": "t"})),
+		turn(simtest.Text("x")),
+	), Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{})}}
+	got := func() (p any) {
+		defer func() { p = recover() }()
+		for it := range parent.Stream(context.Background(), user("x"), nil) {
+			if n, ok := it.(agentloop.Nested); ok {
+				if _, ok := n.Item.(agentloop.TextDelta); ok {
+					panic("consumer")
+				}
+			}
+		}
+		return nil
+	}()
+	assert.Equal(t, "consumer", got)
+}
+
+// design.md §3.10: a sub-run that starts once the calls before it have
+// ended streams after their results (they are not held up by it). With
+// ToolConcurrency 1 the sub-run starts after the first call's end, which
+// the run may see before or after the sub-run's start: repeated.
+func TestAgentTool_SubRunStartingAfterEarlierCallsStreamsAfterTheirResults(t *testing.T) {
+	quick, err := agentloop.NewRawTool("quick", "Answers.", nil, func(context.Context, json.RawMessage) (string, error) { return "fast", nil })
+	require.NoError(t, err)
+	for range 20 {
+		sub := &agentloop.Agent{Name: "sub", Model: simtest.NewModel(turn(simtest.Text("hi")))}
+		parent := &agentloop.Agent{Name: "lead", ToolConcurrency: 1, Model: simtest.NewModel(
+			turn(simtest.Call("cq", "quick", nil), simtest.Call("cs", "sub", map[string]string{"task": "t"})),
+			turn(simtest.Text("done")),
+		), Tools: []*agentloop.Tool{quick, agentTool(t, sub, agentloop.AgentToolOptions{})}}
+		items, err := collect(parent.Stream(context.Background(), user("x"), nil))
+		require.NoError(t, err)
+		want := []string{
+			"TurnStart(1)", "Call(cq quick)", "Call(cs sub)", "TurnEnd(1)",
+			"Result(cq fast)",
+			"sub@1[cs]:TurnStart(1)", "sub@1[cs]:Text(hi)", "sub@1[cs]:TurnEnd(1)", "sub@1[cs]:Final(hi)",
+			"Result(cs hi)",
+			"TurnStart(2)", "Text(done)", "TurnEnd(2)", "Final(done)",
+		}
+		if d := cmp.Diff(want, describeAll(items)); d != "" {
+			t.Fatalf("items (-want +got):\n%s", d)
+		}
+	}
 }

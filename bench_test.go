@@ -16,57 +16,75 @@ import (
 
 const benchDeltas = 1000
 
-// textTurn is one turn of benchDeltas single-word text deltas.
-func textTurn() simtest.Turn {
-	words := make([]byte, 0, benchDeltas*3)
-	for range benchDeltas {
-		words = append(words, "ab "...)
+// textChunks are benchDeltas single-word text deltas, boxed once: the
+// benchmarks' models yield them again on every run, so that a run's cost
+// is the loop's, without a script's preparation (or its garbage).
+var textChunks = func() []agentloop.Chunk {
+	chunks := make([]agentloop.Chunk, benchDeltas)
+	for i := range chunks {
+		chunks[i] = agentloop.TextDelta{Text: "ab "}
 	}
-	return simtest.Turn{Reply: []simtest.Step{simtest.Text(string(words))}}
-}
+	return chunks
+}()
 
-// BenchmarkModelOnly_TextDeltas is the baseline: ranging over the scripted
-// model's pre-built chunks without the loop.
+// deltaModel yields textChunks on every call.
+var deltaModel = agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+	return func(yield func(agentloop.Chunk, error) bool) {
+		for _, c := range textChunks {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+})
+
+// BenchmarkModelOnly_TextDeltas is the baseline: ranging over the model's
+// pre-built chunks without the loop.
 func BenchmarkModelOnly_TextDeltas(b *testing.B) {
-	turn := textTurn()
 	req := &agentloop.Request{}
 	b.ReportAllocs()
+	runtime.LockOSThread() // for threadCPUNow
+	defer runtime.UnlockOSThread()
 	var mallocs uint64
-	var elapsed time.Duration
+	var elapsed, cpu, thread time.Duration
 	for b.Loop() {
-		m := simtest.NewModel(turn)
 		before := mallocsNow() // stops the world: outside the timed part
-		start := time.Now()
-		for range m.Stream(context.Background(), req) {
+		start, cpuStart, threadStart := time.Now(), cpuNow(), threadCPUNow()
+		for range deltaModel.Stream(context.Background(), req) {
 		}
 		elapsed += time.Since(start)
+		cpu += cpuNow() - cpuStart
+		thread += threadCPUNow() - threadStart
 		mallocs += mallocsNow() - before
 	}
-	reportPerDelta(b, elapsed, mallocs)
+	reportPerDelta(b, elapsed, cpu, thread, mallocs)
 }
 
 // BenchmarkStream_TextDeltas measures the loop's overhead per text delta
 // (the goal: well under 1µs and at most one allocation added per delta).
 // Compare allocs/delta with BenchmarkModelOnly_TextDeltas.
 func BenchmarkStream_TextDeltas(b *testing.B) {
-	turn := textTurn()
 	history := agentloop.History{agentloop.UserMessage("go")}
 	b.ReportAllocs()
+	runtime.LockOSThread() // for threadCPUNow
+	defer runtime.UnlockOSThread()
 	var mallocs uint64
-	var elapsed time.Duration
+	var elapsed, cpu, thread time.Duration
 	for b.Loop() {
-		a := &agentloop.Agent{Model: simtest.NewModel(turn)}
+		a := &agentloop.Agent{Model: deltaModel}
 		before := mallocsNow() // stops the world: outside the timed part
-		start := time.Now()
+		start, cpuStart, threadStart := time.Now(), cpuNow(), threadCPUNow()
 		for _, err := range a.Stream(context.Background(), history, nil) {
 			if err != nil {
 				b.Fatal(err)
 			}
 		}
 		elapsed += time.Since(start)
+		cpu += cpuNow() - cpuStart
+		thread += threadCPUNow() - threadStart
 		mallocs += mallocsNow() - before
 	}
-	reportPerDelta(b, elapsed, mallocs)
+	reportPerDelta(b, elapsed, cpu, thread, mallocs)
 }
 
 func mallocsNow() uint64 {
@@ -77,9 +95,16 @@ func mallocsNow() uint64 {
 
 // reportPerDelta reports the streaming part only: not the script's
 // preparation, nor the ReadMemStats calls that count its allocations.
-func reportPerDelta(b *testing.B, elapsed time.Duration, mallocs uint64) {
+// cpu-ns/delta is the process's CPU time (every thread, the garbage
+// collector's included), steadier than wall time on a loaded machine;
+// thread-cpu-ns/delta is the CPU time of the benchmark's goroutine, locked
+// to its thread: the run's ranging goroutine, which does a run's work
+// (a nested run's too, when the sub-run is ranged in place).
+func reportPerDelta(b *testing.B, elapsed, cpu, thread time.Duration, mallocs uint64) {
 	n := float64(b.N) * benchDeltas
 	b.ReportMetric(float64(elapsed.Nanoseconds())/n, "ns/delta")
+	b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/delta")
+	b.ReportMetric(float64(thread.Nanoseconds())/n, "thread-cpu-ns/delta")
 	b.ReportMetric(float64(mallocs)/n, "allocs/delta")
 }
 
@@ -250,29 +275,108 @@ func BenchmarkStream_BeforeModelCallLongHistory(b *testing.B) {
 // Compare ns/delta with BenchmarkStream_TextDeltas, a flat run of the
 // same deltas.
 func BenchmarkStream_NestedTextDeltas(b *testing.B) {
-	turn := textTurn()
 	history := agentloop.History{agentloop.UserMessage("go")}
-	callTurn := simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "sub", map[string]string{"task": "t"})}}
-	answer := simtest.Turn{Reply: []simtest.Step{simtest.Text("done")}}
-	b.ReportAllocs()
-	var mallocs uint64
-	var elapsed time.Duration
-	for b.Loop() {
-		sub := &agentloop.Agent{Name: "sub", Model: simtest.NewModel(turn)}
-		tool, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
-		if err != nil {
-			b.Fatal(err)
+	sub := &agentloop.Agent{Name: "sub", Model: deltaModel}
+	tool, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	call := agentloop.ToolCall{ID: "c1", Name: "sub", Args: json.RawMessage(`{"task":"t"}`)}
+	lead := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			if req.Turn == 1 {
+				yield(call, nil)
+				return
+			}
+			yield(agentloop.TextDelta{Text: "done"}, nil)
 		}
-		a := &agentloop.Agent{Name: "lead", Model: simtest.NewModel(callTurn, answer), Tools: []*agentloop.Tool{tool}}
+	})
+	a := &agentloop.Agent{Name: "lead", Model: lead, Tools: []*agentloop.Tool{tool}}
+	b.ReportAllocs()
+	runtime.LockOSThread() // for threadCPUNow
+	defer runtime.UnlockOSThread()
+	var mallocs uint64
+	var elapsed, cpu, thread time.Duration
+	for b.Loop() {
 		before := mallocsNow() // stops the world: outside the timed part
-		start := time.Now()
+		start, cpuStart, threadStart := time.Now(), cpuNow(), threadCPUNow()
 		for _, err := range a.Stream(context.Background(), history, nil) {
 			if err != nil {
 				b.Fatal(err)
 			}
 		}
 		elapsed += time.Since(start)
+		cpu += cpuNow() - cpuStart
+		thread += threadCPUNow() - threadStart
 		mallocs += mallocsNow() - before
 	}
-	reportPerDelta(b, elapsed, mallocs)
+	reportPerDelta(b, elapsed, cpu, thread, mallocs)
+}
+
+// BenchmarkStream_NestedTextDeltasBesideACall is BenchmarkStream_NestedTextDeltas
+// with a second call in the lead's turn that runs until the sub-run has
+// ended: the sub-run then runs on its call's goroutine and its items reach
+// the consumer through the box (design.md §3.10).
+func BenchmarkStream_NestedTextDeltasBesideACall(b *testing.B) {
+	history := agentloop.History{agentloop.UserMessage("go")}
+	sub := &agentloop.Agent{Name: "sub", Model: deltaModel}
+	tool, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var subDone chan struct{} // replaced before each run
+	wait, err := agentloop.NewRawTool("wait", "Waits for the sub-run.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+		select {
+		case <-subDone:
+			return "ok", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	calls := []agentloop.Chunk{
+		agentloop.ToolCall{ID: "c1", Name: "sub", Args: json.RawMessage(`{"task":"t"}`)},
+		agentloop.ToolCall{ID: "c2", Name: "wait", Args: json.RawMessage(`{}`)},
+	}
+	lead := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			if req.Turn == 1 {
+				for _, c := range calls {
+					if !yield(c, nil) {
+						return
+					}
+				}
+				return
+			}
+			yield(agentloop.TextDelta{Text: "done"}, nil)
+		}
+	})
+	a := &agentloop.Agent{Name: "lead", Model: lead, Tools: []*agentloop.Tool{tool, wait}}
+	b.ReportAllocs()
+	runtime.LockOSThread() // for threadCPUNow
+	defer runtime.UnlockOSThread()
+	var mallocs uint64
+	var elapsed, cpu, thread time.Duration
+	for b.Loop() {
+		subDone = make(chan struct{})
+		before := mallocsNow() // stops the world: outside the timed part
+		start, cpuStart, threadStart := time.Now(), cpuNow(), threadCPUNow()
+		for it, err := range a.Stream(context.Background(), history, nil) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n, ok := it.(agentloop.Nested); ok {
+				if _, ok := n.Item.(agentloop.Final); ok {
+					close(subDone)
+				}
+			}
+		}
+		elapsed += time.Since(start)
+		cpu += cpuNow() - cpuStart
+		thread += threadCPUNow() - threadStart
+		mallocs += mallocsNow() - before
+	}
+	reportPerDelta(b, elapsed, cpu, thread, mallocs)
 }

@@ -70,6 +70,11 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 		for i := range jobs {
 			if jobs[i].tool != nil && jobs[i].tool.nests {
 				r.box = newNestedBox()
+				if r.effects == nil {
+					// An engine runs a call inside its step: not on the
+					// ranging goroutine.
+					r.drives = make(chan *driveReq)
+				}
 				break
 			}
 		}
@@ -79,6 +84,8 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 	for i := range done {
 		done[i] = make(chan struct{})
 	}
+	r.turnDone = done
+	defer r.releaseHeld()
 	r.dispatch(jobs, results, done)
 
 	if r.effects != nil {
@@ -138,8 +145,18 @@ func (r *run) await(i int, done <-chan struct{}) error {
 	if r.box != nil {
 		wake = r.box.wake
 	}
+	if d := r.held; d != nil && d.job == i {
+		r.held = nil
+		if err := r.drive(d); err != nil {
+			return err
+		}
+	}
 	for {
 		select {
+		case d := <-r.drives:
+			if err := r.onDrive(i, d); err != nil {
+				return err
+			}
 		case <-done:
 			// Items the job handed over before it ended come before its result.
 			return r.drainNested(i)
@@ -381,7 +398,7 @@ func (r *run) runTool(j *job, call ToolCall) ToolResult {
 	if err != nil {
 		return errorResult(call, err)
 	}
-	j.sink = progressSink{ch: r.progress, job: j.index, call: call, conversation: r.conversationID, turn: r.assistants, history: r.history, box: r.box}
+	j.sink = progressSink{ch: r.progress, job: j.index, call: call, conversation: r.conversationID, turn: r.assistants, history: r.history, box: r.box, drives: r.drives}
 	ctx := context.WithValue(r.ctx, progressKey{}, &j.sink)
 	if h := r.hooks; h != nil && h.ToolContext != nil {
 		next, err := r.toolContext(ctx, call)
@@ -448,6 +465,10 @@ func (r *run) runTool(j *job, call ToolCall) ToolResult {
 func callFunc(t *Tool, ctx context.Context, args json.RawMessage) (o outcome) {
 	defer func() {
 		if p := recover(); p != nil {
+			if dp, ok := p.(*drivenPanic); ok { // a sub-run's, on the ranging goroutine
+				o = outcome{err: &ToolPanicError{Tool: t.Name, Value: dp.value, Stack: dp.stack}}
+				return
+			}
 			o = outcome{err: &ToolPanicError{Tool: t.Name, Value: p, Stack: debug.Stack()}}
 		}
 	}()
@@ -528,6 +549,9 @@ type progressSink struct {
 	// the conversation and a paused sub-run's state from it).
 	history History
 	box     *nestedBox // nil unless the run has agent tools
+	// drives takes an agent tool's request to have its sub-run ranged by
+	// the run's ranging goroutine; nil under an engine.
+	drives chan<- *driveReq
 }
 
 // progress is a ToolProgress on its way from a tool to the ranging

@@ -169,6 +169,9 @@ type run struct {
 	conversationID string
 	effects        Effects           // nil: effects run in process
 	box            *nestedBox        // Nested items of agent tools; nil until a turn calls one
+	drives         chan *driveReq    // sub-runs to range on this goroutine; nil like box, and under an engine
+	held           *driveReq         // a request to run once the results before its job are yielded
+	turnDone       []chan struct{}   // the current turn's done channels, one per call
 	graph          map[string]*Agent // agents reachable through Handoffs, by name; nil without
 	extra          []*Tool           // RunOptions.Tools, kept for handoffs
 

@@ -46,6 +46,14 @@
 // its context (through the ToolContext hook), so spans a tool makes (a
 // database call) are children of that span.
 //
+// A sub-agent ([agentloop.AgentTool]) traced with the same hooks (its
+// Agent.Hooks, or AgentToolOptions.RunOptions.Hooks) is an
+// "invoke_agent {sub-agent's Name}" span with gen_ai.agent.name, a child of
+// the execute_tool span of the call that runs it, with its own chat and
+// execute_tool spans under it, at any depth. A sub-agent without the hooks
+// is not traced. The sub-run's items that reach the caller as
+// [agentloop.Nested] items get no span of their own.
+//
 // # Errors
 //
 // A failed or cancelled run, model call or tool call has the span status

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -685,5 +686,57 @@ func TestCacheAndReasoningTokensAreOnTheChatAndRunSpansOnlyWhenReported(t *testi
 	for _, s := range []sdktrace.ReadOnlySpan{chats[1], h.ended("invoke_agent cached")[1]} {
 		wantAttrs(t, s, map[string]any{"gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 5})
 		wantNoAttrs(t, s, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.reasoning.output_tokens")
+	}
+}
+
+// design.md §16, §3.10: a sub-agent's run ([agentloop.AgentTool]) traced
+// with the same hooks is an invoke_agent span, named after the sub-agent
+// and carrying gen_ai.agent.name, under the execute_tool span of the call
+// that ran it; its chat spans nest under it. The sub-run's items that
+// reach the calling run as Nested items get no span of their own.
+func TestSubAgentsRunNestsUnderItsCallsExecuteToolSpan(t *testing.T) {
+	h := newHarness(t, telemetry.Options{})
+	researcher := &agentloop.Agent{Name: "researcher", Model: describedModel{simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Sunny in Berlin."), simtest.Usage(7, 3)}},
+	), gpt}}
+	tool, err := agentloop.AgentTool(researcher, agentloop.AgentToolOptions{RunOptions: &agentloop.RunOptions{Hooks: h.hooks}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead := &agentloop.Agent{Name: "lead", Hooks: h.hooks, Tools: []*agentloop.Tool{tool}, Model: describedModel{simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("call_r", "researcher", map[string]string{"task": "Weather in Berlin?"})}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("It is sunny.")}},
+	), gpt}}
+	nested := 0
+	for it, err := range lead.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Weather?")}, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := it.(agentloop.Nested); ok {
+			nested++
+		}
+	}
+	if nested == 0 {
+		t.Fatal("no Nested items")
+	}
+
+	root := h.one("invoke_agent lead")
+	call := h.one("execute_tool researcher")
+	sub := h.one("invoke_agent researcher")
+	wantChild(t, root, call)
+	wantChild(t, call, sub)
+	wantAttrs(t, sub, map[string]any{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "researcher",
+		"gen_ai.usage.input_tokens": 7, "gen_ai.usage.output_tokens": 3, "agentloop.run.turns": 1})
+	wantAttrs(t, call, map[string]any{"gen_ai.tool.name": "researcher", "gen_ai.tool.call.id": "call_r"})
+	var under = map[trace.SpanID]int{}
+	for _, c := range h.ended("chat gpt-test") {
+		under[c.Parent().SpanID()]++
+	}
+	if want := (map[trace.SpanID]int{root.SpanContext().SpanID(): 2, sub.SpanContext().SpanID(): 1}); !maps.Equal(under, want) {
+		t.Errorf("chat spans per parent %v, want 2 under the lead's run and 1 under the sub-run's %v", under, want)
+	}
+	// 2 runs, 3 model calls, 1 tool call: the Nested items added nothing.
+	if got := len(h.spans.Ended()); got != 6 {
+		t.Errorf("%d spans ended, want 6: %v", got, h.names())
 	}
 }
