@@ -57,7 +57,8 @@ const MinSecretSize = 32
 // Errors before the stream starts are JSON bodies {"error": "…"} that name
 // the problem: 405 (not a POST), 403 (AllowedOrigins, Authorize, or a part
 // that fails the signature check), 415 (not application/json), 408 (body
-// not read within BodyTimeout), 413 (over Limits.MaxBodyBytes), 400 (a body
+// not read within BodyTimeout), 413 (over Limits.MaxBodyBytes, or a file
+// over Limits.MaxFileBytes), 400 (a body
 // that cannot be used), 503 (Shutdown began), an [*HTTPError]'s status
 // from Prepare or Authorize, and 500 with a generic message, whose detail
 // goes to Logger. Once streaming, a failure is an error chunk with
@@ -101,7 +102,7 @@ type Handler struct {
 	AllowedOrigins []string
 
 	// Limits bound the request body: its size, its messages and their
-	// parts. Zero fields mean the Default* limits.
+	// parts, the size of each file. Zero fields mean the Default* limits.
 	Limits Limits
 	// BodyTimeout bounds reading the request body (408 past it); 0 means
 	// DefaultBodyTimeout, negative means no limit. It is lifted once the
