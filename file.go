@@ -125,15 +125,24 @@ func (f *File) Inline() (data []byte, ok bool, err error) {
 	return data, true, nil
 }
 
-// DataURL returns the file as a base64 data: URL of its MediaType when it
-// carries its content (Data, or a data: URL, returned as it is); "" when
-// another URL locates it.
+// DataURL returns the file as a base64 data: URL when it carries its
+// content: a base64 data: URL as it is, a percent-encoded one re-encoded,
+// Data under MediaType. It returns "" when another URL locates the file or
+// its data: URL is malformed ([File.Inline] says why).
 func (f *File) DataURL() string {
-	if f.URL != "" {
-		if _, isData := cutPrefixFold(f.URL, "data:"); isData {
-			return f.URL
-		}
+	if f.URL == "" {
+		return "data:" + f.MediaType + ";base64," + base64.StdEncoding.EncodeToString(f.Data)
+	}
+	if _, isData := cutPrefixFold(f.URL, "data:"); !isData {
 		return ""
 	}
-	return "data:" + f.MediaType + ";base64," + base64.StdEncoding.EncodeToString(f.Data)
+	meta, _, _ := strings.Cut(f.URL, ",")
+	mediaType, data, err := ParseDataURL(f.URL)
+	switch {
+	case err != nil:
+		return ""
+	case len(meta) >= 7 && strings.EqualFold(meta[len(meta)-7:], ";base64"):
+		return f.URL
+	}
+	return "data:" + mediaType + ";base64," + base64.StdEncoding.EncodeToString(data)
 }

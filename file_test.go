@@ -62,7 +62,9 @@ func TestFile_InlineAndDataURL(t *testing.T) {
 
 	assert.Equal(t, "data:image/png;base64,eA==", (&agentloop.File{MediaType: "image/png", Data: []byte("x")}).DataURL())
 	assert.Equal(t, "data:image/gif;base64,eA==", (&agentloop.File{MediaType: "image/png", URL: "data:image/gif;base64,eA=="}).DataURL())
+	assert.Equal(t, "data:image/svg+xml;base64,PHN2Zy8+", (&agentloop.File{URL: "data:image/svg+xml,%3Csvg%2F%3E"}).DataURL(), "percent-encoded content is re-encoded")
 	assert.Empty(t, (&agentloop.File{MediaType: "image/png", URL: "https://example.com/x.png"}).DataURL())
+	assert.Empty(t, (&agentloop.File{MediaType: "image/png", URL: "data:image/png;base64,!"}).DataURL())
 }
 
 func TestFileError_NamesProviderPartAndMediaType(t *testing.T) {

@@ -196,3 +196,12 @@ func TestChatServer_IgnoresAnAssistantFileTheStoreDoesNotHold(t *testing.T) {
 		}
 	}
 }
+
+func TestHandler_NamesAFileTheModelCannotTakeInTheErrorChunk(t *testing.T) {
+	model := simtest.NewFuncModel(func(r *agentloop.Request) ([]simtest.Step, error) {
+		return nil, &agentloop.FileError{Provider: "ollama", Message: 0, Part: 1, MediaType: "application/pdf", Filename: "a.pdf", Reason: "Ollama takes images only"}
+	})
+	rec := postRaw(t, newHandler(model), fileBody("c", "application/pdf", "a.pdf", "data:application/pdf;base64,JVBERg=="))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Contains(t, rec.Body.String(), `"errorText":"The model cannot take the file \"a.pdf\" (application/pdf): Ollama takes images only."`)
+}

@@ -134,7 +134,9 @@ type Handler struct {
 	AllowClientSettings bool
 
 	// ErrorText turns a run's error into the error chunk's text. Nil means
-	// a generic text; the error goes to Logger. To show clients the detail
+	// a generic text, except for a file the model cannot take
+	// ([*agentloop.FileError]), which is named with the reason; the error
+	// goes to Logger. To show clients the detail
 	// (in development), return err.Error().
 	ErrorText func(error) string
 	// Logger receives what clients are not told: every run's error (level
@@ -413,6 +415,10 @@ func (h *core) newMessageID() string {
 func (h *core) errorText(err error) string {
 	if h.ErrorText != nil {
 		return h.ErrorText(err)
+	}
+	if fe := (*agentloop.FileError)(nil); errors.As(err, &fe) {
+		// The user's own file: say which and why, so they can change it.
+		return fmt.Sprintf("The model cannot take the file %q (%s): %s.", fe.Filename, fe.MediaType, fe.Reason)
 	}
 	return genericErrorText
 }
