@@ -72,3 +72,25 @@ func TestFileError_NamesProviderPartAndMediaType(t *testing.T) {
 	assert.Equal(t, `ollama: message 2 part 1: file "a.pdf" (application/pdf) cannot be sent: Ollama takes images only`, err.Error())
 	assert.True(t, errors.Is(err, agentloop.ErrUnsupportedFile))
 }
+
+// FuzzParseDataURL: parsing never panics, and a URL it reads re-encodes
+// (File.DataURL) to one that reads back to the same media type and bytes.
+func FuzzParseDataURL(f *testing.F) {
+	for _, s := range []string{"data:image/png;base64,iVBORw==", "data:,a%20b", "data:;charset=utf-8,x", "data:text/csv,a,b", "data:image/png;base64", "DATA:A/B;BASE64,-_8"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		mt, data, err := agentloop.ParseDataURL(s)
+		if err != nil {
+			return
+		}
+		again := (&agentloop.File{URL: s}).DataURL()
+		mt2, data2, err := agentloop.ParseDataURL(again)
+		if err != nil {
+			t.Fatalf("DataURL of %q is %q, which does not parse: %v", s, again, err)
+		}
+		if mt2 != mt || string(data2) != string(data) {
+			t.Fatalf("%q read back as %q %q, want %q %q", again, mt2, data2, mt, data)
+		}
+	})
+}
