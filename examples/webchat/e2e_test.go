@@ -139,8 +139,9 @@ var (
 // Against e2e/attachments.json (whose turn expects the image dot.png):
 // files picked, pasted and dropped show as chips, two are removed, one
 // over the 5 MB limit is refused with a sentence, the sent image shows in
-// the user's message, reaches the model, and is still there after a
-// reload; axe finds no violation of any impact there.
+// the user's message, reaches the model, is still there after a reload
+// and goes with the message when it is edited; axe finds no violation of
+// any impact there.
 // Screenshots go to a temporary folder, or to E2E_SCREENSHOTS when set
 // (e.g. e2e/screenshots to refresh the committed ones). It skips when
 // node, e2e/node_modules or Chromium is missing, except under CI=true,

@@ -824,8 +824,9 @@ async function cannedStream(page) {
 // dropped show as chips; the pasted and dropped ones are removed before
 // sending; a file over the 5 MB limit is refused with a sentence; the sent
 // image shows in the user's message, reaches the model (the script's turn
-// expects dot.png, image/png, or the run fails) and comes back after a
-// reload. axe finds no violation at all on these screens.
+// expects dot.png, image/png, or the run fails), comes back after a reload,
+// and stays with the message when it is edited. axe finds no violation at
+// all on these screens.
 async function attachments(page) {
   const axeBefore = { ...axeTotals };
   const png = readFileSync(new URL("./dot.png", import.meta.url));
@@ -886,6 +887,24 @@ async function attachments(page) {
   await lastUser(page).locator('img[alt="dot.png"]').waitFor();
   await expectText(lastAssistant(page), "the script checked", "the answer after a reload");
   await check(page, `${page.size} attachment after a reload`);
+
+  // Editing the message keeps its file (a chip in the edit composer): the
+  // script's turn, which expects dot.png again, answers the new version.
+  await lastUser(page).hover();
+  await lastUser(page).getByRole("button", { name: "Edit message" }).click();
+  const edit = page.getByRole("textbox", { name: "Edit your message" });
+  await edit.waitFor();
+  await page.locator(".edit-composer").getByTestId("attachment-chip").filter({ hasText: "dot.png" }).locator("img").waitFor();
+  await edit.fill("And what is in this picture now?");
+  await check(page, `${page.size} editing a message with a file`);
+  const beforeEdit = page.chatBodies.length;
+  await page.locator(".edit-composer").getByRole("button", { name: "Send" }).click();
+  await expectText(lastUser(page).locator(".branch-count"), "2 / 2", "the edited message's branch picker");
+  await idle(page);
+  await expectText(lastAssistant(page), "the script checked that the image reached the model", "the answer to the edited message");
+  const edited = page.chatBodies[beforeEdit]?.messages?.at(-1)?.parts?.filter((p) => p.type === "file") ?? [];
+  if (edited.length !== 1 || edited[0].filename !== "dot.png") throw new Error(`the edit sent file parts ${JSON.stringify(edited.map((f) => f.filename))}, want dot.png`);
+  await lastUser(page).locator('img[alt="dot.png"]').waitFor();
 
   const added = ["critical", "serious", "moderate", "minor"].filter((k) => (axeTotals[k] ?? 0) > (axeBefore[k] ?? 0));
   if (added.length) throw new Error(`axe found ${added.join(", ")} violations on the attachment screens (see the log)`);

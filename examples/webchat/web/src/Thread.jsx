@@ -105,10 +105,12 @@ function UserMessage() {
 
 // EditComposer replaces a user message while it is edited; Send replaces
 // the message and asks again (a new branch), Cancel or Escape keeps it.
+// The message's files come along as chips, each removable.
 function EditComposer() {
   return (
     <MessagePrimitive.Root className="msg user editing" data-role="user">
       <ComposerPrimitive.Root className="edit-composer">
+        <ComposerAttachments />
         <ComposerPrimitive.Input className="edit-input" aria-label="Edit your message" autoFocus />
         <div className="edit-buttons">
           <ComposerPrimitive.Cancel className="btn">Cancel</ComposerPrimitive.Cancel>

@@ -88,10 +88,19 @@ const PaperclipIcon = () => (
   </svg>
 );
 
-// Chip is one pending attachment in the composer: a preview, the name and
-// size, and a remove button.
+// imageOf returns the data: or http(s) URL of a sent attachment's image
+// (an edited message's files are sent ones), else null.
+function imageOf(a) {
+  const part = a.content?.[0];
+  const src = part?.type === "image" ? part.image : part?.type === "file" && a.contentType?.startsWith("image/") ? part.data : null;
+  return src && /^(data:image\/|https?:)/.test(src) ? src : null;
+}
+
+// Chip is one attachment in a composer (the message box's, or an edited
+// message's): a preview, the name and size, and a remove button.
 function Chip({ attachment }) {
-  const preview = useDataURL(attachment.file);
+  const read = useDataURL(attachment.file);
+  const preview = read ?? imageOf(attachment);
   return (
     <AttachmentPrimitive.Root className="attach-chip" data-testid="attachment-chip">
       {preview ? <img className="attach-thumb" src={preview} alt="" /> : <span className="attach-thumb"><FileGlyph /></span>}
@@ -153,9 +162,8 @@ export function AttachmentError() {
 // other file its name and type.
 function SentAttachment() {
   const a = useAuiState((s) => s.attachment);
-  const part = a.content?.[0];
-  const src = part?.type === "image" ? part.image : part?.type === "file" && a.contentType?.startsWith("image/") ? part.data : null;
-  if (src && /^(data:image\/|https?:)/.test(src)) {
+  const src = imageOf(a);
+  if (src) {
     return (
       <AttachmentPrimitive.Root className="sent-attachment image" data-testid="sent-attachment">
         <img src={src} alt={a.name} />
