@@ -18,7 +18,10 @@ import (
 //
 //   - a system message becomes a system message of its joined text parts;
 //   - a user message keeps its text and file parts (other parts are
-//     ignored); a message left with no part is dropped;
+//     ignored); a message left with no part is dropped; a file part's
+//     data: URL is decoded into [agentloop.File.Data], an http(s) URL kept
+//     as the file's URL; a file part without a valid media type, with a
+//     malformed data: URL or with another URL scheme is an error;
 //   - an assistant message is split at every step-start into blocks; each
 //     non-empty block becomes an assistant message (text, reasoning with the
 //     signature it carried in providerMetadata, files, tool calls, then an
