@@ -152,7 +152,8 @@ var knownBodyKeys = map[string]bool{
 // whose entries each have a string "type"; tool parts need a "toolCallId"
 // and a "state"; "trigger", when present, is [TriggerSubmit] or
 // [TriggerRegenerate]. Every error names the problem and wraps
-// [ErrBadRequest] ([ErrTooLarge] for an oversized body).
+// [ErrBadRequest] ([ErrTooLarge] for an oversized body, [ErrFileTooLarge]
+// for a file part's data: URL over Limits.MaxFileBytes).
 func DecodeRequest(r io.Reader, limits Limits) (*ChatRequest, error) {
 	limits = limits.withDefaults()
 	var data []byte
