@@ -2,9 +2,9 @@ package aisdk
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"mime"
 	"strings"
 	"unicode/utf8"
 
@@ -18,7 +18,10 @@ import (
 //
 //   - a system message becomes a system message of its joined text parts;
 //   - a user message keeps its text and file parts (other parts are
-//     ignored); a message left with no part is dropped;
+//     ignored); a message left with no part is dropped; a file part's
+//     data: URL is decoded into [agentloop.File.Data], an http(s) URL kept
+//     as the file's URL; a file part without a valid media type, with a
+//     malformed data: URL or with another URL scheme is an error;
 //   - an assistant message is split at every step-start into blocks; each
 //     non-empty block becomes an assistant message (text, reasoning with the
 //     signature it carried in providerMetadata, files, tool calls, then an
@@ -64,11 +67,18 @@ func ToHistory(msgs []UIMessage) (agentloop.History, error) {
 				h = append(h, msg)
 			}
 		case "user":
-			if parts := userParts(m.Parts); len(parts) > 0 {
+			parts, err := userParts(m.Parts, i)
+			if err != nil {
+				return nil, err
+			}
+			if len(parts) > 0 {
 				h = append(h, agentloop.Message{ID: m.ID, Role: agentloop.RoleUser, Parts: parts})
 			}
 		case "assistant":
-			h = appendAssistant(h, m, i < lastUser, i == len(msgs)-1)
+			var err error
+			if h, err = appendAssistant(h, m, i, i < lastUser, i == len(msgs)-1); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, fmt.Errorf("%w: message %d has role %q; want system, user or assistant", ErrBadRequest, i, m.Role)
 		}
@@ -79,7 +89,7 @@ func ToHistory(msgs []UIMessage) (agentloop.History, error) {
 	return h, nil
 }
 
-func userParts(ps []UIPart) []agentloop.Part {
+func userParts(ps []UIPart, msg int) ([]agentloop.Part, error) {
 	var parts []agentloop.Part
 	add := func(p agentloop.Part) {
 		if parts == nil {
@@ -87,17 +97,52 @@ func userParts(ps []UIPart) []agentloop.Part {
 		}
 		parts = append(parts, p)
 	}
-	for _, p := range ps {
+	for j, p := range ps {
 		switch p.Type {
 		case "text":
 			if p.Text != "" {
 				add(agentloop.TextPart(p.Text))
 			}
 		case "file":
-			add(agentloop.Part{Type: agentloop.PartFile, File: &agentloop.File{MediaType: p.MediaType, Filename: p.Filename, URL: p.URL}})
+			f, err := fileOf(&p, msg, j)
+			if err != nil {
+				return nil, err
+			}
+			add(agentloop.Part{Type: agentloop.PartFile, File: f})
 		}
 	}
-	return parts
+	return parts, nil
+}
+
+// fileOf turns a file part into the loop's file: the content of a data:
+// URL is decoded into Data, any other URL is kept as it is. A part without
+// a media type or URL, a malformed media type, a malformed data: URL, or a URL scheme other than
+// data, http and https is an error wrapping [ErrBadRequest].
+func fileOf(p *UIPart, msg, part int) (*agentloop.File, error) {
+	where := func(format string, args ...any) error {
+		return fmt.Errorf("%w: message %d, part %d (file %q): %s", ErrBadRequest, msg, part, p.Filename, fmt.Sprintf(format, args...))
+	}
+	if p.MediaType == "" {
+		return nil, where("no \"mediaType\"")
+	}
+	if _, _, err := mime.ParseMediaType(p.MediaType); err != nil || strings.Contains(p.MediaType, ",") {
+		return nil, where("\"mediaType\" %q is not a media type", p.MediaType)
+	}
+	scheme, _, ok := strings.Cut(p.URL, ":")
+	if !ok {
+		return nil, where("\"url\" is not a URL; want a data:, http: or https: URL")
+	}
+	switch strings.ToLower(scheme) {
+	case "data":
+		_, data, err := agentloop.ParseDataURL(p.URL)
+		if err != nil {
+			return nil, where("%v", err)
+		}
+		return &agentloop.File{MediaType: p.MediaType, Filename: p.Filename, Data: data}, nil
+	case "http", "https":
+		return &agentloop.File{MediaType: p.MediaType, Filename: p.Filename, URL: p.URL}, nil
+	}
+	return nil, where("URL scheme %q; want data:, http: or https:", scheme)
 }
 
 // block is a run of an assistant message's parts between step-start and
@@ -109,7 +154,7 @@ type block struct {
 }
 
 // appendAssistant appends the messages of one assistant UIMessage.
-func appendAssistant(h agentloop.History, m UIMessage, beforeLastUser, lastMessage bool) agentloop.History {
+func appendAssistant(h agentloop.History, m UIMessage, msg int, beforeLastUser, lastMessage bool) (agentloop.History, error) {
 	var buf [8]block
 	blocks := buf[:0]
 	start := 0
@@ -155,7 +200,11 @@ func appendAssistant(h agentloop.History, m UIMessage, beforeLastUser, lastMessa
 					add(&asst, agentloop.Part{Type: agentloop.PartReasoning, Text: p.Text, Signature: sig, Redacted: red})
 				}
 			case p.Type == "file":
-				add(&asst, agentloop.Part{Type: agentloop.PartFile, File: &agentloop.File{MediaType: p.MediaType, Filename: p.Filename, URL: p.URL}})
+				f, err := fileOf(p, msg, i)
+				if err != nil {
+					return nil, err
+				}
+				add(&asst, agentloop.Part{Type: agentloop.PartFile, File: f})
 			case p.IsTool():
 				if p.State == StateInputStreaming || p.State == "" {
 					continue
@@ -202,12 +251,16 @@ func appendAssistant(h agentloop.History, m UIMessage, beforeLastUser, lastMessa
 			}
 		}
 		if b.steering != nil {
-			if parts := userParts(b.steering.Parts); len(parts) > 0 {
+			parts, err := userParts(b.steering.Parts, msg)
+			if err != nil {
+				return nil, err
+			}
+			if len(parts) > 0 {
 				h = append(h, agentloop.Message{ID: b.steering.ID, Role: agentloop.RoleUser, Parts: parts})
 			}
 		}
 	}
-	return h
+	return h, nil
 }
 
 // deniedContent is the result content of a denied call: the loop's words
@@ -453,8 +506,8 @@ func idOr(id string, i int) string {
 
 func filePart(f *agentloop.File) UIPart {
 	url := f.URL
-	if url == "" && len(f.Data) > 0 {
-		url = "data:" + f.MediaType + ";base64," + base64.StdEncoding.EncodeToString(f.Data)
+	if url == "" {
+		url = f.DataURL()
 	}
 	return UIPart{Type: "file", MediaType: f.MediaType, Filename: f.Filename, URL: url}
 }

@@ -73,7 +73,7 @@ func TestToHistory_EveryPartTypeAndToolState(t *testing.T) {
 		{ID: "s", Role: agentloop.RoleSystem, Parts: []agentloop.Part{agentloop.TextPart("Be brief.")}},
 		{ID: "u1", Role: agentloop.RoleUser, Parts: []agentloop.Part{
 			agentloop.TextPart("Look"),
-			{Type: agentloop.PartFile, File: &agentloop.File{MediaType: "image/png", Filename: "a.png", URL: "data:image/png;base64,AAAA"}},
+			{Type: agentloop.PartFile, File: &agentloop.File{MediaType: "image/png", Filename: "a.png", Data: []byte{0, 0, 0}}},
 		}},
 		{ID: "a1", Role: agentloop.RoleAssistant, Parts: []agentloop.Part{
 			{Type: agentloop.PartReasoning, Text: "hm", Signature: "sig"},
@@ -207,7 +207,8 @@ func TestFromHistory_RoundTripsThroughToHistory(t *testing.T) {
 	}
 	want := agentloop.History{
 		{ID: "u1", Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart("hi"),
-			{Type: agentloop.PartFile, File: &agentloop.File{MediaType: "text/plain", URL: "data:text/plain;base64,aGVsbG8="}}}},
+			// A data: URL's content comes back as the bytes it carries.
+			{Type: agentloop.PartFile, File: &agentloop.File{MediaType: "text/plain", Data: []byte("hello")}}}},
 		{ID: "m1", Role: agentloop.RoleAssistant, Parts: h[1].Parts},
 		// The tool messages of one step become one.
 		{Role: agentloop.RoleTool, Parts: []agentloop.Part{

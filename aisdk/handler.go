@@ -57,7 +57,8 @@ const MinSecretSize = 32
 // Errors before the stream starts are JSON bodies {"error": "…"} that name
 // the problem: 405 (not a POST), 403 (AllowedOrigins, Authorize, or a part
 // that fails the signature check), 415 (not application/json), 408 (body
-// not read within BodyTimeout), 413 (over Limits.MaxBodyBytes), 400 (a body
+// not read within BodyTimeout), 413 (over Limits.MaxBodyBytes, or a file
+// over Limits.MaxFileBytes), 400 (a body
 // that cannot be used), 503 (Shutdown began), an [*HTTPError]'s status
 // from Prepare or Authorize, and 500 with a generic message, whose detail
 // goes to Logger. Once streaming, a failure is an error chunk with
@@ -101,7 +102,7 @@ type Handler struct {
 	AllowedOrigins []string
 
 	// Limits bound the request body: its size, its messages and their
-	// parts. Zero fields mean the Default* limits.
+	// parts, the size of each file. Zero fields mean the Default* limits.
 	Limits Limits
 	// BodyTimeout bounds reading the request body (408 past it); 0 means
 	// DefaultBodyTimeout, negative means no limit. It is lifted once the
@@ -133,7 +134,9 @@ type Handler struct {
 	AllowClientSettings bool
 
 	// ErrorText turns a run's error into the error chunk's text. Nil means
-	// a generic text; the error goes to Logger. To show clients the detail
+	// a generic text, except for a file the model cannot take
+	// ([*agentloop.FileError]), which is named with the reason; the error
+	// goes to Logger. To show clients the detail
 	// (in development), return err.Error().
 	ErrorText func(error) string
 	// Logger receives what clients are not told: every run's error (level
@@ -412,6 +415,10 @@ func (h *core) newMessageID() string {
 func (h *core) errorText(err error) string {
 	if h.ErrorText != nil {
 		return h.ErrorText(err)
+	}
+	if fe := (*agentloop.FileError)(nil); errors.As(err, &fe) {
+		// The user's own file: say which and why, so they can change it.
+		return fmt.Sprintf("The model cannot take the file %q (%s): %s.", fe.Filename, fe.MediaType, fe.Reason)
 	}
 	return genericErrorText
 }

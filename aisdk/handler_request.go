@@ -39,7 +39,7 @@ func (h *core) readRequest(w http.ResponseWriter, r *http.Request) (*ChatRequest
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return nil, http.StatusRequestTimeout, fmt.Errorf("the request body was not received within %v", d)
-	case errors.Is(err, ErrTooLarge):
+	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrFileTooLarge):
 		return nil, http.StatusRequestEntityTooLarge, err
 	case err != nil:
 		return nil, http.StatusBadRequest, err

@@ -2,11 +2,13 @@ package aisdk
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 )
 
 // ChatRequest is the JSON body that useChat (DefaultChatTransport) and
@@ -90,6 +92,13 @@ type Limits struct {
 	MaxMessages int
 	// MaxParts bounds the number of parts over all messages.
 	MaxParts int
+	// MaxFileBytes bounds the size of each file a message carries in a
+	// data: URL (its decoded content). Files located by an http(s) URL
+	// are not fetched, so not bounded here. A larger file is refused with
+	// [ErrFileTooLarge] (413). Every file of the posted messages counts,
+	// so in the stateless mode, which posts the whole conversation, the
+	// files together must also fit in MaxBodyBytes.
+	MaxFileBytes int64
 }
 
 // Default limits of [DecodeRequest] and [Handler].
@@ -97,6 +106,9 @@ const (
 	DefaultMaxBodyBytes = 8 << 20
 	DefaultMaxMessages  = 1000
 	DefaultMaxParts     = 20000
+	// DefaultMaxFileBytes is 5 MiB, the largest image Anthropic's API
+	// takes; its base64 data: URL fits in DefaultMaxBodyBytes.
+	DefaultMaxFileBytes = 5 << 20
 )
 
 func (l Limits) withDefaults() Limits {
@@ -109,6 +121,9 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxParts == 0 {
 		l.MaxParts = DefaultMaxParts
 	}
+	if l.MaxFileBytes == 0 {
+		l.MaxFileBytes = DefaultMaxFileBytes
+	}
 	return l
 }
 
@@ -119,6 +134,12 @@ var ErrBadRequest = errors.New("bad chat request")
 // ErrTooLarge is wrapped by the error of [DecodeRequest] when the body
 // exceeds Limits.MaxBodyBytes. It also wraps [ErrBadRequest].
 var ErrTooLarge = fmt.Errorf("%w: body too large", ErrBadRequest)
+
+// ErrFileTooLarge is wrapped by the error of [DecodeRequest] when a file
+// part's content exceeds Limits.MaxFileBytes; the error names the message,
+// the part, the file and the limit. It also wraps [ErrBadRequest]; the
+// handlers answer it with 413.
+var ErrFileTooLarge = fmt.Errorf("%w: file too large", ErrBadRequest)
 
 var knownBodyKeys = map[string]bool{
 	"id": true, "messages": true, "trigger": true, "messageId": true, "tools": true,
@@ -131,7 +152,8 @@ var knownBodyKeys = map[string]bool{
 // whose entries each have a string "type"; tool parts need a "toolCallId"
 // and a "state"; "trigger", when present, is [TriggerSubmit] or
 // [TriggerRegenerate]. Every error names the problem and wraps
-// [ErrBadRequest] ([ErrTooLarge] for an oversized body).
+// [ErrBadRequest] ([ErrTooLarge] for an oversized body, [ErrFileTooLarge]
+// for a file part's data: URL over Limits.MaxFileBytes).
 func DecodeRequest(r io.Reader, limits Limits) (*ChatRequest, error) {
 	limits = limits.withDefaults()
 	var data []byte
@@ -151,10 +173,42 @@ func DecodeRequest(r io.Reader, limits Limits) (*ChatRequest, error) {
 		}
 		return nil, fmt.Errorf("%w: reading the body: %w", ErrBadRequest, err)
 	}
-	if req, ok := decodeBodyFast(data, limits); ok {
-		return req, nil
+	req, ok := decodeBodyFast(data, limits)
+	if !ok {
+		if req, err = decodeBodyStd(data, limits); err != nil {
+			return nil, err
+		}
 	}
-	return decodeBodyStd(data, limits)
+	if err := checkFileSizes(req.Messages, limits.MaxFileBytes); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// checkFileSizes refuses a file part whose data: URL holds more than max
+// bytes (max <= 0: no limit). The size is the decoded size of a base64
+// payload, the length of any other.
+func checkFileSizes(msgs []UIMessage, max int64) error {
+	if max <= 0 {
+		return nil
+	}
+	for i := range msgs {
+		for j := range msgs[i].Parts {
+			p := &msgs[i].Parts[j]
+			if p.Type != "file" || len(p.URL) < 5 || !strings.EqualFold(p.URL[:5], "data:") {
+				continue
+			}
+			meta, payload, _ := strings.Cut(p.URL, ",")
+			size := int64(len(payload))
+			if len(meta) >= 7 && strings.EqualFold(meta[len(meta)-7:], ";base64") {
+				size = int64(base64.RawStdEncoding.DecodedLen(len(strings.TrimRight(payload, "="))))
+			}
+			if size > max {
+				return fmt.Errorf("%w: message %d, part %d: file %q (%s) is %d bytes; the limit is %d bytes", ErrFileTooLarge, i, j, p.Filename, p.MediaType, size, max)
+			}
+		}
+	}
+	return nil
 }
 
 // decodeBodyStd decodes the body with encoding/json: the bodies

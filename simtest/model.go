@@ -131,6 +131,39 @@ type Expect struct {
 	// Messages, when non-nil, must match the request's messages one for
 	// one, in order; see [Message]. A [Recorder] writes them.
 	Messages []Message `json:"messages,omitzero"`
+	// Files, when non-nil, must match the files of the latest user message
+	// one for one, in order (an empty non-nil slice means no file); see
+	// [ExpectFile]. This is how a script checks that an attachment reached
+	// the model.
+	Files []ExpectFile `json:"files,omitzero"`
+}
+
+// ExpectFile is a file as [Expect.Files] wants it.
+type ExpectFile struct {
+	// MediaType is the file's media type, exactly, or a "type/*" pattern
+	// ("image/*" matches any image).
+	MediaType string `json:"media_type"`
+	// Filename, when non-empty, is the file's name, exactly.
+	Filename string `json:"filename,omitempty"`
+}
+
+func (f ExpectFile) matches(got *agentloop.File) bool {
+	if top, ok := strings.CutSuffix(f.MediaType, "/*"); ok {
+		gotTop, _, _ := strings.Cut(got.MediaType, "/")
+		if !strings.EqualFold(top, gotTop) {
+			return false
+		}
+	} else if !strings.EqualFold(f.MediaType, got.MediaType) {
+		return false
+	}
+	return f.Filename == "" || f.Filename == got.Filename
+}
+
+func (f ExpectFile) String() string {
+	if f.Filename == "" {
+		return f.MediaType
+	}
+	return fmt.Sprintf("%q (%s)", f.Filename, f.MediaType)
 }
 
 // Any, within an expected text (a [Message]'s text, a result's content,
@@ -205,6 +238,7 @@ type ExpectationError struct {
 	// Turn is the 1-based index of the turn in the script.
 	Turn int
 	// What names the expectation: "tools offered", "latest user text",
+	// "latest user files",
 	// "tool result for <id>", "system prompt", "message count" or
 	// "message N (<role>) <what>", N 1-based.
 	What string
@@ -485,6 +519,11 @@ func (e *Expect) check(turn int, req *agentloop.Request) error {
 			return &ExpectationError{Turn: turn, What: "latest user text", Want: fmt.Sprintf("text containing %q", e.User), Got: fmt.Sprintf("%q", got)}
 		}
 	}
+	if e.Files != nil {
+		if err := checkFiles(turn, e.Files, req.Messages); err != nil {
+			return err
+		}
+	}
 	if e.System != "" && !matchText(e.System, req.System) {
 		return &ExpectationError{Turn: turn, What: "system prompt", Want: fmt.Sprintf("%q", e.System), Got: fmt.Sprintf("%q", req.System)}
 	}
@@ -510,6 +549,43 @@ func (e *Expect) check(turn int, req *agentloop.Request) error {
 				return &ExpectationError{Turn: turn, What: "tool result for " + id, Want: fmt.Sprintf("a result containing %q", want), Got: fmt.Sprintf("%q", got)}
 			}
 		}
+	}
+	return nil
+}
+
+// checkFiles matches the files of the latest user message.
+func checkFiles(turn int, want []ExpectFile, h agentloop.History) error {
+	var got []*agentloop.File
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Role == agentloop.RoleUser {
+			for _, p := range h[i].Parts {
+				if p.Type == agentloop.PartFile && p.File != nil {
+					got = append(got, p.File)
+				}
+			}
+			break
+		}
+	}
+	describe := func(fs []string) string {
+		if len(fs) == 0 {
+			return "no file"
+		}
+		return strings.Join(fs, ", ")
+	}
+	wants := make([]string, len(want))
+	for i, f := range want {
+		wants[i] = f.String()
+	}
+	gots := make([]string, len(got))
+	for i, f := range got {
+		gots[i] = ExpectFile{MediaType: f.MediaType, Filename: f.Filename}.String()
+	}
+	ok := len(want) == len(got)
+	for i := 0; ok && i < len(want); i++ {
+		ok = want[i].matches(got[i])
+	}
+	if !ok {
+		return &ExpectationError{Turn: turn, What: "latest user files", Want: describe(wants), Got: describe(gots)}
 	}
 	return nil
 }

@@ -52,7 +52,8 @@ func (s *Script) Model() *Model {
 //	{"turns_by": "conversation",
 //	 "turns": [
 //	  {"expect": {"tools": ["add"], "user": "Berlin", "tool_results": {"call_1": "5"},
-//	              "system": "You are…", "messages": [{"role": "user", "text": "…"}]},
+//	              "system": "You are…", "messages": [{"role": "user", "text": "…"}],
+//	              "files": [{"media_type": "image/*", "filename": "cat.png"}]},
 //	   "reply": [{"reasoning": "…"}, {"text": "…"},
 //	             {"tool_call": {"id": "call_1", "name": "add", "args": {"a": 2}}},
 //	             {"usage": {"input": 12, "output": 7}}, {"finish": "stop"},
@@ -63,7 +64,8 @@ func (s *Script) Model() *Model {
 // and content). Every reply element is an object with exactly one key.
 // Beyond version 1 it accepts {"signature": "…"} (close the reasoning block
 // with a signature), {"hang": true} (block until cancelled), the
-// expectations "system" and "messages" (written by a [Recorder]), and the
+// expectations "system" and "messages" (written by a [Recorder]) and
+// "files" (the latest user message's attachments, [ExpectFile]), and the
 // optional top-level "turns_by": "call" (the default, [TurnsByCall]) or
 // "conversation" ([TurnsByConversation]), and the cache and reasoning
 // counts of a usage ({"usage": {"input": 120, "output": 30, "cacheRead":

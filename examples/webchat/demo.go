@@ -15,7 +15,10 @@ import (
 // of a chat without any server state. A user message that asks about
 // Markdown ("markdown", "format", "code block") gets a formatted answer
 // showing what the page renders (headings, a list, a table, a link, a
-// highlighted Go block), with no tools. Any other message goes through
+// highlighted Go block), with no tools. A message with attachments gets
+// an answer that names each file, its media type and size (the demo
+// cannot look inside; a vision model can), with no tools. Any other
+// message goes through
 // these steps, skipping a step whose tool is not offered:
 //
 //  1. calls get_weather for the city named in the message ("… in Paris";
@@ -67,7 +70,18 @@ func demoReply(req *agentloop.Request, p pacing) ([]simtest.Step, error) {
 		offered[t.Name] = true
 	}
 
+	var files []*agentloop.File
+	if last >= 0 && last == len(req.Messages)-1 {
+		for _, p := range req.Messages[last].Parts {
+			if p.Type == agentloop.PartFile && p.File != nil {
+				files = append(files, p.File)
+			}
+		}
+	}
+
 	switch {
+	case len(files) > 0:
+		return append(p.text(filesAnswer(files)), simtest.Usage(50, 30)), nil
 	case markdownRe.MatchString(userText):
 		steps := p.reasoning(markdownReasoning)
 		steps = append(steps, p.text(markdownAnswer)...)
@@ -96,6 +110,26 @@ func demoReply(req *agentloop.Request, p pacing) ([]simtest.Step, error) {
 		), nil
 	}
 	return append(p.text(summary(results)), simtest.Usage(100, 40)), nil
+}
+
+// filesAnswer is the demo's answer to a message with attachments: what
+// arrived, as the model sees it.
+func filesAnswer(files []*agentloop.File) string {
+	var b strings.Builder
+	b.WriteString("I received your attachments:\n\n")
+	for _, f := range files {
+		name := f.Filename
+		if name == "" {
+			name = "(no name)"
+		}
+		size := "by URL"
+		if data, ok, err := f.Inline(); err == nil && ok {
+			size = fmt.Sprintf("%d bytes", len(data))
+		}
+		fmt.Fprintf(&b, "- **%s**: %s, %s\n", name, f.MediaType, size)
+	}
+	b.WriteString("\nThis demo script cannot look inside files; with `-model` set to a vision model (an Ollama llava or qwen2.5vl, or a hosted API) the model sees the image itself.")
+	return b.String()
 }
 
 // summary is the demo's final answer: a Markdown list of what each tool

@@ -105,7 +105,7 @@ var (
 		"05-editing", "06-edited", "07-regenerated", "08-form", "09-approval", "10-final-approve",
 		"11-tool-failed", "13-running", "14-stopped", "15-error",
 		"18-resumed", "19-chat-list", "20-reloaded-approval", "21-stopped-reloaded", "22a-undo", "22-deleted", "23-chat-gone",
-		"24-text-stopped-reloaded",
+		"24-text-stopped-reloaded", "25-attachments", "26-attachment-sent",
 	}
 	desktopOnlyShots = []string{"10-final-deny", "10-final-cancel", "12-tool-reset", "16-preliminary", "17-unreachable"}
 )
@@ -136,6 +136,12 @@ var (
 // progress whose stream is gone (loaded again, once), Stop after a reload
 // (the run stops on the server, and the reply is still marked stopped
 // after another reload), delete, and the address of a deleted chat.
+// Against e2e/attachments.json (whose turn expects the image dot.png):
+// files picked, pasted and dropped show as chips, two are removed, one
+// over the 5 MB limit is refused with a sentence, the sent image shows in
+// the user's message, reaches the model, is still there after a reload
+// and goes with the message when it is edited; axe finds no violation of
+// any impact there.
 // Screenshots go to a temporary folder, or to E2E_SCREENSHOTS when set
 // (e.g. e2e/screenshots to refresh the committed ones). It skips when
 // node, e2e/node_modules or Chromium is missing, except under CI=true,
@@ -153,6 +159,8 @@ func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 	// The paced demo streams a word every 70 ms and its get_weather takes
 	// 4.9 s: time enough to reload the page mid-run.
 	paced := []*testServer{startServer(t, "-pace", "70ms"), startServer(t, "-pace", "70ms")}
+	// Its one turn expects the image dot.png; it plays per chat.
+	attach := startServer(t, "-script", filepath.Join("e2e", "attachments.json"))
 
 	shots := os.Getenv("E2E_SCREENSHOTS")
 	if shots == "" {
@@ -168,6 +176,7 @@ func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 		"WEBCHAT_URL="+demo.URL,
 		"WEBCHAT_FAIL_URLS="+failing[0].URL+","+failing[1].URL,
 		"WEBCHAT_PACED_URLS="+paced[0].URL+","+paced[1].URL,
+		"WEBCHAT_ATTACH_URL="+attach.URL,
 		"SCREENSHOTS="+shots,
 		"CHROMIUM="+chromiumPath,
 	)
@@ -185,7 +194,8 @@ func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 		"PASS desktop form-and-approve", "PASS phone form-and-approve", "PASS desktop form-and-deny",
 		"PASS desktop form-cancel", "PASS desktop preliminary-output-and-unsafe-link",
 		"PASS desktop tool-states-stop-error", "PASS phone tool-states-stop-error",
-		"PASS desktop chats-reload-resume-delete", "PASS phone chats-reload-resume-delete", "all passed",
+		"PASS desktop chats-reload-resume-delete", "PASS phone chats-reload-resume-delete",
+		"PASS desktop attachments", "PASS phone attachments", "all passed",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("e2e.mjs output lacks %q", want)

@@ -38,6 +38,27 @@ func TestDemo_AskedForMarkdownAnswersWithFormattingAndNoTools(t *testing.T) {
 	}
 }
 
+func TestDemo_AMessageWithFilesGetsAnAnswerNamingThem(t *testing.T) {
+	req := &agentloop.Request{Messages: agentloop.History{{Role: agentloop.RoleUser, Parts: []agentloop.Part{
+		agentloop.TextPart("What is this?"),
+		{Type: agentloop.PartFile, File: &agentloop.File{MediaType: "image/png", Filename: "dot.png", Data: []byte("12345")}},
+	}}}}
+	var text strings.Builder
+	for c, err := range demoModel(pacing{}).Stream(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, ok := c.(agentloop.TextDelta); ok {
+			text.WriteString(d.Text)
+		} else if _, ok := c.(agentloop.ToolCallDelta); ok {
+			t.Errorf("the answer to files calls a tool: %+v", c)
+		}
+	}
+	if want := "- **dot.png**: image/png, 5 bytes"; !strings.Contains(text.String(), want) {
+		t.Errorf("answer lacks %q:\n%s", want, text.String())
+	}
+}
+
 func TestDemo_FinalAnswerIsAMarkdownList(t *testing.T) {
 	got := summary(map[string]agentloop.ToolResult{
 		"get_weather":   {Content: `{"city":"Paris","conditions":"sunny","high_c":20,"low_c":12}`},

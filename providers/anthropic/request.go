@@ -140,18 +140,27 @@ func (m *Model) requestBody(req *agentloop.Request) ([]byte, error) {
 	for i, msg := range req.Messages {
 		switch msg.Role {
 		case agentloop.RoleSystem:
+			if err := noFiles(i, msg); err != nil {
+				return nil, err
+			}
 			if t := msg.Text(); t != "" {
 				system = append(system, t)
 			}
 		case agentloop.RoleUser:
-			blocks, err := userBlocks(msg)
+			blocks, err := userBlocks(msg, i)
 			if err != nil {
-				return nil, fmt.Errorf("anthropic: message %d: %w", i, err)
+				return nil, err
 			}
 			out.Messages = appendMessage(out.Messages, "user", blocks)
 		case agentloop.RoleAssistant:
+			if err := noFiles(i, msg); err != nil {
+				return nil, err
+			}
 			out.Messages = appendMessage(out.Messages, "assistant", assistantBlocks(msg))
 		case agentloop.RoleTool:
+			if err := noFiles(i, msg); err != nil {
+				return nil, err
+			}
 			var blocks []any
 			for _, p := range msg.Parts {
 				if p.Type != agentloop.PartToolResult || p.ToolResult == nil {
@@ -233,9 +242,21 @@ func assistantBlocks(msg agentloop.Message) []any {
 	return append(reasoning, rest...)
 }
 
-func userBlocks(msg agentloop.Message) ([]any, error) {
+// noFiles refuses a file in a message whose role Anthropic takes no files
+// in (system, assistant, tool).
+func noFiles(i int, msg agentloop.Message) error {
+	for j, p := range msg.Parts {
+		if p.Type == agentloop.PartFile && p.File != nil {
+			return &agentloop.FileError{Provider: "anthropic", Message: i, Part: j, MediaType: p.File.MediaType, Filename: p.File.Filename,
+				Reason: fmt.Sprintf("Anthropic takes files in user messages only, not in %s messages", msg.Role)}
+		}
+	}
+	return nil
+}
+
+func userBlocks(msg agentloop.Message, i int) ([]any, error) {
 	var blocks []any
-	for _, p := range msg.Parts {
+	for j, p := range msg.Parts {
 		switch p.Type {
 		case agentloop.PartText:
 			if p.Text != "" {
@@ -245,7 +266,7 @@ func userBlocks(msg agentloop.Message) ([]any, error) {
 			if p.File == nil {
 				return nil, fmt.Errorf("file part without a file")
 			}
-			b, err := fileBlock(p.File)
+			b, err := fileBlock(p.File, i, j)
 			if err != nil {
 				return nil, err
 			}
@@ -255,20 +276,31 @@ func userBlocks(msg agentloop.Message) ([]any, error) {
 	return blocks, nil
 }
 
-func fileBlock(f *agentloop.File) (any, error) {
+// fileBlock is an image block (JPEG, PNG, GIF, WebP) or a document block
+// (PDF), with the content inline or, for an http(s) URL, the URL.
+func fileBlock(f *agentloop.File, msg, part int) (any, error) {
+	fail := func(reason string) error {
+		return &agentloop.FileError{Provider: "anthropic", Message: msg, Part: part, MediaType: f.MediaType, Filename: f.Filename, Reason: reason}
+	}
 	var kind string
-	switch {
-	case strings.HasPrefix(f.MediaType, "image/"):
+	switch f.MediaType {
+	case "image/jpeg", "image/png", "image/gif", "image/webp":
 		kind = "image"
-	case f.MediaType == "application/pdf":
+	case "application/pdf":
 		kind = "document"
 	default:
-		return nil, fmt.Errorf("file %q of media type %q cannot be sent to Anthropic (images and PDFs can)", f.Filename, f.MediaType)
+		return nil, fail("Anthropic takes JPEG, PNG, GIF and WebP images and PDFs only")
 	}
-	if f.URL != "" {
+	data, inline, err := f.Inline()
+	switch {
+	case err != nil:
+		return nil, fail(err.Error())
+	case !inline && !strings.HasPrefix(f.URL, "https://") && !strings.HasPrefix(f.URL, "http://"):
+		return nil, fail("Anthropic takes the content or an http(s) URL")
+	case !inline:
 		return mediaBlock{Type: kind, Source: mediaSource{Type: "url", URL: f.URL}}, nil
 	}
-	return mediaBlock{Type: kind, Source: mediaSource{Type: "base64", MediaType: f.MediaType, Data: base64.StdEncoding.EncodeToString(f.Data)}}, nil
+	return mediaBlock{Type: kind, Source: mediaSource{Type: "base64", MediaType: f.MediaType, Data: base64.StdEncoding.EncodeToString(data)}}, nil
 }
 
 // setBreakpoints marks the prompt-cache breakpoints of a request, at most

@@ -66,18 +66,27 @@ func (m *Model) request(req *agentloop.Request) ([]*genai.Content, *genai.Genera
 	for i, msg := range req.Messages {
 		switch msg.Role {
 		case agentloop.RoleSystem:
+			if err := noFiles(i, msg); err != nil {
+				return nil, nil, err
+			}
 			if t := msg.Text(); t != "" {
 				system = append(system, t)
 			}
 		case agentloop.RoleUser:
-			parts, err := userParts(msg)
+			parts, err := userParts(msg, i)
 			if err != nil {
-				return nil, nil, fmt.Errorf("gemini: message %d: %w", i, err)
+				return nil, nil, err
 			}
 			contents = appendContent(contents, genai.RoleUser, parts)
 		case agentloop.RoleAssistant:
+			if err := noFiles(i, msg); err != nil {
+				return nil, nil, err
+			}
 			contents = appendContent(contents, genai.RoleModel, modelParts(msg))
 		case agentloop.RoleTool:
+			if err := noFiles(i, msg); err != nil {
+				return nil, nil, err
+			}
 			var parts []*genai.Part
 			for _, p := range msg.Parts {
 				if p.Type != agentloop.PartToolResult || p.ToolResult == nil {
@@ -159,9 +168,23 @@ func modelParts(msg agentloop.Message) []*genai.Part {
 	return parts
 }
 
-func userParts(msg agentloop.Message) ([]*genai.Part, error) {
+// noFiles refuses a file in a message whose role this provider sends no
+// files in (system, assistant, tool).
+func noFiles(i int, msg agentloop.Message) error {
+	for j, p := range msg.Parts {
+		if p.Type == agentloop.PartFile && p.File != nil {
+			return &agentloop.FileError{Provider: "gemini", Message: i, Part: j, MediaType: p.File.MediaType, Filename: p.File.Filename,
+				Reason: fmt.Sprintf("Gemini is sent files in user messages only, not in %s messages", msg.Role)}
+		}
+	}
+	return nil
+}
+
+// userParts maps a user message: text, and files inline (their content) or
+// by URI (any other URL, such as the Files API's or gs://).
+func userParts(msg agentloop.Message, i int) ([]*genai.Part, error) {
 	var parts []*genai.Part
-	for _, p := range msg.Parts {
+	for j, p := range msg.Parts {
 		switch p.Type {
 		case agentloop.PartText:
 			if p.Text != "" {
@@ -170,21 +193,26 @@ func userParts(msg agentloop.Message) ([]*genai.Part, error) {
 		case agentloop.PartFile:
 			f := p.File
 			if f == nil {
-				return nil, errors.New("file part without a file")
+				return nil, fmt.Errorf("gemini: message %d part %d: file part without a file", i, j)
 			}
-			data := f.Data
-			if rest, ok := strings.CutPrefix(f.URL, "data:"); ok {
-				meta, payload, _ := strings.Cut(rest, ",")
-				b, err := base64.StdEncoding.DecodeString(payload)
-				if !strings.HasSuffix(meta, ";base64") || err != nil {
-					return nil, fmt.Errorf("file %q: only base64 data: URLs can be sent inline", f.Filename)
-				}
-				data = b
-			} else if f.URL != "" {
+			fail := func(reason string) error {
+				return &agentloop.FileError{Provider: "gemini", Message: i, Part: j, MediaType: f.MediaType, Filename: f.Filename, Reason: reason}
+			}
+			top, _, _ := strings.Cut(f.MediaType, "/")
+			switch {
+			case top == "image" || top == "audio" || top == "video" || top == "text" || f.MediaType == "application/pdf":
+			default:
+				return nil, fail("Gemini takes images, audio, video, text and PDFs only")
+			}
+			data, inline, err := f.Inline()
+			switch {
+			case err != nil:
+				return nil, fail(err.Error())
+			case !inline:
 				parts = append(parts, &genai.Part{FileData: &genai.FileData{FileURI: f.URL, MIMEType: f.MediaType}})
-				continue
+			default:
+				parts = append(parts, &genai.Part{InlineData: &genai.Blob{Data: data, MIMEType: f.MediaType}})
 			}
-			parts = append(parts, &genai.Part{InlineData: &genai.Blob{Data: data, MIMEType: f.MediaType}})
 		}
 	}
 	return parts, nil

@@ -2,12 +2,10 @@ package ollama
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"strings"
 
 	"github.com/agentloop/agentloop"
@@ -87,13 +85,13 @@ func messages(system string, h agentloop.History) ([]api.Message, error) {
 		switch msg.Role {
 		case agentloop.RoleSystem, agentloop.RoleUser:
 			am := api.Message{Role: string(msg.Role), Content: msg.Text()}
-			for _, p := range msg.Parts {
+			for j, p := range msg.Parts {
 				if p.Type != agentloop.PartFile || p.File == nil {
 					continue
 				}
-				img, err := imageData(p.File)
+				img, err := imageData(p.File, i, j)
 				if err != nil {
-					return nil, fmt.Errorf("ollama: message %d (%s): %w", i, msg.Role, err)
+					return nil, err
 				}
 				am.Images = append(am.Images, img)
 			}
@@ -101,8 +99,13 @@ func messages(system string, h agentloop.History) ([]api.Message, error) {
 		case agentloop.RoleAssistant:
 			am := api.Message{Role: "assistant"}
 			var text, thinking strings.Builder
-			for _, p := range msg.Parts {
+			for j, p := range msg.Parts {
 				switch p.Type {
+				case agentloop.PartFile:
+					if f := p.File; f != nil {
+						return nil, &agentloop.FileError{Provider: "ollama", Message: i, Part: j, MediaType: f.MediaType, Filename: f.Filename,
+							Reason: "Ollama takes images in user and system messages only, not in assistant messages"}
+					}
 				case agentloop.PartText:
 					text.WriteString(p.Text)
 				case agentloop.PartReasoning:
@@ -154,50 +157,25 @@ func arguments(raw json.RawMessage) api.ToolCallFunctionArguments {
 }
 
 // imageData returns the bytes of an image part: its Data, or the content of
-// a data: URL. Ollama takes images only, as bytes.
-func imageData(f *agentloop.File) (api.ImageData, error) {
-	if f.MediaType != "" && !strings.HasPrefix(f.MediaType, "image/") {
-		return nil, fmt.Errorf("file %q has media type %q; Ollama accepts only images", f.Filename, f.MediaType)
+// a data: URL. Ollama takes images only, as bytes: anything else is a
+// [*agentloop.FileError].
+func imageData(f *agentloop.File, msg, part int) (api.ImageData, error) {
+	fail := func(reason string) error {
+		return &agentloop.FileError{Provider: "ollama", Message: msg, Part: part, MediaType: f.MediaType, Filename: f.Filename, Reason: reason}
 	}
-	if len(f.Data) > 0 {
-		return api.ImageData(f.Data), nil
+	if !strings.HasPrefix(f.MediaType, "image/") {
+		return nil, fail("Ollama takes images only")
 	}
-	if f.URL == "" {
-		return nil, fmt.Errorf("image %q has neither data nor a URL", f.Filename)
-	}
-	data, err := decodeDataURL(f.URL)
-	if err != nil {
-		return nil, fmt.Errorf("image %q: %w", f.Filename, err)
+	data, ok, err := f.Inline()
+	switch {
+	case err != nil:
+		return nil, fail(err.Error())
+	case !ok:
+		return nil, fail("Ollama cannot fetch a URL; give the image's bytes (Data or a data: URL)")
+	case len(data) == 0:
+		return nil, fail("the image is empty")
 	}
 	return data, nil
-}
-
-// decodeDataURL returns the content of a data: URL ("data:[type][;base64],…").
-func decodeDataURL(s string) ([]byte, error) {
-	rest, ok := strings.CutPrefix(s, "data:")
-	if !ok {
-		return nil, fmt.Errorf("URL %.64q is not a data: URL; Ollama cannot fetch images, give the bytes instead", s)
-	}
-	meta, payload, ok := strings.Cut(rest, ",")
-	if !ok {
-		return nil, errors.New("data: URL has no comma before its content")
-	}
-	if strings.HasSuffix(meta, ";base64") {
-		b, err := base64.StdEncoding.DecodeString(payload)
-		if err != nil {
-			// Some writers leave the padding out.
-			if b2, err2 := base64.RawStdEncoding.DecodeString(strings.TrimRight(payload, "=")); err2 == nil {
-				return b2, nil
-			}
-			return nil, fmt.Errorf("data: URL content is not valid base64: %w", err)
-		}
-		return b, nil
-	}
-	b, err := url.PathUnescape(payload)
-	if err != nil {
-		return nil, fmt.Errorf("data: URL content is not valid percent-encoding: %w", err)
-	}
-	return []byte(b), nil
 }
 
 // toolsFor maps tool definitions to Ollama's tool type. The schema must be

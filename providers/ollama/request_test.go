@@ -192,39 +192,6 @@ func TestOllama_SchemaThatDoesNotFitIsAnErrorNamingTheTool(t *testing.T) {
 	}
 }
 
-func TestOllama_FilesThatOllamaCannotTakeAreErrors(t *testing.T) {
-	m := newTestModel(t, Config{Host: "http://127.0.0.1:1"})
-	for _, tc := range []struct {
-		file agentloop.File
-		want string
-	}{
-		{agentloop.File{MediaType: "application/pdf", Filename: "a.pdf", Data: []byte("%PDF")}, `ollama: message 0 (user): file "a.pdf" has media type "application/pdf"; Ollama accepts only images`},
-		{agentloop.File{MediaType: "image/png", URL: "https://example.com/cat.png"}, `is not a data: URL; Ollama cannot fetch images, give the bytes instead`},
-		{agentloop.File{MediaType: "image/png", URL: "data:image/png;base64,@@@"}, `data: URL content is not valid base64`},
-		{agentloop.File{MediaType: "image/png", URL: "data:image/png;base64"}, `data: URL has no comma`},
-		{agentloop.File{MediaType: "image/png", Filename: "x.png"}, `image "x.png" has neither data nor a URL`},
-	} {
-		req := &agentloop.Request{Messages: agentloop.History{{Role: agentloop.RoleUser, Parts: []agentloop.Part{
-			{Type: agentloop.PartFile, File: &tc.file},
-		}}}}
-		got := stream(m, req)
-		assert.ErrorContains(t, got.Err, tc.want)
-	}
-}
-
-func TestDecodeDataURL_AcceptsBase64UnpaddedAndPercentEncoded(t *testing.T) {
-	for in, want := range map[string]string{
-		"data:image/png;base64,SlBHMg==": "JPG2",
-		"data:image/png;base64,SlBHMg":   "JPG2",
-		"data:,a%20b":                    "a b",
-		"data:text/plain,plain":          "plain",
-	} {
-		got, err := decodeDataURL(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, string(got), in)
-	}
-}
-
 func TestNew_RejectsAnInvalidConfigNamingTheField(t *testing.T) {
 	for _, tc := range []struct {
 		cfg  Config

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -146,18 +145,24 @@ func messages(req *agentloop.Request) ([]chatMessage, error) {
 	for i, msg := range req.Messages {
 		switch msg.Role {
 		case agentloop.RoleSystem:
+			if err := noFiles(i, msg); err != nil {
+				return nil, err
+			}
 			if t := msg.Text(); t != "" {
 				out = append(out, chatMessage{Role: "system", Content: t})
 			}
 		case agentloop.RoleUser:
-			c, err := userContent(msg)
+			c, err := userContent(msg, i)
 			if err != nil {
-				return nil, fmt.Errorf("openai: message %d: %w", i, err)
+				return nil, err
 			}
 			if c != nil {
 				out = append(out, chatMessage{Role: "user", Content: c})
 			}
 		case agentloop.RoleAssistant:
+			if err := noFiles(i, msg); err != nil {
+				return nil, err
+			}
 			am := chatMessage{Role: "assistant"}
 			if t := msg.Text(); t != "" {
 				am.Content = t
@@ -174,6 +179,9 @@ func messages(req *agentloop.Request) ([]chatMessage, error) {
 			}
 			out = append(out, am)
 		case agentloop.RoleTool:
+			if err := noFiles(i, msg); err != nil {
+				return nil, err
+			}
 			for _, p := range msg.Parts {
 				if p.Type != agentloop.PartToolResult || p.ToolResult == nil {
 					continue // approvals are not sent to the model
@@ -187,12 +195,24 @@ func messages(req *agentloop.Request) ([]chatMessage, error) {
 	return out, nil
 }
 
+// noFiles refuses a file in a message whose role Chat Completions takes
+// no files in (system, assistant, tool).
+func noFiles(i int, msg agentloop.Message) error {
+	for j, p := range msg.Parts {
+		if p.Type == agentloop.PartFile && p.File != nil {
+			return &agentloop.FileError{Provider: "openai", Message: i, Part: j, MediaType: p.File.MediaType, Filename: p.File.Filename,
+				Reason: fmt.Sprintf("Chat Completions takes files in user messages only, not in %s messages", msg.Role)}
+		}
+	}
+	return nil
+}
+
 // userContent is a plain string for a text-only message, else content parts;
 // nil when there is nothing to send.
-func userContent(msg agentloop.Message) (any, error) {
+func userContent(msg agentloop.Message, i int) (any, error) {
 	var parts []contentPart
 	textOnly := true
-	for _, p := range msg.Parts {
+	for j, p := range msg.Parts {
 		switch p.Type {
 		case agentloop.PartText:
 			parts = append(parts, contentPart{Type: "text", Text: p.Text})
@@ -201,7 +221,7 @@ func userContent(msg agentloop.Message) (any, error) {
 				return nil, fmt.Errorf("file part without a file")
 			}
 			textOnly = false
-			cp, err := filePartOf(p.File)
+			cp, err := filePartOf(p.File, i, j)
 			if err != nil {
 				return nil, err
 			}
@@ -217,16 +237,25 @@ func userContent(msg agentloop.Message) (any, error) {
 	return parts, nil
 }
 
-func filePartOf(f *agentloop.File) (contentPart, error) {
-	data := f.URL
-	if data == "" {
-		data = "data:" + f.MediaType + ";base64," + base64.StdEncoding.EncodeToString(f.Data)
+func filePartOf(f *agentloop.File, msg, part int) (contentPart, error) {
+	fail := func(reason string) error {
+		return &agentloop.FileError{Provider: "openai", Message: msg, Part: part, MediaType: f.MediaType, Filename: f.Filename, Reason: reason}
 	}
+	if _, _, err := f.Inline(); err != nil {
+		return contentPart{}, fail(err.Error())
+	}
+	data := f.DataURL() // "" for a file located by another URL
 	switch {
 	case strings.HasPrefix(f.MediaType, "image/"):
-		return contentPart{Type: "image_url", ImageURL: &imageURL{URL: data}}, nil
-	case f.MediaType == "application/pdf" && f.URL == "":
+		url := data
+		if url == "" {
+			url = f.URL
+		}
+		return contentPart{Type: "image_url", ImageURL: &imageURL{URL: url}}, nil
+	case f.MediaType == "application/pdf" && data != "":
 		return contentPart{Type: "file", File: &filePart{Filename: f.Filename, FileData: data}}, nil
+	case f.MediaType == "application/pdf":
+		return contentPart{}, fail("Chat Completions takes a PDF as data only, not by URL")
 	}
-	return contentPart{}, fmt.Errorf("file %q of media type %q cannot be sent to Chat Completions (images, and PDFs as data, can)", f.Filename, f.MediaType)
+	return contentPart{}, fail("Chat Completions takes images and PDFs only")
 }

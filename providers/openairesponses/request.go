@@ -2,7 +2,6 @@ package openairesponses
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -157,20 +156,29 @@ func inputItems(h agentloop.History) ([]any, error) {
 	for i, msg := range h {
 		switch msg.Role {
 		case agentloop.RoleSystem:
+			if err := noFiles(i, msg); err != nil {
+				return nil, err
+			}
 			if t := msg.Text(); t != "" {
 				items = append(items, message{Type: "message", Role: "system", Content: []any{textContent{Type: "input_text", Text: t}}})
 			}
 		case agentloop.RoleUser:
-			content, err := userContent(msg)
+			content, err := userContent(msg, i)
 			if err != nil {
-				return nil, fmt.Errorf("openai: message %d: %w", i, err)
+				return nil, err
 			}
 			if len(content) > 0 {
 				items = append(items, message{Type: "message", Role: "user", Content: content})
 			}
 		case agentloop.RoleAssistant:
+			if err := noFiles(i, msg); err != nil {
+				return nil, err
+			}
 			items = appendAssistant(items, msg)
 		case agentloop.RoleTool:
+			if err := noFiles(i, msg); err != nil {
+				return nil, err
+			}
 			for _, p := range msg.Parts {
 				if p.Type != agentloop.PartToolResult || p.ToolResult == nil {
 					continue // approvals are not sent to the model
@@ -225,10 +233,22 @@ func appendAssistant(items []any, msg agentloop.Message) []any {
 	return items
 }
 
+// noFiles refuses a file in a message whose role this provider sends no
+// files in (system, assistant, tool).
+func noFiles(i int, msg agentloop.Message) error {
+	for j, p := range msg.Parts {
+		if p.Type == agentloop.PartFile && p.File != nil {
+			return &agentloop.FileError{Provider: "openai", Message: i, Part: j, MediaType: p.File.MediaType, Filename: p.File.Filename,
+				Reason: fmt.Sprintf("the Responses API takes files in user messages only, not in %s messages", msg.Role)}
+		}
+	}
+	return nil
+}
+
 // userContent maps a user message's parts to input content.
-func userContent(msg agentloop.Message) ([]any, error) {
+func userContent(msg agentloop.Message, i int) ([]any, error) {
 	var content []any
-	for _, p := range msg.Parts {
+	for j, p := range msg.Parts {
 		switch p.Type {
 		case agentloop.PartText:
 			if p.Text != "" {
@@ -238,7 +258,7 @@ func userContent(msg agentloop.Message) ([]any, error) {
 			if p.File == nil {
 				return nil, errors.New("file part without a file")
 			}
-			c, err := fileOf(p.File)
+			c, err := fileOf(p.File, i, j)
 			if err != nil {
 				return nil, err
 			}
@@ -248,16 +268,25 @@ func userContent(msg agentloop.Message) ([]any, error) {
 	return content, nil
 }
 
-func fileOf(f *agentloop.File) (any, error) {
-	data := f.URL
-	if data == "" {
-		data = "data:" + f.MediaType + ";base64," + base64.StdEncoding.EncodeToString(f.Data)
+func fileOf(f *agentloop.File, msg, part int) (any, error) {
+	fail := func(reason string) error {
+		return &agentloop.FileError{Provider: "openai", Message: msg, Part: part, MediaType: f.MediaType, Filename: f.Filename, Reason: reason}
 	}
+	if _, _, err := f.Inline(); err != nil {
+		return nil, fail(err.Error())
+	}
+	data := f.DataURL() // "" for a file located by another URL
 	switch {
 	case strings.HasPrefix(f.MediaType, "image/"):
-		return imageContent{Type: "input_image", ImageURL: data}, nil
-	case f.MediaType == "application/pdf" && f.URL == "":
+		url := data
+		if url == "" {
+			url = f.URL
+		}
+		return imageContent{Type: "input_image", ImageURL: url}, nil
+	case f.MediaType == "application/pdf" && data != "":
 		return fileContent{Type: "input_file", Filename: f.Filename, FileData: data}, nil
+	case f.MediaType == "application/pdf":
+		return nil, fail("the Responses API takes a PDF as data only, not by URL")
 	}
-	return nil, fmt.Errorf("file %q of media type %q cannot be sent to the Responses API (images, and PDFs as data, can)", f.Filename, f.MediaType)
+	return nil, fail("the Responses API takes images and PDFs only")
 }

@@ -112,7 +112,7 @@ func TestResponses_AFileTheAPICannotTakeIsAnErrorNamingIt(t *testing.T) {
 		{Type: agentloop.PartFile, File: &agentloop.File{Filename: "notes.txt", MediaType: "text/plain", Data: []byte("x")}},
 	}}}}
 	_, err := collect(newModel(t, "http://127.0.0.1:1"), req)
-	assert.EqualError(t, err, `openai: message 0: file "notes.txt" of media type "text/plain" cannot be sent to the Responses API (images, and PDFs as data, can)`)
+	assert.EqualError(t, err, `openai: message 0 part 0: file "notes.txt" (text/plain) cannot be sent: the Responses API takes images and PDFs only`)
 }
 
 func TestResponses_CallsWithoutIDsAreYieldedWithoutIDs(t *testing.T) {

@@ -13,7 +13,9 @@
 //
 // WEBCHAT_URL serves the built-in demo (run it with -pace 0: the steps
 // wait for what they expect, so pacing only slows them down).
-// WEBCHAT_FAIL_URLS: two servers running toolstates.json, one for each
+// WEBCHAT_ATTACH_URL: a server running attachments.json (its one turn
+// expects the image dot.png), for attachments; without it that step is
+// skipped. WEBCHAT_FAIL_URLS: two servers running toolstates.json, one for each
 // size (its turns are used up by one pass), for the tool-state panel, Stop
 // and a failed run. WEBCHAT_PACED_URLS: two servers running the built-in
 // demo at its own pace (one for each size, so each starts with no chats),
@@ -38,6 +40,7 @@ const failBases = (process.env.WEBCHAT_FAIL_URLS || "").split(",").filter(Boolea
 // working on one; the Go test never sets it).
 const only = process.env.E2E_ONLY;
 const pacedBases = (process.env.WEBCHAT_PACED_URLS || "").split(",").filter(Boolean);
+const attachBase = process.env.WEBCHAT_ATTACH_URL;
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 const sizes = {
@@ -817,6 +820,96 @@ async function cannedStream(page) {
   await shot(page, "17-unreachable", "a request that could not reach the server: its own short sentence");
 }
 
+// attachments: a file picked with the clip button, another pasted and one
+// dropped show as chips; the pasted and dropped ones are removed before
+// sending; a file over the 5 MB limit is refused with a sentence; the sent
+// image shows in the user's message, reaches the model (the script's turn
+// expects dot.png, image/png, or the run fails), comes back after a reload,
+// and stays with the message when it is edited. axe finds no violation at
+// all on these screens.
+async function attachments(page) {
+  const axeBefore = { ...axeTotals };
+  const png = readFileSync(new URL("./dot.png", import.meta.url));
+  const pick = async (files) => {
+    const chooser = page.waitForEvent("filechooser");
+    await page.getByRole("button", { name: "Attach files" }).click();
+    await (await chooser).setFiles(files);
+  };
+  const chips = page.getByTestId("attachment-chip");
+  await pick({ name: "dot.png", mimeType: "image/png", buffer: png });
+  await chips.filter({ hasText: "dot.png" }).waitFor();
+  await chips.filter({ hasText: "dot.png" }).locator("img.attach-thumb").waitFor();
+
+  // Over the limit: refused with a sentence naming the file and the limit.
+  await pick({ name: "huge.png", mimeType: "image/png", buffer: Buffer.alloc(5 * 1024 * 1024 + 1) });
+  await expectText(page.getByTestId("attachment-error"), "huge.png is 5.0 MB; files up to 5.0 MB can be attached.", "the refused file's sentence");
+  if (await chips.filter({ hasText: "huge.png" }).count()) throw new Error("a file over the limit got a chip");
+
+  // Paste into the message box, drop on the composer.
+  await composer(page).evaluate((el, b64) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], "pasted.png", { type: "image/png" }));
+    el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: dt, bubbles: true, cancelable: true }));
+  }, png.toString("base64"));
+  await chips.filter({ hasText: "pasted.png" }).waitFor();
+  await page.locator(".attach-dropzone").evaluate((el) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File(["some notes"], "notes.txt", { type: "text/plain" }));
+    for (const type of ["dragenter", "dragover", "drop"]) el.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+  });
+  await chips.filter({ hasText: "notes.txt" }).waitFor();
+  if (await page.getByTestId("attachment-error").count()) throw new Error("the refusal stayed after a file was added");
+  await composer(page).fill("What is in this picture?");
+  await shot(page, "25-attachments", "three files waiting as chips (picked, pasted, dropped) with previews and remove buttons");
+
+  // Remove two before sending.
+  for (const name of ["pasted.png", "notes.txt"]) {
+    await page.getByRole("button", { name: `Remove ${name}` }).click();
+    await chips.filter({ hasText: name }).waitFor({ state: "detached" });
+  }
+  if ((await chips.count()) !== 1) throw new Error(`${await chips.count()} chips left, want dot.png alone`);
+  const before = page.chatBodies.length;
+  await composer(page).press("Enter");
+  await expectText(lastAssistant(page), "the script checked that the image reached the model", "the scripted answer to the image");
+  await idle(page);
+  const files = page.chatBodies[before]?.messages?.at(-1)?.parts?.filter((p) => p.type === "file") ?? [];
+  if (files.length !== 1 || files[0].mediaType !== "image/png" || files[0].filename !== "dot.png" || files[0].url !== `data:image/png;base64,${png.toString("base64")}`) {
+    throw new Error(`the request's file parts: ${JSON.stringify(files.map((f) => ({ ...f, url: f.url?.slice(0, 40) })))}`);
+  }
+  if (await chips.count()) throw new Error("chips stayed in the composer after sending");
+  const sent = lastUser(page).locator('img[alt="dot.png"]');
+  await sent.waitFor();
+  if (!(await sent.evaluate((img) => img.complete && img.naturalWidth === 64))) throw new Error("the sent image does not show");
+  await shot(page, "26-attachment-sent", "the sent image in the user's message and the scripted model's answer naming it");
+
+  // The stored chat keeps the file: after a reload it is still there.
+  await page.reload();
+  await lastUser(page).locator('img[alt="dot.png"]').waitFor();
+  await expectText(lastAssistant(page), "the script checked", "the answer after a reload");
+  await check(page, `${page.size} attachment after a reload`);
+
+  // Editing the message keeps its file (a chip in the edit composer): the
+  // script's turn, which expects dot.png again, answers the new version.
+  await lastUser(page).hover();
+  await lastUser(page).getByRole("button", { name: "Edit message" }).click();
+  const edit = page.getByRole("textbox", { name: "Edit your message" });
+  await edit.waitFor();
+  await page.locator(".edit-composer").getByTestId("attachment-chip").filter({ hasText: "dot.png" }).locator("img").waitFor();
+  await edit.fill("And what is in this picture now?");
+  await check(page, `${page.size} editing a message with a file`);
+  const beforeEdit = page.chatBodies.length;
+  await page.locator(".edit-composer").getByRole("button", { name: "Send" }).click();
+  await expectText(lastUser(page).locator(".branch-count"), "2 / 2", "the edited message's branch picker");
+  await idle(page);
+  await expectText(lastAssistant(page), "the script checked that the image reached the model", "the answer to the edited message");
+  const edited = page.chatBodies[beforeEdit]?.messages?.at(-1)?.parts?.filter((p) => p.type === "file") ?? [];
+  if (edited.length !== 1 || edited[0].filename !== "dot.png") throw new Error(`the edit sent file parts ${JSON.stringify(edited.map((f) => f.filename))}, want dot.png`);
+  await lastUser(page).locator('img[alt="dot.png"]').waitFor();
+
+  const added = ["critical", "serious", "moderate", "minor"].filter((k) => (axeTotals[k] ?? 0) > (axeBefore[k] ?? 0));
+  if (added.length) throw new Error(`axe found ${added.join(", ")} violations on the attachment screens (see the log)`);
+}
+
 async function step(name, size, fn, url = base) {
   if (only && !name.includes(only)) return;
   const started = Date.now();
@@ -847,6 +940,12 @@ try {
     await step("tool-states-stop-error", "phone", toolStates, failBases[1]);
   } else {
     log("SKIP tool-states-stop-error: WEBCHAT_FAIL_URLS does not name two servers");
+  }
+  if (attachBase) {
+    await step("attachments", "desktop", attachments, attachBase);
+    await step("attachments", "phone", attachments, attachBase);
+  } else {
+    log("SKIP attachments: WEBCHAT_ATTACH_URL is not set");
   }
   if (pacedBases.length >= 2) {
     await step("chats-reload-resume-delete", "desktop", chatsReloadResume, pacedBases[0]);

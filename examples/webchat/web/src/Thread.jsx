@@ -16,6 +16,7 @@ import { MarkdownText } from "./LazyMarkdown.jsx";
 import { ToolFallback } from "./tools.jsx";
 import { ToolGroup } from "./ToolGroup.jsx";
 import { friendlyError } from "./errors.js";
+import { AttachButton, AttachmentDropzone, AttachmentError, ComposerAttachments, MessageAttachments } from "./attachments.jsx";
 import {
   ArrowDownIcon,
   ArrowUpIcon,
@@ -87,6 +88,7 @@ function UserMessage() {
   return (
     <MessagePrimitive.Root className="msg user" data-role="user">
       <div className="bubble">
+        <MessageAttachments />
         <MessagePrimitive.Parts />
       </div>
       <div className="msg-footer">
@@ -103,10 +105,12 @@ function UserMessage() {
 
 // EditComposer replaces a user message while it is edited; Send replaces
 // the message and asks again (a new branch), Cancel or Escape keeps it.
+// The message's files come along as chips, each removable.
 function EditComposer() {
   return (
     <MessagePrimitive.Root className="msg user editing" data-role="user">
       <ComposerPrimitive.Root className="edit-composer">
+        <ComposerAttachments />
         <ComposerPrimitive.Input className="edit-input" aria-label="Edit your message" autoFocus />
         <div className="edit-buttons">
           <ComposerPrimitive.Cancel className="btn">Cancel</ComposerPrimitive.Cancel>
@@ -213,36 +217,42 @@ function AssistantMessage() {
 
 // Composer is the message box. Enter sends; while a reply runs, Enter does
 // nothing (no new line either) and the line below says why (onBusyEnter).
+// Files are attached with the clip button, by paste or by drop
+// (attachments.jsx); their chips sit above the text.
 function Composer({ onBusyEnter }) {
   const { stop } = useContext(StopContext);
   const running = useAuiState((s) => s.thread.isRunning);
   return (
-    <ComposerPrimitive.Root className="composer">
-      <ComposerPrimitive.Input
-        className="composer-input"
-        placeholder="Message the assistant…"
-        aria-label="Message the assistant"
-        rows={1}
-        autoFocus
-        cancelOnEscape={false}
-        onKeyDown={(e) => {
-          if (running && e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
-            e.preventDefault();
-            onBusyEnter();
-          }
-        }}
-      />
-      <AuiIf condition={(s) => !s.thread.isRunning}>
-        <ComposerPrimitive.Send className="send round-btn" aria-label="Send" title="Send (Enter)">
-          <ArrowUpIcon />
-        </ComposerPrimitive.Send>
-      </AuiIf>
-      <AuiIf condition={(s) => s.thread.isRunning}>
-        <button type="button" className="stop round-btn" aria-label="Stop" title="Stop (Esc)" onClick={stop}>
-          <StopIcon />
-        </button>
-      </AuiIf>
-    </ComposerPrimitive.Root>
+    <AttachmentDropzone>
+      <ComposerPrimitive.Root className="composer">
+        <ComposerAttachments />
+        <AttachButton />
+        <ComposerPrimitive.Input
+          className="composer-input"
+          placeholder="Message the assistant…"
+          aria-label="Message the assistant"
+          rows={1}
+          autoFocus
+          cancelOnEscape={false}
+          onKeyDown={(e) => {
+            if (running && e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+              e.preventDefault();
+              onBusyEnter();
+            }
+          }}
+        />
+        <AuiIf condition={(s) => !s.thread.isRunning}>
+          <ComposerPrimitive.Send className="send round-btn" aria-label="Send" title="Send (Enter)">
+            <ArrowUpIcon />
+          </ComposerPrimitive.Send>
+        </AuiIf>
+        <AuiIf condition={(s) => s.thread.isRunning}>
+          <button type="button" className="stop round-btn" aria-label="Stop" title="Stop (Esc)" onClick={stop}>
+            <StopIcon />
+          </button>
+        </AuiIf>
+      </ComposerPrimitive.Root>
+    </AttachmentDropzone>
   );
 }
 
@@ -303,6 +313,7 @@ export function Thread({ onStop, stoppedId }) {
               <ArrowDownIcon />
             </ThreadPrimitive.ScrollToBottom>
             <Composer onBusyEnter={() => setBusyEnter(true)} />
+            <AttachmentError />
             <ComposerHint busyEnter={busyEnter && running} />
           </ThreadPrimitive.ViewportFooter>
         </ThreadPrimitive.Viewport>

@@ -6,6 +6,7 @@
 import { useEffect, useMemo, useRef } from "react";
 import { useChat } from "@ai-sdk/react";
 import { AssistantChatTransport, useAISDKRuntime } from "@assistant-ui/react-ai-sdk";
+import { attachmentAdapter } from "./attachments.jsx";
 import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   lastAssistantMessageIsCompleteWithToolCalls,
@@ -57,7 +58,7 @@ export function useWebchatRuntime({ chatId, messages, resume, onResponse, onNoSt
     [chatId],
   );
   const chat = useChat({ id: chatId, messages, transport, resume, sendAutomaticallyWhen: continueRun });
-  const runtime = useAISDKRuntime(chat);
+  const runtime = useAISDKRuntime(chat, { adapters: { attachments: attachmentAdapter } });
   // The transport reads the page's tools (create_record) from the runtime.
   transport.setRuntime(runtime);
   return runtime;
