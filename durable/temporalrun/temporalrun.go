@@ -81,6 +81,8 @@ var ErrRetry = errors.New("temporalrun: retry the tool call")
 const (
 	DefaultModelTimeout = 10 * time.Minute
 	DefaultToolTimeout  = time.Hour
+	// DefaultHeartbeat is the heartbeat timeout of model and tool calls.
+	DefaultHeartbeat = 30 * time.Second
 )
 
 // Options configure a [Runner]. The zero value is ready to use but for
@@ -104,6 +106,23 @@ type Options struct {
 	// ToolRetry holds the retry policies of tool calls by tool name; a
 	// tool that has none gets at most 3 attempts.
 	ToolRetry map[string]*temporal.RetryPolicy
+	// Heartbeat is the heartbeat timeout of model and tool calls: while a
+	// call runs, its activity heartbeats at a third of it, so the call of
+	// a worker that was lost (killed, cut off) is retried on another one
+	// after Heartbeat, not after the call's whole timeout. 0 means
+	// DefaultHeartbeat; a negative value sends no heartbeats (a lost
+	// worker's call then waits for its timeout).
+	Heartbeat time.Duration
+	// ContinueAfter bounds the model calls one workflow execution makes:
+	// after that many, the run continues as new, with the history so far
+	// as its input, before its next model call, so that a long run's event
+	// history stays small (every activity's input holds the history). 0
+	// means no bound; a run also continues as new when Temporal suggests
+	// it (a history of thousands of events or megabytes). The run stays
+	// one run: the same workflow id, turn numbers, usage and turn limit
+	// counting every execution. A run with an [agentloop.Budget] does not
+	// continue as new (its budget would count one execution).
+	ContinueAfter int
 	// OnItem, if set, is called with every item (and the final error) of
 	// every run this process's workers make, from the workflow's
 	// goroutine, once: not again while Temporal replays the run's history.
@@ -187,6 +206,10 @@ type Run struct {
 type Input struct {
 	ConversationID string            `json:"conversationId,omitempty"`
 	History        agentloop.History `json:"history"`
+	// Turns and Usage are the model calls the run's earlier executions
+	// made and their usage, when it continued as new; zero for a new run.
+	Turns int             `json:"turns,omitempty"`
+	Usage agentloop.Usage `json:"usage,omitzero"`
 }
 
 // Stream starts run on Temporal through c, or attaches to it if it is
