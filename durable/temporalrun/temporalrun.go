@@ -29,6 +29,17 @@
 //     one model turn start together, in call order, and run concurrently
 //     on the workers; calls resumed from a history (approved ones) run one
 //     after another.
+//   - A worker that is lost while a call runs (killed, cut off) stops
+//     heartbeating: after Options.Heartbeat the server gives the call to
+//     another worker, which goes on from the recorded history; calls that
+//     completed are not made again. Calls are at least once: the lost
+//     worker's call runs again, with the same [agentloop.IdempotencyKey].
+//
+// A long run continues as new (a fresh workflow execution of the same
+// workflow id, with the history so far as its input) after
+// Options.ContinueAfter model calls, or when Temporal suggests it, so its
+// event history stays small; its turn numbers, usage and turn limit count
+// every execution, and [Runner.Stream] follows it to its end.
 //
 // Waits follow the seam's rule (design §3.9): a run that needs a client
 // result or an approval ends with an [agentloop.Pending], recorded as the
@@ -48,6 +59,12 @@
 // run in its activity, once per attempt, and since the activity resumes a
 // run cut to the call, OnRunStart and OnRunEnd run there too. Hooks that
 // record (telemetry) should therefore tolerate repeats.
+//
+// Its tests run the workflow in Temporal's in-process test suite, replay
+// recorded histories, and run against a real Temporal server when
+// AGENTLOOP_TEST_TEMPORAL names one (as CI does; see .ci/temporal.sh): a
+// run end to end, a worker killed with SIGKILL mid-call, an approval across
+// workers, and the cost per step.
 //
 // This package is a Go module of its own: go.temporal.io/sdk needs Go 1.26
 // and brings gRPC, which the rest of agentloop does not.
