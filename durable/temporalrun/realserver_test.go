@@ -11,10 +11,12 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,9 +45,9 @@ import (
 //	AGENTLOOP_TEST_TEMPORAL=127.0.0.1:7233 go test ./durable/temporalrun
 const serverEnv = "AGENTLOOP_TEST_TEMPORAL"
 
-// The child process of TestRealServer_AKilledWorker*: its worker runs the
-// run until tool b starts, says so on stdout and blocks there until the
-// test kills it.
+// The child process of testLostWorker: its worker runs the run until
+// tool b starts, says so on stdout and blocks there until the test kills
+// it (SIGKILL) or stops it (SIGTERM).
 func TestMain(m *testing.M) {
 	if hostPort := os.Getenv("TEMPORALRUN_CHILD_SERVER"); hostPort != "" {
 		os.Exit(child(hostPort, os.Getenv("TEMPORALRUN_CHILD_QUEUE"), os.Getenv("TEMPORALRUN_CHILD_RUN"), os.Getenv("TEMPORALRUN_CHILD_MARKS")))
@@ -74,6 +76,15 @@ func child(hostPort, queue, runID, marks string) int {
 	if err != nil {
 		return fail(err)
 	}
+	// A deploy stops the process with SIGTERM: the worker stops (its
+	// calls in flight are cancelled) and the process exits.
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go func() {
+		<-term
+		w.Stop()
+		os.Exit(0)
+	}()
 	go func() {
 		<-blocked
 		fmt.Println("b started")
@@ -286,6 +297,17 @@ func marks(t *testing.T, path string) map[string]int {
 // and that worker finishes the run without making the completed calls
 // again.
 func TestRealServer_AKilledWorkersRunIsFinishedByAnotherWithoutRepeatingCompletedSteps(t *testing.T) {
+	testLostWorker(t, syscall.SIGKILL)
+}
+
+// A deploy: the worker process gets SIGTERM while a slow tool runs, stops
+// its worker (cancelling the call) and exits; another worker finishes the
+// run as after a kill.
+func TestRealServer_AWorkerStoppedBySIGTERMHandsItsRunToAnother(t *testing.T) {
+	testLostWorker(t, syscall.SIGTERM)
+}
+
+func testLostWorker(t *testing.T, sig syscall.Signal) {
 	c, hostPort := realServer(t)
 	queue, runID := unique(t, "queue"), unique(t, "run")
 	marksPath := filepath.Join(t.TempDir(), "marks")
@@ -303,9 +325,12 @@ func TestRealServer_AKilledWorkersRunIsFinishedByAnotherWithoutRepeatingComplete
 	}
 	require.NoError(t, err, "the child ended before tool b started")
 	require.Equal(t, "b started\n", line)
-	require.NoError(t, cmd.Process.Kill()) // SIGKILL
-	_ = cmd.Wait()
+	require.NoError(t, cmd.Process.Signal(sig))
 	_, _ = io.Copy(io.Discard, out)
+	err = cmd.Wait()
+	if sig == syscall.SIGTERM {
+		require.NoError(t, err, "the worker process stops cleanly on SIGTERM")
+	}
 
 	// Another worker on the task queue; the test attaches to the run.
 	r, err := temporalrun.New(markingAgent(marksPath, nil), temporalrun.Options{TaskQueue: queue, Heartbeat: crashHeartbeat})
@@ -324,8 +349,8 @@ func TestRealServer_AKilledWorkersRunIsFinishedByAnotherWithoutRepeatingComplete
 	keyA := agentloop.Step{ConversationID: "chat-1", Turn: 1, CallID: "call_0_0"}.IdempotencyKey()[:8]
 	keyB := agentloop.Step{ConversationID: "chat-1", Turn: 2, CallID: "call_1_0"}.IdempotencyKey()[:8]
 	assert.Equal(t, map[string]int{
-		"model 0": 1, "tool a " + keyA: 1, "model 1": 1, // completed before the kill: once
-		"tool b " + keyB: 2, // in flight at the kill: again, with the same key
+		"model 0": 1, "tool a " + keyA: 1, "model 1": 1, // completed before the signal: once
+		"tool b " + keyB: 2, // in flight at the signal: again, with the same key
 		"model 2":        1,
 	}, marks(t, marksPath))
 }

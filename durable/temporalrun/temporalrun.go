@@ -63,8 +63,8 @@
 // Its tests run the workflow in Temporal's in-process test suite, replay
 // recorded histories, and run against a real Temporal server when
 // AGENTLOOP_TEST_TEMPORAL names one (as CI does; see .ci/temporal.sh): a
-// run end to end, a worker killed with SIGKILL mid-call, an approval across
-// workers, and the cost per step.
+// run end to end, a worker killed with SIGKILL or stopped with SIGTERM
+// mid-call, an approval across workers, and the cost per step.
 //
 // This package is a Go module of its own: go.temporal.io/sdk needs Go 1.26
 // and brings gRPC, which the rest of agentloop does not.
