@@ -128,7 +128,9 @@ type Options struct {
 	// a worker that was lost (killed, cut off) is retried on another one
 	// after Heartbeat, not after the call's whole timeout. 0 means
 	// DefaultHeartbeat; a negative value sends no heartbeats (a lost
-	// worker's call then waits for its timeout).
+	// worker's call then waits for its timeout). Temporal's SDK sends a
+	// heartbeat at most every 0.8 × Heartbeat, so a value of a few seconds
+	// or less risks timing out the calls of a busy worker.
 	Heartbeat time.Duration
 	// ContinueAfter bounds the model calls one workflow execution makes:
 	// after that many, the run continues as new, with the history so far
