@@ -24,7 +24,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
@@ -231,8 +233,19 @@ func TestRealServer_ARunContinuedAsNewStreamsToItsEnd(t *testing.T) {
 	require.Empty(t, cmp.Diff(wholeParts(want), got, cmpItems))
 	d, err := c.DescribeWorkflowExecution(ctx, runID, "")
 	require.NoError(t, err)
-	require.NotEqual(t, d.GetWorkflowExecutionInfo().GetFirstRunId(), d.GetWorkflowExecutionInfo().GetExecution().GetRunId(),
-		"the run continued as new")
+	first := d.GetWorkflowExecutionInfo().GetFirstRunId()
+	require.NotEqual(t, first, d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "the run continued as new")
+	if *update { // the first execution's history, for TestReplay_AContinuedRun*
+		h := &historypb.History{}
+		for it := c.GetWorkflowHistory(ctx, runID, first, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT); it.HasNext(); {
+			ev, err := it.Next()
+			require.NoError(t, err)
+			h.Events = append(h.Events, ev)
+		}
+		b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(h)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(continuedHistoryFile, append(b, '\n'), 0o644))
+	}
 }
 
 // markingAgent's model calls tool a, then tool b, then answers "done";
