@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -18,6 +19,7 @@ func (r *Runner) modelActivity(ctx context.Context, in ModelInput) (agentloop.Mo
 	req := in.Request
 	var c collector
 	info := activity.GetInfo(ctx)
+	defer heartbeat(ctx, info.HeartbeatTimeout)()
 	for chunk, err := range r.agent.Model.Stream(ctx, &req) {
 		if err != nil {
 			return agentloop.ModelReply{}, fmt.Errorf("temporalrun: model: %w", err)
@@ -28,6 +30,36 @@ func (r *Runner) modelActivity(ctx context.Context, in ModelInput) (agentloop.Mo
 		c.add(chunk)
 	}
 	return c.reply(), nil
+}
+
+// heartbeat records the activity's heartbeat every third of timeout until
+// the returned stop is called, so that the server sees the worker alive
+// while a call runs; a zero timeout records none.
+func heartbeat(ctx context.Context, timeout time.Duration) (stop func()) {
+	if timeout <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(timeout / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
 }
 
 // collector gathers a model's stream into a reply, part by part.
@@ -98,6 +130,7 @@ func (r *Runner) toolActivity(ctx context.Context, in ToolInput) (agentloop.Tool
 	if err != nil {
 		return agentloop.ToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "agentloop.badInput", err)
 	}
+	defer heartbeat(ctx, activity.GetInfo(ctx).HeartbeatTimeout)()
 	for it, err := range r.agent.Stream(ctx, h, &agentloop.RunOptions{ConversationID: in.Step.ConversationID}) {
 		if err != nil {
 			return agentloop.ToolResult{}, fmt.Errorf("temporalrun: tool %s: %w", in.Step.Name, err)

@@ -221,3 +221,33 @@ func recordHistory(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(historyFile), 0o755))
 	require.NoError(t, os.WriteFile(historyFile, append(b, '\n'), 0o644))
 }
+
+// continuedHistoryFile is the first execution of a run that continued as
+// new on a real Temporal server (TestRealServer_ARunContinuedAsNew*
+// rewrites it with -update and a server).
+const continuedHistoryFile = "testdata/continued_history.json"
+
+// Continuing as new is part of the workflow's determinism: the recorded
+// execution replays with the options it ran with (two model calls, then a
+// continuation, no call made again, no item delivered), and fails to
+// replay when the run would not have continued.
+func TestReplay_AContinuedRunsRecordedHistoryReplaysOnlyWithTheSameContinuation(t *testing.T) {
+	replay := func(opts temporalrun.Options) (error, int32, int) {
+		var model, tools atomic.Int32
+		delivered := 0
+		opts.OnItem = func(string, agentloop.Item, error) { delivered++ }
+		r, err := temporalrun.New(countingAgent(t, 5, &model, &tools), opts)
+		require.NoError(t, err)
+		rp := worker.NewWorkflowReplayer()
+		r.Register(replayer{rp})
+		err = rp.ReplayWorkflowHistoryFromJSONFile(log.NewStructuredLogger(slog.New(slog.DiscardHandler)), continuedHistoryFile)
+		return err, model.Load() + tools.Load(), delivered
+	}
+	err, calls, delivered := replay(temporalrun.Options{ContinueAfter: 2})
+	require.NoError(t, err)
+	require.Zero(t, calls, "replay makes no call")
+	require.Zero(t, delivered, "replay delivers no item")
+
+	err, _, _ = replay(temporalrun.Options{})
+	require.ErrorContains(t, err, "TMPRL1100", "without the continuation: a nondeterminism error")
+}

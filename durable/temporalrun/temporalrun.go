@@ -29,6 +29,17 @@
 //     one model turn start together, in call order, and run concurrently
 //     on the workers; calls resumed from a history (approved ones) run one
 //     after another.
+//   - A worker that is lost while a call runs (killed, cut off) stops
+//     heartbeating: after Options.Heartbeat the server gives the call to
+//     another worker, which goes on from the recorded history; calls that
+//     completed are not made again. Calls are at least once: the lost
+//     worker's call runs again, with the same [agentloop.IdempotencyKey].
+//
+// A long run continues as new (a fresh workflow execution of the same
+// workflow id, with the history so far as its input) after
+// Options.ContinueAfter model calls, or when Temporal suggests it, so its
+// event history stays small; its turn numbers, usage and turn limit count
+// every execution, and [Runner.Stream] follows it to its end.
 //
 // Waits follow the seam's rule (design §3.9): a run that needs a client
 // result or an approval ends with an [agentloop.Pending], recorded as the
@@ -48,6 +59,12 @@
 // run in its activity, once per attempt, and since the activity resumes a
 // run cut to the call, OnRunStart and OnRunEnd run there too. Hooks that
 // record (telemetry) should therefore tolerate repeats.
+//
+// Its tests run the workflow in Temporal's in-process test suite, replay
+// recorded histories, and run against a real Temporal server when
+// AGENTLOOP_TEST_TEMPORAL names one (as CI does; see .ci/temporal.sh): a
+// run end to end, a worker killed with SIGKILL or stopped with SIGTERM
+// mid-call, an approval across workers, and the cost per step.
 //
 // This package is a Go module of its own: go.temporal.io/sdk needs Go 1.26
 // and brings gRPC, which the rest of agentloop does not.
@@ -81,6 +98,8 @@ var ErrRetry = errors.New("temporalrun: retry the tool call")
 const (
 	DefaultModelTimeout = 10 * time.Minute
 	DefaultToolTimeout  = time.Hour
+	// DefaultHeartbeat is the heartbeat timeout of model and tool calls.
+	DefaultHeartbeat = 30 * time.Second
 )
 
 // Options configure a [Runner]. The zero value is ready to use but for
@@ -104,6 +123,25 @@ type Options struct {
 	// ToolRetry holds the retry policies of tool calls by tool name; a
 	// tool that has none gets at most 3 attempts.
 	ToolRetry map[string]*temporal.RetryPolicy
+	// Heartbeat is the heartbeat timeout of model and tool calls: while a
+	// call runs, its activity heartbeats at a third of it, so the call of
+	// a worker that was lost (killed, cut off) is retried on another one
+	// after Heartbeat, not after the call's whole timeout. 0 means
+	// DefaultHeartbeat; a negative value sends no heartbeats (a lost
+	// worker's call then waits for its timeout). Temporal's SDK sends a
+	// heartbeat at most every 0.8 × Heartbeat, so a value of a few seconds
+	// or less risks timing out the calls of a busy worker.
+	Heartbeat time.Duration
+	// ContinueAfter bounds the model calls one workflow execution makes:
+	// after that many, the run continues as new, with the history so far
+	// as its input, before its next model call, so that a long run's event
+	// history stays small (every activity's input holds the history). 0
+	// means no bound; a run also continues as new when Temporal suggests
+	// it (a history of thousands of events or megabytes). The run stays
+	// one run: the same workflow id, turn numbers, usage and turn limit
+	// counting every execution. A run with an [agentloop.Budget] does not
+	// continue as new (its budget would count one execution).
+	ContinueAfter int
 	// OnItem, if set, is called with every item (and the final error) of
 	// every run this process's workers make, from the workflow's
 	// goroutine, once: not again while Temporal replays the run's history.
@@ -187,6 +225,10 @@ type Run struct {
 type Input struct {
 	ConversationID string            `json:"conversationId,omitempty"`
 	History        agentloop.History `json:"history"`
+	// Turns and Usage are the model calls the run's earlier executions
+	// made and their usage, when it continued as new; zero for a new run.
+	Turns int             `json:"turns,omitempty"`
+	Usage agentloop.Usage `json:"usage,omitzero"`
 }
 
 // Stream starts run on Temporal through c, or attaches to it if it is

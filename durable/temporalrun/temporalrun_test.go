@@ -392,3 +392,30 @@ func TestWorkflow_RetriedModelCallStreamsAgainUnderTheNextAttempt(t *testing.T) 
 	require.Contains(t, items, agentloop.Item(agentloop.TextDelta{Text: "Hello"}), "the record holds the completed attempt only")
 	require.NotContains(t, items, agentloop.Item(agentloop.TextDelta{Text: "Hel"}))
 }
+
+func TestWorkflow_ModelAndToolActivitiesHaveTheHeartbeatTimeoutOfTheOptions(t *testing.T) {
+	var attempts atomic.Int32
+	for _, c := range []struct {
+		name string
+		opt  time.Duration
+		want time.Duration
+	}{
+		{"the default", 0, temporalrun.DefaultHeartbeat},
+		{"the option's", 5 * time.Second, 5 * time.Second},
+		{"none when negative", -1, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := temporalrun.New(flakyAgent(0, &attempts), temporalrun.Options{Heartbeat: c.opt})
+			require.NoError(t, err)
+			env := newEnv(t)
+			r.Register(env)
+			got := map[string]time.Duration{}
+			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+				got[info.ActivityType.Name] = info.HeartbeatTimeout
+			})
+			env.ExecuteWorkflow(r.WorkflowName(), temporalrun.Input{History: agentloop.History{agentloop.UserMessage("go")}})
+			require.NoError(t, env.GetWorkflowError())
+			require.Equal(t, map[string]time.Duration{"agentloop.model": c.want, "agentloop.tool": c.want}, got)
+		})
+	}
+}

@@ -2,6 +2,7 @@ package temporalrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 // workflow runs one run; Temporal calls it to start the run and to replay
 // it. It ranges over the agent's run on the workflow's goroutine: under
 // effects the loop starts no goroutine and reads no clock, and every call
-// goes through an activity, so the run is deterministic.
+// goes through an activity, so the run is deterministic. A long run
+// continues as new (see Options.ContinueAfter) with its history so far.
 func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID
 	e := &effects{r: r, wf: ctx, cur: in.History}
@@ -22,10 +24,22 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 		e.req = req
 		return nil
 	}}
+	agent, limit := r.agent, maxTurns(r.agent)
+	if in.Turns > 0 { // a continued run: the turn limit counts its earlier executions' calls
+		a := *r.agent
+		a.MaxTurns = limit - in.Turns
+		agent = &a
+	}
 	var out Outcome
-	for it, err := range r.agent.Stream(context.Background(), in.History, &agentloop.RunOptions{
+	var next agentloop.History // the history to continue as new with
+	for it, err := range agent.Stream(context.Background(), in.History, &agentloop.RunOptions{
 		Effects: e, ConversationID: in.ConversationID, Hooks: capture}) {
+		if ts, ok := it.(agentloop.TurnStart); ok && e.continueNow(ctx, ts.Turn, in.Turns, limit) {
+			next = e.state()
+			break // the turn is made again by the next execution
+		}
 		e.observe(it)
+		it, err = in.carry(it, err, limit)
 		if err != nil || last(it) {
 			out = outcomeOf(it, err)
 		}
@@ -33,7 +47,72 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 			r.deliver(id, it, err)
 		}
 	}
+	if next != nil {
+		return Outcome{}, workflow.NewContinueAsNewError(ctx, r.WorkflowName(), Input{
+			ConversationID: in.ConversationID, History: next,
+			Turns: in.Turns + e.turns, Usage: in.Usage.Add(e.usage)})
+	}
 	return out, nil
+}
+
+func maxTurns(a *agentloop.Agent) int {
+	if a.MaxTurns > 0 {
+		return a.MaxTurns
+	}
+	return agentloop.DefaultMaxTurns
+}
+
+// continueNow reports whether the run continues as new instead of making
+// the model call of its execution's turn: once Options.ContinueAfter
+// calls were made in this execution, or Temporal suggests it (the event
+// history grew large), and the history so far is known to the last tool
+// result. A run with a budget never continues (the budget counts one
+// execution's calls), nor one at its last allowed call.
+func (e *effects) continueNow(ctx workflow.Context, turn, before, limit int) bool {
+	made := turn - 1
+	if made == 0 || !e.turnEnded || before+made >= limit || e.r.agent.Budget != (agentloop.Budget{}) {
+		return false
+	}
+	after := e.r.opts.ContinueAfter
+	if (after <= 0 || made < after) && !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+		return false
+	}
+	h := e.state()
+	return h != nil && len(h.Unanswered()) == 0
+}
+
+// carry makes the items and outcome of a continued execution those of
+// the whole run: turn numbers, usage and the turn limit count the earlier
+// executions too. (A sub-agent's calls run in a tool activity: the
+// workflow's usage never counts them, continued or not.)
+func (in Input) carry(it agentloop.Item, err error, limit int) (agentloop.Item, error) {
+	if in.Turns == 0 {
+		return it, err
+	}
+	switch v := it.(type) {
+	case agentloop.TurnStart:
+		v.Turn += in.Turns
+		return v, err
+	case agentloop.TurnEnd:
+		v.Turn += in.Turns
+		return v, err
+	case agentloop.Final:
+		v.Turns += in.Turns
+		v.Usage = in.Usage.Add(v.Usage)
+		return v, err
+	case agentloop.Pending:
+		v.Usage = in.Usage.Add(v.Usage)
+		return v, err
+	}
+	var tl *agentloop.TurnLimitError
+	if errors.As(err, &tl) {
+		tl.Limit = limit
+	}
+	var te *agentloop.TurnError
+	if errors.As(err, &te) {
+		te.Turn += in.Turns
+	}
+	return it, err
 }
 
 // effects runs a run's model and tool calls as activities of its workflow.
@@ -46,6 +125,14 @@ type effects struct {
 
 	announced int // server calls of this turn announced by ToolCallReady, not yet started
 	started   []startedCall
+
+	// What the execution made, for continuing as new: the model calls,
+	// their usage, whether a turn ended, and the results of the last
+	// turn's calls.
+	turns     int
+	usage     agentloop.Usage
+	turnEnded bool
+	results   []agentloop.ToolResult
 }
 
 type startedCall struct {
@@ -66,7 +153,26 @@ func (e *effects) observe(it agentloop.Item) {
 		}
 	case agentloop.TurnEnd:
 		e.cur = v.History
+		e.turns++
+		e.usage = e.usage.Add(v.Usage)
+		e.turnEnded, e.results = v.Err == nil, nil
+	case agentloop.ToolResultReady:
+		e.results = append(e.results, v.Result)
 	}
+}
+
+// state is the run's history after the last turn's tool results, as the
+// loop holds it (one tool message with the results in call order), or nil
+// when the results do not answer that turn's calls.
+func (e *effects) state() agentloop.History {
+	if len(e.results) == 0 {
+		return nil
+	}
+	h, err := e.cur.AppendResults(e.results...)
+	if err != nil {
+		return nil
+	}
+	return h
 }
 
 // ModelInput is the model activity's input.
@@ -92,6 +198,7 @@ func (e *effects) Model(_ context.Context, step agentloop.Step, _ func() (agentl
 	}
 	ctx := workflow.WithActivityOptions(e.wf, workflow.ActivityOptions{
 		StartToCloseTimeout: timeout,
+		HeartbeatTimeout:    e.r.heartbeat(),
 		RetryPolicy:         retryOr(e.r.opts.ModelRetry),
 		Summary:             fmt.Sprintf("model call, turn %d", step.Turn),
 	})
@@ -112,6 +219,7 @@ func (e *effects) Model(_ context.Context, step agentloop.Step, _ func() (agentl
 func (e *effects) Tool(_ context.Context, step agentloop.Step, _ func() agentloop.ToolResult, done func(agentloop.ToolResult)) {
 	ctx := workflow.WithActivityOptions(e.wf, workflow.ActivityOptions{
 		StartToCloseTimeout: e.r.toolTimeout(step.Name),
+		HeartbeatTimeout:    e.r.heartbeat(),
 		RetryPolicy:         retryOr(e.r.opts.ToolRetry[step.Name]),
 		Summary:             "tool " + step.Name + " " + step.CallID,
 	})
@@ -146,6 +254,17 @@ func (r *Runner) toolTimeout(name string) time.Duration {
 		return r.opts.ToolTimeout
 	}
 	return DefaultToolTimeout
+}
+
+// heartbeat is the activities' heartbeat timeout; 0 means none.
+func (r *Runner) heartbeat() time.Duration {
+	switch {
+	case r.opts.Heartbeat < 0:
+		return 0
+	case r.opts.Heartbeat == 0:
+		return DefaultHeartbeat
+	}
+	return r.opts.Heartbeat
 }
 
 func retryOr(p *temporal.RetryPolicy) *temporal.RetryPolicy {
