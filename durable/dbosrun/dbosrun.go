@@ -52,6 +52,10 @@ type Options struct {
 	// goroutine that runs the run, before the item reaches an attached
 	// Stream. A recovered run replays its completed model calls, so
 	// OnItem sees their items again (whole parts, not the original deltas).
+	// Once DBOS interrupts a run (its shutdown, or dbos.CancelWorkflow),
+	// OnItem gets the run's end only: the items made after that (the
+	// failed result of a tool call cut off, which DBOS does not record and
+	// runs again when it resumes the run) are not the run's.
 	OnItem func(runID string, item agentloop.Item, err error)
 }
 
@@ -293,8 +297,16 @@ func (r *Runner) workflow(ctx dbos.Context, in input) (outcome.Outcome, error) {
 	}()
 	var out outcome.Outcome
 	for it, err := range r.agent.Stream(rctx, in.History, opts) {
-		if err != nil || last(it) {
+		end := err != nil || last(it)
+		if end {
 			out = outcome.Of(it, err)
+		}
+		if ctx.Err() != nil && !end {
+			// DBOS interrupted the workflow (its shutdown, or
+			// CancelWorkflow): a step in flight failed for that alone and
+			// is not recorded, so its result and what follows are not the
+			// run's; only the run's end is told.
+			continue
 		}
 		r.deliver(id, it, err)
 	}

@@ -65,7 +65,34 @@ func TestHelperMarkingMCPServer(t *testing.T) {
 // chat ends with the answer, the completed tool call ran once, and the
 // call in flight ran again (steps are at least once).
 func TestDurable_AKilledProcessesRunIsFinishedByItsRestartWithoutRepeatingCompletedSteps(t *testing.T) {
+	t.Run("SQLite", func(t *testing.T) { stopAndRestart(t, "", (*process).kill) })
+	t.Run("PostgreSQL", func(t *testing.T) { stopAndRestart(t, postgresDB(t), (*process).kill) })
+}
+
+// The same with SIGTERM (a deploy): the process shuts down without
+// cancelling the run, which its next start goes on with.
+func TestDurable_ARunCutByASIGTERMIsFinishedByTheNextStart(t *testing.T) {
+	t.Run("SQLite", func(t *testing.T) { stopAndRestart(t, "", (*process).term) })
+	t.Run("PostgreSQL", func(t *testing.T) { stopAndRestart(t, postgresDB(t), (*process).term) })
+}
+
+// term ends the process as a deploy does (SIGTERM), and waits for it.
+func (p *process) term(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+}
+
+// stopAndRestart runs a chat on a webchat process on db (an SQLite file of
+// the test's when ""), stops the process with stop while the run's slow
+// tool runs, starts it again and checks that the run finished.
+func stopAndRestart(t *testing.T, db string, stop func(*process, *testing.T)) {
 	dir := t.TempDir()
+	if db == "" {
+		db = filepath.Join(dir, "chats.db")
+	}
 	marks, fifo, script := filepath.Join(dir, "marks"), filepath.Join(dir, "fifo"), filepath.Join(dir, "script.json")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -78,7 +105,7 @@ func TestDurable_AKilledProcessesRunIsFinishedByItsRestartWithoutRepeatingComple
 		t.Fatal(err)
 	}
 	helper := fmt.Sprintf("env WEBCHAT_MARKS_HELPER=1 WEBCHAT_MARKS=%s WEBCHAT_FIFO=%s %s -test.run=^TestHelperMarkingMCPServer$", marks, fifo, os.Args[0])
-	args := []string{"-db", filepath.Join(dir, "chats.db"), "-script", script, "-mcp", helper, "-executor", "one"}
+	args := []string{"-db", db, "-script", script, "-mcp", helper, "-executor", "one"}
 	bin := buildWebchat(t)
 	first := startProcess(t, bin, args...)
 
@@ -107,10 +134,8 @@ func TestDurable_AKilledProcessesRunIsFinishedByItsRestartWithoutRepeatingComple
 	case <-first.done:
 		t.Fatalf("the webchat process ended before the slow tool started:\n%s", first.logs)
 	}
-	first.kill(t)
-	if err := <-sent; err == nil {
-		t.Fatal("the first client got a whole answer from a process killed mid-run")
-	}
+	stop(first, t)
+	<-sent // cut off, or ended by the shutdown: the run goes on without it
 
 	second := startProcess(t, bin, args...)
 	resumer := &aisdktest.ChatClient{URL: second.url + "/api/chat", ChatID: "c"}
