@@ -19,7 +19,7 @@
 // whichever replica runs it), GET /api/chats (the chat list, newest
 // first), GET and DELETE /api/chats/{id}; GET /api/info, which model runs
 // ({"model": "…", "simulator": true|false, "store": true, "database":
-// "SQLite"|"PostgreSQL"|"memory"}); the tool states of each chat
+// "SQLite"|"PostgreSQL"|"memory", "durable": true|false}); the tool states of each chat
 // (toolstate: GET /agents/{chat id}/tool-states and POST /agents/{chat
 // id}/tool-states/reset; a backend tool that fails three times in a row is
 // no longer offered in that chat until reset); and a page at /.
@@ -37,6 +37,18 @@
 // message in the chat, stops it. A replica that dies mid-run leaves its
 // chat to the others once its stream lease (-lease) runs out. Ended stream
 // logs are deleted after ten minutes.
+//
+// Durable runs (durable.go): on SQLite and PostgreSQL each run is a DBOS
+// workflow (-durable, on by default) whose model and tool calls are
+// recorded steps, and each process is a DBOS executor (-executor, by
+// default <host name>:<port>; replicas need different ids, and a replica
+// keeps its id across restarts). A process killed mid-run (kill -9), or
+// stopped by SIGTERM, goes on with its runs when it starts again with the
+// same id within the stream lease: a completed model or tool call does not
+// run again, a tool call in flight does (at least once), and a reloaded
+// page resumes the answer. DBOS keeps its state in the PostgreSQL database
+// (in the schema of the URL's search_path, or "dbos"), or in <db>-dbos.db
+// beside the SQLite file.
 //
 // Access: the chats have no owners and the server no login, so by default
 // it serves loopback connections only: it refuses to start on an -addr
