@@ -270,8 +270,11 @@ func (h *ChatServer) newSink(ctx context.Context, id string, sr *storedRun, mess
 		t := time.AfterFunc(d, func() { stop(fmt.Errorf("the run took longer than the limit of %v", d)) })
 		s.stops = append(s.stops, func() { t.Stop() })
 	}
+	// The flusher's stop is called with s.mu held: the flusher may be
+	// waiting for it, and flushes nothing once stops is nil.
 	done := make(chan struct{})
-	go func() {
+	s.stops = append(s.stops, func() { close(done) })
+	go func() { // started last: it reads s.stops
 		t := time.NewTicker(sinkFlush)
 		defer t.Stop()
 		for {
@@ -289,9 +292,6 @@ func (h *ChatServer) newSink(ctx context.Context, id string, sr *storedRun, mess
 			s.mu.Unlock()
 		}
 	}()
-	// Called with s.mu held: the flusher may be waiting for it, and
-	// flushes nothing once stops is nil.
-	s.stops = append(s.stops, func() { close(done) })
 	return s
 }
 
