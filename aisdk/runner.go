@@ -131,8 +131,9 @@ func (h *ChatServer) recordLease(ctx context.Context, l store.Lease, messageID s
 // process that died, which the Runner recovers here, takes over its
 // stream, if its lease has not run out: the steps the stream log holds
 // already are not logged again, and a step that was cut off is reset
-// ("reset-step") before it streams again. A run whose stream cannot be
-// taken over is stopped. RunItem is the Runner's callback (dbosrun:
+// ("reset-step") before it streams again. If the lease ran out and nobody
+// took the chat since, the run goes on in a new stream of the chat, logged
+// from its start. A run whose chat went on without it is stopped. RunItem is the Runner's callback (dbosrun:
 // Options.OnItem = chat.RunItem); it is safe for concurrent use by
 // different runs, and must be called in order for each run.
 func (h *ChatServer) RunItem(runID string, item agentloop.Item, err error) {
@@ -188,6 +189,9 @@ func (h *ChatServer) takeOver(id string) (*runSink, error) {
 		return nil, fmt.Errorf("aisdk: chat %q holds no lease of stream %q (a newer run took the chat)", chatID, streamID)
 	}
 	lease, err := h.Store.RenewLease(ctx, store.Lease{ChatID: chatID, StreamID: streamID, Token: rec.Token}, h.streamLease())
+	if errors.Is(err, store.ErrLeaseLost) {
+		return h.takeOverAfresh(ctx, id, streamID, rec)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("aisdk: renewing the stream lease of chat %q: %w", chatID, err)
 	}
@@ -221,6 +225,37 @@ func (h *ChatServer) takeOver(id string) (*runSink, error) {
 	s := h.newSink(context.Background(), id, sr, rec.MessageID)
 	s.skipStart, s.skipSteps, s.resetStep = st.Len > 0, finishes, starts > finishes
 	return s, nil
+}
+
+// takeOverAfresh takes over the run id whose stream's lease ran out while
+// nobody took the chat since (the stream reads as interrupted, and the
+// chat's lease document still names it): the run goes on in a new stream
+// of the chat, logged from its start (the replayed steps too, since the
+// new log has none of them).
+func (h *ChatServer) takeOverAfresh(ctx context.Context, id, streamID string, rec runLease) (*runSink, error) {
+	st, err := h.Store.GetStream(ctx, streamID)
+	if err != nil {
+		return nil, fmt.Errorf("aisdk: reading stream %q: %w", streamID, err)
+	}
+	if st.State != store.StreamInterrupted {
+		return nil, fmt.Errorf("aisdk: stream %q of chat %q is %s: its run may not go on", streamID, st.ChatID, st.State)
+	}
+	lease, err := h.Store.StartStream(ctx, st.ChatID, h.streamLease())
+	if err != nil {
+		return nil, fmt.Errorf("aisdk: starting a new stream of chat %q for its run: %w", st.ChatID, err)
+	}
+	if err := h.recordLease(ctx, lease, rec.MessageID); err != nil {
+		h.endStream(ctx, lease, store.StreamFailed)
+		return nil, err
+	}
+	chat, err := h.Store.GetChat(ctx, st.ChatID)
+	if err != nil {
+		h.endStream(ctx, lease, store.StreamFailed)
+		return nil, fmt.Errorf("aisdk: reading chat %q: %w", st.ChatID, err)
+	}
+	sr := newStoredRun(context.Background(), h, *chat, lease, chat.History, rec.MessageID)
+	sr.restate = nil // the saved parts of the message are this run's, which it replays
+	return h.newSink(context.Background(), id, sr, rec.MessageID), nil
 }
 
 // chunkType returns the type of a logged chunk.

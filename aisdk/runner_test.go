@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/memstore"
 )
 
 // fakeRunner is an engine in process: Start runs the run on a goroutine
@@ -235,4 +237,77 @@ func TestRunner_ARecoveredRunTakesItsStreamOverAndLogsNoStepTwice(t *testing.T) 
 	assert.Equal(t, 2, count["start-step"], "%q", types)
 	assert.Equal(t, 1, count["tool-output-available"], "%q", types)
 	assert.Equal(t, "finish", types[len(types)-1])
+}
+
+// clock is a settable clock for a store.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// A process dies mid-run and its stream's lease runs out before the
+// engine recovers the run elsewhere: the run goes on in a new stream of
+// the chat, logged from its start, and the chat ends with the answer.
+func TestRunner_ARunRecoveredAfterItsLeaseRanOutGoesOnInANewStream(t *testing.T) {
+	c := &clock{t: time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)}
+	st := memstore.New(memstore.Options{Now: c.Now})
+	t.Cleanup(func() { _ = st.Close() })
+	a, fa := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
+	b, fb := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
+	died := make(chan struct{})
+	turns := 0
+	fa.kill = func(it agentloop.Item) bool {
+		switch it.(type) {
+		case agentloop.TurnStart:
+			turns++
+		case agentloop.TextDelta:
+			if turns == 2 {
+				close(died)
+				return true
+			}
+		}
+		return false
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-died
+		cancel()
+	}()
+	_, _ = (&aisdktest.ChatClient{URL: a.chatURL(), ChatID: "c"}).Send(ctx, "Weather?")
+	<-died
+	runID := fa.ids[0]
+	c.Add(time.Hour) // the lease runs out
+
+	start := agentloop.History{history(t, st, "c")[0]}
+	for it, err := range fb.agent.Stream(context.Background(), start, &agentloop.RunOptions{ConversationID: "c"}) {
+		b.h.RunItem(runID, it, err)
+	}
+	h := history(t, st, "c")
+	assert.Equal(t, "It is sunny in Oslo.", h[len(h)-1].Text())
+	assert.Equal(t, aisdk.RunFinished, lastRun(t, b, "c"))
+
+	d, err := st.GetDoc(context.Background(), "c", "aisdk.stream")
+	require.NoError(t, err)
+	var rec struct{ Stream string }
+	require.NoError(t, json.Unmarshal(d.Data, &rec))
+	require.NotEqual(t, strings.TrimPrefix(runID, "c/"), rec.Stream, "a new stream")
+	count := map[string]int{}
+	for c, err := range st.ReadStream(context.Background(), rec.Stream, 0) {
+		require.NoError(t, err)
+		count[chunkType(c.Data)]++
+	}
+	assert.Equal(t, map[string]int{"start": 1, "start-step": 2, "finish-step": 2, "reset-step": 0, "finish": 1}, map[string]int{
+		"start": count["start"], "start-step": count["start-step"], "finish-step": count["finish-step"], "reset-step": count["reset-step"], "finish": count["finish"]})
 }
