@@ -153,6 +153,39 @@ func (h *ChatServer) RunItem(runID string, item agentloop.Item, err error) {
 	}
 }
 
+// Abandoned reports whether the run runID was abandoned: the lease of its
+// stream ran out (its process died, and did not start again in time)
+// while its chat still waits for it (no request took the chat since). An
+// engine may then resume the run in this process; RunItem goes on with it
+// in a new stream of the chat. Errors are the store's.
+func (h *ChatServer) Abandoned(ctx context.Context, runID string) (bool, error) {
+	i := strings.LastIndexByte(runID, '/')
+	if i < 0 {
+		return false, nil
+	}
+	chatID, streamID := runID[:i], runID[i+1:]
+	st, err := h.Store.GetStream(ctx, streamID)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+		return false, nil
+	}
+	if err != nil || st.State != store.StreamInterrupted || st.ChatID != chatID {
+		return false, err
+	}
+	docs, ok := h.Store.(store.Docs)
+	if !ok {
+		return false, nil
+	}
+	d, err := docs.GetDoc(ctx, chatID, runLeaseDoc)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var rec runLease
+	return json.Unmarshal(d.Data, &rec) == nil && rec.Stream == streamID, nil
+}
+
 // recoverRun rebuilds the sink of a run that another process (or an
 // earlier life of this one) started, or returns nil and stops the run when
 // its stream cannot be taken over.

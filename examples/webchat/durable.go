@@ -89,6 +89,41 @@ func (e *durableEngine) launch() error {
 	return nil
 }
 
+// adopt resumes, every interval until ctx is done, the runs that other
+// executors abandoned (chat.Abandoned: their process died and their stream
+// lease ran out while their chat waits for them): DBOS then runs them on
+// one of the live executors, and the chat server goes on with them in a
+// new stream of their chat.
+func (e *durableEngine) adopt(ctx context.Context, chat *aisdk.ChatServer, every time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ws, err := dbos.ListWorkflows(e.dbos, dbos.WithFilterStatus(dbos.WorkflowStatusPending))
+		if err != nil {
+			logger.Warn("webchat: listing pending runs", "error", err)
+			continue
+		}
+		for _, w := range ws {
+			if w.ExecutorID == e.executor {
+				continue
+			}
+			if ok, err := chat.Abandoned(ctx, w.ID); err != nil || !ok {
+				continue
+			}
+			if _, err := dbos.ResumeWorkflow[any](e.dbos, w.ID); err != nil {
+				logger.Warn("webchat: resuming an abandoned run", "run", w.ID, "error", err)
+				continue
+			}
+			logger.Info("webchat: resumed a run that executor "+w.ExecutorID+" abandoned", "run", w.ID)
+		}
+	}
+}
+
 // close stops the engine: the runs in flight are handed over, to be
 // resumed when this executor starts again.
 func (e *durableEngine) close() {

@@ -20,7 +20,8 @@ import (
 // webchat processes of TestDurable_*, it serves two tools over stdio that
 // leave a line in the file $WEBCHAT_MARKS at each call: "mark", and "slow",
 // whose first call then says "started" on the FIFO $WEBCHAT_FIFO and
-// never returns (its process is killed), while later calls return.
+// never returns (its process is killed), while later calls return, first
+// saying "again" on the FIFO $WEBCHAT_FIFO_AGAIN if it is set.
 func TestHelperMarkingMCPServer(t *testing.T) {
 	if os.Getenv("WEBCHAT_MARKS_HELPER") != "1" {
 		t.Skip("helper process for TestDurable_*")
@@ -51,6 +52,11 @@ func TestHelperMarkingMCPServer(t *testing.T) {
 					panic(err)
 				}
 				select {} // until the process is killed
+			}
+			if again := os.Getenv("WEBCHAT_FIFO_AGAIN"); again != "" {
+				if err := os.WriteFile(again, []byte("again\n"), 0); err != nil {
+					panic(err)
+				}
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slow done"}}}, nil, nil
 		})
@@ -169,5 +175,91 @@ func stopAndRestart(t *testing.T, db string, stop func(*process, *testing.T)) {
 	}
 	if string(got) != "mark\nslow\nslow\n" {
 		t.Errorf("marks %q: mark must run once, and slow, in flight when the process died, twice", got)
+	}
+}
+
+// Two replicas on one PostgreSQL: A is killed while a run's slow tool
+// runs; once A's stream lease ran out, B finds the run A abandoned, has
+// DBOS resume it on a live executor, and goes on with it in a new stream:
+// the chat ends with the answer, the completed tool call ran once.
+func TestDurable_ALiveReplicaTakesOverTheRunOfAKilledOne(t *testing.T) {
+	db := postgresDB(t)
+	dir := t.TempDir()
+	marks, fifo, again, script := filepath.Join(dir, "marks"), filepath.Join(dir, "fifo"), filepath.Join(dir, "again"), filepath.Join(dir, "script.json")
+	for _, f := range []string{fifo, again} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := os.WriteFile(script, []byte(`{"turns_by":"conversation","turns":[
+		{"reply":[{"text":"Marking."},{"tool_call":{"id":"m","name":"mark","args":{}}}]},
+		{"expect":{"tool_results":{"m":"marked"}},"reply":[{"text":"Now the slow one."},{"tool_call":{"id":"s","name":"slow","args":{}}}]},
+		{"expect":{"tool_results":{"s":"slow done"}},"reply":[{"text":"All done."}]}]}`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper := fmt.Sprintf("env WEBCHAT_MARKS_HELPER=1 WEBCHAT_MARKS=%s WEBCHAT_FIFO=%s WEBCHAT_FIFO_AGAIN=%s %s -test.run=^TestHelperMarkingMCPServer$", marks, fifo, again, os.Args[0])
+	args := []string{"-db", db, "-script", script, "-mcp", helper, "-lease", "1s"}
+	bin := buildWebchat(t)
+	a := startProcess(t, bin, append(args, "-executor", "a")...)
+	b := startProcess(t, bin, append(args, "-executor", "b")...)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := &aisdktest.ChatClient{URL: a.url + "/api/chat", ChatID: "c"}
+	sent := make(chan error, 1)
+	go func() {
+		_, err := client.Send(ctx, "Go")
+		sent <- err
+	}()
+	readFIFO := func(path string, p *process) {
+		t.Helper()
+		got := make(chan error, 1)
+		go func() {
+			f, err := os.Open(path) // until the tool opens it
+			if err == nil {
+				_, err = bufio.NewReader(f).ReadString('\n')
+				f.Close()
+			}
+			got <- err
+		}()
+		select {
+		case err := <-got:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-p.done:
+			t.Fatalf("the webchat process ended:\n%s", p.logs)
+		}
+	}
+	readFIFO(fifo, a)
+	a.kill(t)
+	<-sent
+	readFIFO(again, b) // B runs the slow tool again: it took the run over
+
+	resumer := &aisdktest.ChatClient{URL: b.url + "/api/chat", ChatID: "c"}
+	resumer.SetMessages(client.Messages()[:1])
+	if _, err := resumer.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	view := getChat(t, b.url, "c")
+	var texts []string
+	for _, m := range view.Messages {
+		for _, p := range m.Parts {
+			if p.Type == "text" {
+				texts = append(texts, p.Text)
+			}
+		}
+	}
+	want := []string{"Go", "Marking.", "Now the slow one.", "All done."}
+	if fmt.Sprint(texts) != fmt.Sprint(want) || view.LastRun != aisdk.RunFinished || view.Streaming {
+		t.Errorf("the chat: texts %q (want %q), last run %q, streaming %v\nB's log:\n%s", texts, want, view.LastRun, view.Streaming, b.logs)
+	}
+	got, err := os.ReadFile(marks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "mark\nslow\nslow\n" {
+		t.Errorf("marks %q: mark must run once, and slow, in flight when A died, twice", got)
 	}
 }

@@ -377,9 +377,21 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 			logger.Warn("webchat: deleting ended stream logs", "error", err)
 		})
 	}()
+	adopter := make(chan struct{})
+	go func() {
+		defer close(adopter)
+		if engine != nil {
+			lease := cfg.lease
+			if lease == 0 {
+				lease = aisdk.DefaultStreamLease
+			}
+			engine.adopt(jctx, chat, lease, logger)
+		}
+	}()
 	return &server{handler: acc.guard(mux), chat: chat, describe: describe, database: database, close: sync.OnceFunc(func() {
 		stop()
 		<-janitor
+		<-adopter
 		closeAll() // the engine hands its runs over before the store closes
 	})}, nil
 }
