@@ -24,6 +24,12 @@
 // run's last item or error; [Options.OnItem] sees every item of every run
 // this process executes.
 //
+// A Runner is also an aisdk.Runner ([Runner.Start], [Runner.Stop]): with
+// Options.OnItem set to the ChatServer's RunItem, aisdk's stored mode runs
+// every run as a workflow, and the run, wherever DBOS executes it, saves
+// the chat and writes its stream log (aisdk's package documentation says
+// how a recovered run takes its stream over).
+//
 // This package is a Go module of its own, so that DBOS and its database
 // drivers reach only the programs that import it.
 package dbosrun
