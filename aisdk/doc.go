@@ -115,6 +115,13 @@
 // store.ExpireStreams. Call [ChatServer.Shutdown] before
 // http.Server.Shutdown.
 //
+// With a [Runner] (ChatServer.Runner; durable/dbosrun's Runner is one, on
+// DBOS), a run outlives its process too: the engine runs it, and hands its
+// items to [ChatServer.RunItem], which saves the chat and writes the
+// stream log wherever the run executes; the request follows the log. A run
+// the engine recovers in a process started again takes its stream over
+// and logs no completed step twice.
+//
 // [ChatServer.Routes] mounts the chat route with the resume, stop and chats
 // routes (the chat list, one chat as [ChatView], delete); the view tells
 // how the chat's last run ended ([ChatView.LastRun], kept in a document of

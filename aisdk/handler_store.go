@@ -114,7 +114,11 @@ func (h *ChatServer) serveStored(w http.ResponseWriter, r *http.Request, req *Ch
 	} else {
 		messageID = h.newMessageID()
 	}
-	sr := newStoredRun(h, r, *chat, lease, history, messageID)
+	if h.Runner != nil {
+		h.serveDurable(w, r, req, *chat, lease, history, opts, messageID)
+		return
+	}
+	sr := newStoredRun(r.Context(), h, *chat, lease, history, messageID)
 	h.stream(w, r, req, history, opts, h.newMapper(messageID), sr)
 }
 

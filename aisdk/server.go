@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/store"
 )
 
 // ChatServer serves the AI SDK chat routes of the stored mode: the chats
@@ -76,6 +77,17 @@ type ChatServer struct {
 	// the next request, on any replica, once its lease ran out.
 	StreamLease time.Duration
 
+	// Runner, when set, runs every run on a durable-execution engine, so
+	// that a run outlives its process: the run, wherever the engine
+	// executes it, saves the chat and writes its stream log (the engine
+	// hands its items to [ChatServer.RunItem]), and the request follows
+	// the stream log. A run that the engine recovers in another process
+	// (or in this one, started again within the stream lease) takes its
+	// stream over and goes on. Store must keep documents (store.Docs).
+	// Nil runs each run in process, in the request's goroutine, as long as
+	// the process lives.
+	Runner Runner
+
 	// AllowedOrigins lists the other origins whose browsers may change
 	// something, as [Handler.AllowedOrigins] does; it guards the chat
 	// POST, stop and delete, so that no page of another site can post,
@@ -107,6 +119,7 @@ type ChatServer struct {
 	NewMessageID func() string
 
 	core
+	sinks sinks // the runs Runner executes in this process
 }
 
 // init prepares what the ChatServer derives from its fields, once.
@@ -122,6 +135,9 @@ func (h *ChatServer) init() error {
 		h.core.ErrorText, h.core.Logger, h.core.NewMessageID = h.ErrorText, h.Logger, h.NewMessageID
 		if h.Store == nil {
 			return fmt.Errorf("aisdk: ChatServer.Store is nil: set it to the store of the chats (memstore, sqlitestore, pgstore), or serve an aisdk.Handler, which keeps none")
+		}
+		if _, ok := h.Store.(store.Docs); h.Runner != nil && !ok {
+			return fmt.Errorf("aisdk: ChatServer.Runner needs a Store that keeps documents (store.Docs), to record each run's stream lease; memstore, sqlitestore and pgstore do")
 		}
 		if h.StreamLease < 0 {
 			return fmt.Errorf("aisdk: ChatServer.StreamLease is %v; it must not be negative (0 means DefaultStreamLease, %v)", h.StreamLease, DefaultStreamLease)
@@ -144,8 +160,12 @@ func (h *ChatServer) Validate() error { return h.init() }
 // Unavailable, the runs in progress are cancelled with [ErrShutdown] (a
 // run saves its history first, with an interrupted result for each call
 // still running, and ends its stream), and requests that follow a stream
-// end. Shutdown returns once they all ended, or with ctx's error when ctx
-// is done first. Call it before http.Server.Shutdown, which would
+// end. With a Runner, the runs are the engine's: Shutdown does not cancel
+// them; when the engine then shuts down, the runs it cancels are handed
+// over (their chats and stream logs keep what they saved, their streams
+// stay active, and the engine resumes them, in this process started again
+// within the stream lease). Shutdown returns once they all ended, or with
+// ctx's error when ctx is done first. Call it before http.Server.Shutdown, which would
 // otherwise wait for runs that outlive their clients up to MaxRunTime. It
 // may be called more than once, and concurrently with requests; the
 // ChatServer does not serve runs again afterwards.

@@ -42,6 +42,13 @@ func (s *runSet) add() (release func(), ok bool) {
 	return s.wg.Done, true
 }
 
+// isClosed reports whether Shutdown began.
+func (s *runSet) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 // onShutdown arranges for cancel to be called with ErrShutdown when
 // Shutdown begins, until the returned func is called.
 func (s *runSet) onShutdown(cancel context.CancelCauseFunc) (stop func() bool) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,18 +51,22 @@ type storedRun struct {
 	started bool     // the start chunk went to the log
 
 	cancel context.CancelCauseFunc
-	stop   atomic.Bool // the run was asked to stop
-	lost   atomic.Bool // the lease is lost: nothing more is written
-	logErr error       // the log could not be written
+	stop   atomic.Bool   // the run was asked to stop
+	lost   atomic.Bool   // the lease is lost: nothing more is written
+	lostCh chan struct{} // closed when lost is set
+	logErr error         // the log could not be written
 	// unsaved is the history of a save that failed (the database was
 	// down): end saves it again before it ends the stream.
 	unsaved agentloop.History
+	// dry is set while a recovered run replays what the chat has already:
+	// persist follows the items without saving.
+	dry bool
 }
 
-func newStoredRun(h *ChatServer, r *http.Request, chat store.Chat, lease store.Lease, history agentloop.History, messageID string) *storedRun {
+func newStoredRun(ctx context.Context, h *ChatServer, chat store.Chat, lease store.Lease, history agentloop.History, messageID string) *storedRun {
 	sr := &storedRun{
-		h: h, ctx: context.WithoutCancel(r.Context()), chat: chat, lease: lease, messageID: messageID,
-		base: history, results: map[string]agentloop.ToolResult{},
+		h: h, ctx: context.WithoutCancel(ctx), chat: chat, lease: lease, messageID: messageID,
+		base: history, results: map[string]agentloop.ToolResult{}, lostCh: make(chan struct{}),
 	}
 	msgs := FromHistory(history)
 	if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" && msgs[n-1].ID == messageID {
@@ -109,6 +112,8 @@ func (s *storedRun) renew(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.lostCh:
+			return
 		case <-t.C:
 		}
 		_, err := s.h.Store.RenewLease(ctx, s.lease, ttl)
@@ -130,6 +135,7 @@ func (s *storedRun) lose(err error) {
 	if s.lost.Swap(true) {
 		return
 	}
+	close(s.lostCh)
 	s.cancel(fmt.Errorf("aisdk: the run of chat %q lost its stream lease (its chat was deleted, or taken over after the lease ran out): %w", s.chat.ID, err))
 }
 
@@ -170,6 +176,9 @@ func (s *storedRun) persist(p runPair) error {
 			return nil
 		}
 		h = s.withIDs(h.Clone())
+	}
+	if s.dry {
+		return nil
 	}
 	err := s.save(s.ctx, h)
 	if err != nil && !errors.Is(err, store.ErrConflict) {

@@ -12,6 +12,8 @@ require github.com/agentloop/agentloop/telemetry v0.0.0-00010101000000-000000000
 
 require github.com/agentloop/agentloop/mcptools v0.0.0-00010101000000-000000000000
 
+require github.com/agentloop/agentloop/durable/dbosrun v0.0.0-00010101000000-000000000000
+
 replace github.com/agentloop/agentloop => ..
 
 replace github.com/agentloop/agentloop/store/sqlitestore => ../store/sqlitestore
@@ -22,7 +24,10 @@ replace github.com/agentloop/agentloop/telemetry => ../telemetry
 
 replace github.com/agentloop/agentloop/mcptools => ../mcptools
 
+replace github.com/agentloop/agentloop/durable/dbosrun => ../durable/dbosrun
+
 require (
+	github.com/dbos-inc/dbos-transact-golang v1.8.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/ollama/ollama v0.17.4
@@ -45,6 +50,8 @@ require (
 	github.com/googleapis/enterprise-certificate-proxy v0.3.11 // indirect
 	github.com/googleapis/gax-go/v2 v2.17.0 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
+	github.com/jackc/pgerrcode v0.0.0-20250907135507-afb5586c32a6 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
 	google.golang.org/genai v1.77.0 // indirect
 )
 

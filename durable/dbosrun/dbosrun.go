@@ -24,6 +24,12 @@
 // run's last item or error; [Options.OnItem] sees every item of every run
 // this process executes.
 //
+// A Runner is also an aisdk.Runner ([Runner.Start], [Runner.Stop]): with
+// Options.OnItem set to the ChatServer's RunItem, aisdk's stored mode runs
+// every run as a workflow, and the run, wherever DBOS executes it, saves
+// the chat and writes its stream log (aisdk's package documentation says
+// how a recovered run takes its stream over).
+//
 // This package is a Go module of its own, so that DBOS and its database
 // drivers reach only the programs that import it.
 package dbosrun
@@ -52,6 +58,10 @@ type Options struct {
 	// goroutine that runs the run, before the item reaches an attached
 	// Stream. A recovered run replays its completed model calls, so
 	// OnItem sees their items again (whole parts, not the original deltas).
+	// Once DBOS interrupts a run (its shutdown, or dbos.CancelWorkflow),
+	// OnItem gets the run's end only: the items made after that (the
+	// failed result of a tool call cut off, which DBOS does not record and
+	// runs again when it resumes the run) are not the run's.
 	OnItem func(runID string, item agentloop.Item, err error)
 }
 
@@ -62,8 +72,9 @@ type Runner struct {
 	agent *agentloop.Agent
 	opts  Options
 
-	mu   sync.Mutex
-	subs map[string]*subscriber // by run id: the Stream attached in this process
+	mu      sync.Mutex
+	subs    map[string]*subscriber             // by run id: the Stream attached in this process
+	cancels map[string]context.CancelCauseFunc // by run id: the runs executing in this process
 }
 
 // New registers agent's runs as a workflow of ctx and returns their runner.
@@ -77,7 +88,7 @@ func New(ctx dbos.Context, agent *agentloop.Agent, opts Options) (*Runner, error
 	if opts.Name == "" {
 		opts.Name = "default"
 	}
-	r := &Runner{dbos: ctx, agent: agent, opts: opts, subs: make(map[string]*subscriber)}
+	r := &Runner{dbos: ctx, agent: agent, opts: opts, subs: make(map[string]*subscriber), cancels: make(map[string]context.CancelCauseFunc)}
 	if err := register(ctx, r); err != nil {
 		return nil, err
 	}
@@ -110,12 +121,72 @@ type Run struct {
 	ConversationID string
 	// History is the history the run starts from.
 	History agentloop.History
+	// ClientTools are the run's client tools ([agentloop.RunOptions.Tools]
+	// that run on the client: definitions without a func), recorded with
+	// the run so that a recovered run offers them too.
+	ClientTools []agentloop.ToolDef
+	// System, if not "", replaces the agent's system prompt for the run
+	// ([agentloop.RunOptions.System]).
+	System string
 }
 
 // input is what DBOS records as the workflow's input.
 type input struct {
-	ConversationID string            `json:"conversationId,omitempty"`
-	History        agentloop.History `json:"history"`
+	ConversationID string              `json:"conversationId,omitempty"`
+	History        agentloop.History   `json:"history"`
+	ClientTools    []agentloop.ToolDef `json:"clientTools,omitempty"`
+	System         string              `json:"system,omitempty"`
+}
+
+func (run Run) input() input {
+	return input{ConversationID: run.ConversationID, History: run.History, ClientTools: run.ClientTools, System: run.System}
+}
+
+// Start starts the run runID from history h as [Runner.Stream] does, and
+// returns once DBOS recorded it, without waiting for its items: they reach
+// [Options.OnItem], in whichever process executes the run. opts may carry
+// what the run records (ConversationID is conversationID; client tools,
+// System); other options (server tools, Hooks, Settings, Budget,
+// Effects) cannot be recorded with the run, and are refused with an
+// error. Starting a run id that exists does not start it again. Start
+// and [Runner.Stop] make a Runner an aisdk.Runner.
+func (r *Runner) Start(ctx context.Context, runID, conversationID string, h agentloop.History, opts *agentloop.RunOptions) error {
+	run := Run{ID: runID, ConversationID: conversationID, History: h}
+	if runID == "" {
+		return errors.New("dbosrun: Start: the run id is empty")
+	}
+	if opts != nil {
+		if opts.Hooks != nil || opts.Settings != nil || opts.Budget != nil || opts.Effects != nil {
+			return fmt.Errorf("dbosrun: run %q: Hooks, Settings, Budget and Effects of RunOptions cannot be recorded with a durable run; set them on the Agent", runID)
+		}
+		for _, t := range opts.Tools {
+			if t == nil || !t.RunsOnClient() {
+				return fmt.Errorf("dbosrun: run %q: only client tools can be recorded with a durable run; put server tools on the Agent", runID)
+			}
+			run.ClientTools = append(run.ClientTools, t.Def())
+		}
+		run.System = opts.System
+	}
+	if _, err := dbos.RunWorkflow(r.dbos, r.workflow, run.input(), dbos.WithWorkflowID(runID), dbos.WithRunInstance(r)); err != nil {
+		return fmt.Errorf("dbosrun: starting run %q: %w", runID, err)
+	}
+	return nil
+}
+
+// Stop cancels the run runID with cause if it executes in this process,
+// and reports whether it did: the run ends as a run whose context is
+// cancelled does (an [agentloop.CancelledError], through OnItem and the
+// attached Stream), and that ending is the workflow's recorded outcome. A
+// run that executes elsewhere, or ended, is not touched.
+func (r *Runner) Stop(runID string, cause error) bool {
+	r.mu.Lock()
+	cancel := r.cancels[runID]
+	r.mu.Unlock()
+	if cancel == nil {
+		return false
+	}
+	cancel(cause)
+	return true
 }
 
 // Stream starts run, or attaches to it if it exists, and returns its items
@@ -152,8 +223,7 @@ func (r *Runner) Stream(ctx context.Context, run Run) iter.Seq2[agentloop.Item, 
 			close(s.gone)
 		}()
 
-		h, err := dbos.RunWorkflow(r.dbos, r.workflow, input{ConversationID: run.ConversationID, History: run.History},
-			dbos.WithWorkflowID(run.ID), dbos.WithRunInstance(r))
+		h, err := dbos.RunWorkflow(r.dbos, r.workflow, run.input(), dbos.WithWorkflowID(run.ID), dbos.WithRunInstance(r))
 		if err != nil {
 			yield(nil, fmt.Errorf("dbosrun: starting run %q: %w", run.ID, err))
 			return
@@ -210,10 +280,39 @@ func (r *Runner) workflow(ctx dbos.Context, in input) (outcome.Outcome, error) {
 	if err != nil {
 		return outcome.Outcome{}, fmt.Errorf("dbosrun: %w", err)
 	}
+	opts := &agentloop.RunOptions{ConversationID: in.ConversationID, System: in.System, Effects: effects{ctx}}
+	for _, d := range in.ClientTools {
+		t, err := agentloop.NewClientTool(d.Name, d.Description, d.Schema)
+		if err != nil {
+			return outcome.Outcome{}, fmt.Errorf("dbosrun: run %q: client tool %q: %w", id, d.Name, err)
+		}
+		opts.Tools = append(opts.Tools, t)
+	}
+	// The run's own context, so that Stop ends the run the way a
+	// cancelled run ends, with an outcome DBOS records; DBOS's shutdown
+	// cancels ctx itself, and then records nothing (the run is recovered).
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.mu.Lock()
+	r.cancels[id] = cancel
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.cancels, id)
+		r.mu.Unlock()
+	}()
 	var out outcome.Outcome
-	for it, err := range r.agent.Stream(ctx, in.History, &agentloop.RunOptions{ConversationID: in.ConversationID, Effects: effects{ctx}}) {
-		if err != nil || last(it) {
+	for it, err := range r.agent.Stream(rctx, in.History, opts) {
+		end := err != nil || last(it)
+		if end {
 			out = outcome.Of(it, err)
+		}
+		if ctx.Err() != nil && !end {
+			// DBOS interrupted the workflow (its shutdown, or
+			// CancelWorkflow): a step in flight failed for that alone and
+			// is not recorded, so its result and what follows are not the
+			// run's; only the run's end is told.
+			continue
 		}
 		r.deliver(id, it, err)
 	}

@@ -19,7 +19,7 @@
 // whichever replica runs it), GET /api/chats (the chat list, newest
 // first), GET and DELETE /api/chats/{id}; GET /api/info, which model runs
 // ({"model": "…", "simulator": true|false, "store": true, "database":
-// "SQLite"|"PostgreSQL"|"memory"}); the tool states of each chat
+// "SQLite"|"PostgreSQL"|"memory", "durable": true|false}); the tool states of each chat
 // (toolstate: GET /agents/{chat id}/tool-states and POST /agents/{chat
 // id}/tool-states/reset; a backend tool that fails three times in a row is
 // no longer offered in that chat until reset); and a page at /.
@@ -37,6 +37,19 @@
 // message in the chat, stops it. A replica that dies mid-run leaves its
 // chat to the others once its stream lease (-lease) runs out. Ended stream
 // logs are deleted after ten minutes.
+//
+// Durable runs (durable.go): on SQLite and PostgreSQL each run is a DBOS
+// workflow (-durable, on by default) whose model and tool calls are
+// recorded steps, and each process is a DBOS executor (-executor, by
+// default <host name>:<port>; replicas need different ids, and a replica
+// keeps its id across restarts). A process killed mid-run (kill -9), or
+// stopped by SIGTERM, goes on with its runs when it starts again with the
+// same id within the stream lease, and otherwise, once the lease ran out,
+// another live replica takes them over: a completed model or tool call
+// does not run again, a tool call in flight does (at least once), and a
+// reloaded page resumes the answer. DBOS keeps its state in the PostgreSQL database
+// (in the schema of the URL's search_path, or "dbos"), or in <db>-dbos.db
+// beside the SQLite file.
 //
 // Access: the chats have no owners and the server no login, so by default
 // it serves loopback connections only: it refuses to start on an -addr
@@ -133,6 +146,9 @@ type config struct {
 	allowedHosts hostList      // with public: the Host names served; none: any
 	lease        time.Duration // aisdk.ChatServer.StreamLease; 0 means its default
 	pace         time.Duration // the built-in demo's pause after each word; 0 streams at once
+	durable      bool          // run the runs on DBOS when the database is SQLite or PostgreSQL
+	executor     string        // the DBOS executor id; "" is <host>:<port>
+	listen       string        // the address listened on, once known
 	mcp          *mcpflags.Flags
 	traces       *tracing // traces the runs; nil for none
 }
@@ -152,6 +168,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.public, "public", false, "serve an address that is not loopback although the server has no authorization: anyone who reaches it can read, continue and delete every chat")
 	fs.Var(&cfg.allowedHosts, "allowed-hosts", "with -public: the host names the server answers for, separated by commas (a leading dot allows the names under it); a request for any other Host is refused, as a page of a name rebound to this server's address sends (default: any host; without -public, loopback names only)")
 	fs.DurationVar(&cfg.lease, "lease", 0, "how long a run holds its chat between renewals: a replica that dies leaves its chats to the others after this long (0: aisdk's default, 20s)")
+	fs.BoolVar(&cfg.durable, "durable", true, "run each run durably (DBOS, in the chats' database) when the database is SQLite or PostgreSQL, so that a run outlives its process: a replica started again with the same -executor goes on with the runs it left; -durable=false runs them in process")
+	fs.StringVar(&cfg.executor, "executor", "", "with -durable: this replica's DBOS executor id, the same across its restarts and different from every other replica's (default <host name>:<port>)")
 	fs.DurationVar(&cfg.pace, "pace", defaultPace, "the built-in demo's pause after each streamed word (its get_weather takes 70 times as long); 0 streams at once")
 	cfg.mcp = mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -204,6 +222,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	}
 	defer tracing.stop(ctx, stderr)
 	cfg.traces = tracing
+	cfg.listen = ln.Addr().String()
 	s, err := newServer(ctx, cfg, stderr)
 	if err != nil {
 		return err
@@ -309,13 +328,37 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		ErrorText:      scriptedErrorText,
 		Logger:         logger,
 	}
-	if err := chat.Validate(); err != nil {
+	var engine *durableEngine
+	if cfg.durable && database != "memory" {
+		var runner aisdk.Runner
+		engine, runner, err = newEngine(ctx, cfg, database, agent, chat.RunItem, logger)
+		if err != nil {
+			_ = st.Close()
+			return nil, err
+		}
+		chat.Runner = runner
+		describe += "; durable runs (DBOS executor " + engine.executor + ")"
+	}
+	closeAll := func() {
+		if engine != nil {
+			engine.close()
+		}
 		_ = st.Close()
+	}
+	if err := chat.Validate(); err != nil {
+		closeAll()
 		return nil, err
 	}
-	info, err := json.Marshal(map[string]any{"model": describe, "simulator": cfg.model == "", "store": true, "database": database})
+	if engine != nil {
+		// Recovers the runs this executor left, which go on through chat.
+		if err := engine.launch(); err != nil {
+			closeAll()
+			return nil, err
+		}
+	}
+	info, err := json.Marshal(map[string]any{"model": describe, "simulator": cfg.model == "", "store": true, "database": database, "durable": engine != nil})
 	if err != nil {
-		_ = st.Close()
+		closeAll()
 		return nil, err
 	}
 	mux := http.NewServeMux()
@@ -335,10 +378,22 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 			logger.Warn("webchat: deleting ended stream logs", "error", err)
 		})
 	}()
+	adopter := make(chan struct{})
+	go func() {
+		defer close(adopter)
+		if engine != nil {
+			lease := cfg.lease
+			if lease == 0 {
+				lease = aisdk.DefaultStreamLease
+			}
+			engine.adopt(jctx, chat, lease, logger)
+		}
+	}()
 	return &server{handler: acc.guard(mux), chat: chat, describe: describe, database: database, close: sync.OnceFunc(func() {
 		stop()
 		<-janitor
-		_ = st.Close()
+		<-adopter
+		closeAll() // the engine hands its runs over before the store closes
 	})}, nil
 }
 
@@ -354,18 +409,25 @@ func openStore(ctx context.Context, cfg config) (store.Store, string, error) {
 		}
 		return st, "PostgreSQL", nil
 	}
-	path := cfg.db
-	if path == "" {
+	path := sqlitePath(cfg)
+	if cfg.db == "" {
 		if err := os.MkdirAll(cfg.data, 0o700); err != nil {
 			return nil, "", fmt.Errorf("-data: %w", err)
 		}
-		path = filepath.Join(cfg.data, "webchat.db")
 	}
 	st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
 	if err != nil {
 		return nil, "", fmt.Errorf("-db: %w", err)
 	}
 	return st, "SQLite", nil
+}
+
+// sqlitePath is the path of the SQLite database of cfg.
+func sqlitePath(cfg config) string {
+	if cfg.db != "" {
+		return cfg.db
+	}
+	return filepath.Join(cfg.data, "webchat.db")
 }
 
 // chooseModel returns the model the flags ask for.

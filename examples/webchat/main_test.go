@@ -238,8 +238,9 @@ func TestRun_ServesAScriptAndStopsWithTheContext(t *testing.T) {
 	var got struct {
 		Model     string
 		Simulator bool
+		Durable   bool // by default on SQLite
 	}
-	if err := json.NewDecoder(info.Body).Decode(&got); err != nil || !got.Simulator || !strings.Contains(got.Model, "script.json") {
+	if err := json.NewDecoder(info.Body).Decode(&got); err != nil || !got.Simulator || !strings.Contains(got.Model, "script.json") || !got.Durable {
 		t.Errorf("info %+v, %v", got, err)
 	}
 	info.Body.Close()

@@ -1,0 +1,313 @@
+package aisdk_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/simtest"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/memstore"
+)
+
+// fakeRunner is an engine in process: Start runs the run on a goroutine
+// and hands its items to the ChatServer's RunItem; kill, if set, is asked
+// before each item whether the process "dies" there (the item and the
+// rest never reach RunItem, and the run is left as a dead process leaves
+// it).
+type fakeRunner struct {
+	agent *agentloop.Agent
+	chat  *aisdk.ChatServer
+	kill  func(agentloop.Item) bool
+
+	mu      sync.Mutex
+	cancels map[string]context.CancelCauseFunc
+	ids     []string
+	wg      sync.WaitGroup
+}
+
+func (f *fakeRunner) Start(_ context.Context, id, conversationID string, h agentloop.History, opts *agentloop.RunOptions) error {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	f.mu.Lock()
+	if f.cancels == nil {
+		f.cancels = map[string]context.CancelCauseFunc{}
+	}
+	f.cancels[id] = cancel
+	f.ids = append(f.ids, id)
+	f.mu.Unlock()
+	o := *opts
+	o.ConversationID = conversationID
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		defer cancel(nil)
+		for it, err := range f.agent.Stream(ctx, h, &o) {
+			if f.kill != nil && f.kill(it) {
+				return
+			}
+			f.chat.RunItem(id, it, err)
+		}
+	}()
+	return nil
+}
+
+func (f *fakeRunner) Stop(id string, cause error) bool {
+	f.mu.Lock()
+	cancel := f.cancels[id]
+	f.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
+	}
+	return cancel != nil
+}
+
+// newRunnerReplica serves model and tools on st with a fakeRunner.
+func newRunnerReplica(t *testing.T, st aisdk.ChatStore, model agentloop.Model, tools ...*agentloop.Tool) (replica, *fakeRunner) {
+	t.Helper()
+	f := &fakeRunner{agent: &agentloop.Agent{Model: model, Tools: tools}}
+	h := &aisdk.ChatServer{Agent: f.agent, Store: st, Runner: f, Logger: slog.New(slog.DiscardHandler), KeepAlive: -1}
+	f.chat = h
+	require.NoError(t, h.Validate())
+	srv := httptest.NewServer(h.Routes("/api"))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		assert.NoError(t, h.Shutdown(context.Background()))
+		f.wg.Wait()
+	})
+	return replica{h: h, srv: srv}, f
+}
+
+// weatherScript checks the weather, then answers.
+func weatherScript() []simtest.Turn {
+	return []simtest.Turn{
+		{Reply: []simtest.Step{simtest.Text("Checking the weather."), simtest.Call("w", "get_weather", map[string]string{"city": "Oslo"})}},
+		{Expect: simtest.Expect{ToolResults: map[string]string{"w": "sunny"}}, Reply: []simtest.Step{simtest.Text("It is sunny in Oslo.")}},
+	}
+}
+
+func TestRunner_AChatServerWithARunnerAnswersAsOneWithout(t *testing.T) {
+	answers := map[string][]aisdk.UIMessage{}
+	for _, durable := range []bool{false, true} {
+		st := newStore(t)
+		var r replica
+		var f *fakeRunner
+		if durable {
+			r, f = newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
+		} else {
+			r = newReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
+		}
+		client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+		msgs, err := client.Send(context.Background(), "Weather?")
+		require.NoError(t, err)
+		answers[fmt.Sprint(durable)] = msgs
+		require.Len(t, msgs, 2)
+		assert.Contains(t, fmt.Sprint(msgs[1].Parts), "It is sunny in Oslo.")
+		assert.Equal(t, "It is sunny in Oslo.", history(t, st, "c")[len(history(t, st, "c"))-1].Text())
+		if durable {
+			require.Len(t, f.ids, 1)
+			s, err := st.GetStream(context.Background(), strings.TrimPrefix(f.ids[0], "c/"))
+			require.NoError(t, err, "the run id is <chat id>/<stream id>: %q", f.ids[0])
+			assert.Equal(t, store.StreamDone, s.State)
+		}
+	}
+	// The same message, but for its generated id.
+	a, b := answers["false"][1], answers["true"][1]
+	a.ID, b.ID = "", ""
+	assert.Equal(t, a, b)
+}
+
+func TestRunner_AStopRequestStopsTheRunThroughTheRunner(t *testing.T) {
+	st := newStore(t)
+	g := newGate(t)
+	defer g.Open()
+	r, _ := newRunnerReplica(t, st, simtest.NewModel(weatherThenWait()...), jsWeatherTool(t), g.tool)
+	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
+		if isChunk(data, "tool-input-available", "g") {
+			go func() {
+				<-g.started
+				_ = (&aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}).Stop(context.Background())
+			}()
+		}
+	}}
+	msgs, err := client.Send(context.Background(), "Weather?")
+	require.NoError(t, err)
+	require.Len(t, msgs, 2)
+	assert.Equal(t, aisdk.RunStopped, lastRun(t, r, "c"))
+	res := results(history(t, st, "c"))
+	assert.Contains(t, res["w"].Content, "sunny")
+	assert.True(t, res["g"].IsError, "the stopped call: %+v", res["g"])
+}
+
+// lastRun returns the chat view's lastRun.
+func lastRun(t *testing.T, r replica, id string) string {
+	t.Helper()
+	resp, err := r.srv.Client().Get(r.srv.URL + "/api/chats/" + id)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var v aisdk.ChatView
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&v))
+	return v.LastRun
+}
+
+// A process dies in the second step of a run; the engine recovers the run
+// in another replica, which replays the first step and runs the rest: the
+// chat ends with the answer, the stream log holds the first step once, and
+// the cut-off second step is reset before it streams again.
+func TestRunner_ARecoveredRunTakesItsStreamOverAndLogsNoStepTwice(t *testing.T) {
+	st := newStore(t)
+	a, fa := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
+	b, fb := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
+	died := make(chan struct{})
+	turns := 0
+	fa.kill = func(it agentloop.Item) bool {
+		switch it.(type) {
+		case agentloop.TurnStart:
+			turns++ // the second step's start is logged
+		case agentloop.TextDelta:
+			if turns == 2 {
+				close(died)
+				return true
+			}
+		}
+		return false
+	}
+	// The first client goes away with the process.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-died
+		cancel()
+	}()
+	client := &aisdktest.ChatClient{URL: a.chatURL(), ChatID: "c"}
+	_, _ = client.Send(ctx, "Weather?")
+	<-died
+	runID := fa.ids[0]
+
+	// A reloaded page resumes the stream, on b; meanwhile the engine
+	// recovers the run on b: it runs it again from its input, replaying
+	// the first step.
+	following := make(chan struct{})
+	var once sync.Once
+	resumer := &aisdktest.ChatClient{URL: b.chatURL(), ChatID: "c", OnChunk: func(int, json.RawMessage) { once.Do(func() { close(following) }) }}
+	resumer.SetMessages(client.Messages()[:1])
+	go func() {
+		<-following
+		start := agentloop.History{history(t, st, "c")[0]}
+		for it, err := range fb.agent.Stream(context.Background(), start, &agentloop.RunOptions{ConversationID: "c"}) {
+			b.h.RunItem(runID, it, err)
+		}
+	}()
+	resumed, err := resumer.Resume(context.Background())
+	require.NoError(t, err)
+	require.True(t, resumed)
+	msgs := resumer.Messages()
+	require.Len(t, msgs, 2)
+	var texts []string
+	for _, p := range msgs[1].Parts {
+		if p.Type == "text" {
+			texts = append(texts, p.Text)
+		}
+	}
+	assert.Equal(t, []string{"Checking the weather.", "It is sunny in Oslo."}, texts)
+	h := history(t, st, "c")
+	assert.Equal(t, "It is sunny in Oslo.", h[len(h)-1].Text())
+
+	var types []string
+	for c, err := range st.ReadStream(context.Background(), strings.TrimPrefix(runID, "c/"), 0) {
+		require.NoError(t, err)
+		types = append(types, chunkType(c.Data))
+	}
+	count := map[string]int{}
+	for _, typ := range types {
+		count[typ]++
+	}
+	assert.Equal(t, 1, count["start"], "%q", types)
+	assert.Equal(t, 1, count["reset-step"], "%q", types)
+	assert.Equal(t, 2, count["start-step"], "%q", types)
+	assert.Equal(t, 1, count["tool-output-available"], "%q", types)
+	assert.Equal(t, "finish", types[len(types)-1])
+}
+
+// clock is a settable clock for a store.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// A process dies mid-run and its stream's lease runs out before the
+// engine recovers the run elsewhere: the run goes on in a new stream of
+// the chat, logged from its start, and the chat ends with the answer.
+func TestRunner_ARunRecoveredAfterItsLeaseRanOutGoesOnInANewStream(t *testing.T) {
+	c := &clock{t: time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)}
+	st := memstore.New(memstore.Options{Now: c.Now})
+	t.Cleanup(func() { _ = st.Close() })
+	a, fa := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
+	b, fb := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
+	died := make(chan struct{})
+	turns := 0
+	fa.kill = func(it agentloop.Item) bool {
+		switch it.(type) {
+		case agentloop.TurnStart:
+			turns++
+		case agentloop.TextDelta:
+			if turns == 2 {
+				close(died)
+				return true
+			}
+		}
+		return false
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-died
+		cancel()
+	}()
+	_, _ = (&aisdktest.ChatClient{URL: a.chatURL(), ChatID: "c"}).Send(ctx, "Weather?")
+	<-died
+	runID := fa.ids[0]
+	c.Add(time.Hour) // the lease runs out
+
+	start := agentloop.History{history(t, st, "c")[0]}
+	for it, err := range fb.agent.Stream(context.Background(), start, &agentloop.RunOptions{ConversationID: "c"}) {
+		b.h.RunItem(runID, it, err)
+	}
+	h := history(t, st, "c")
+	assert.Equal(t, "It is sunny in Oslo.", h[len(h)-1].Text())
+	assert.Equal(t, aisdk.RunFinished, lastRun(t, b, "c"))
+
+	d, err := st.GetDoc(context.Background(), "c", "aisdk.stream")
+	require.NoError(t, err)
+	var rec struct{ Stream string }
+	require.NoError(t, json.Unmarshal(d.Data, &rec))
+	require.NotEqual(t, strings.TrimPrefix(runID, "c/"), rec.Stream, "a new stream")
+	count := map[string]int{}
+	for c, err := range st.ReadStream(context.Background(), rec.Stream, 0) {
+		require.NoError(t, err)
+		count[chunkType(c.Data)]++
+	}
+	assert.Equal(t, map[string]int{"start": 1, "start-step": 2, "finish-step": 2, "reset-step": 0, "finish": 1}, map[string]int{
+		"start": count["start"], "start-step": count["start-step"], "finish-step": count["finish-step"], "reset-step": count["reset-step"], "finish": count["finish"]})
+}

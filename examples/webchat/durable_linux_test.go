@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/aisdk/aisdktest"
+)
+
+// TestHelperMarkingMCPServer is not a test: started (through -mcp) by the
+// webchat processes of TestDurable_*, it serves two tools over stdio that
+// leave a line in the file $WEBCHAT_MARKS at each call: "mark", and "slow",
+// whose first call then says "started" on the FIFO $WEBCHAT_FIFO and
+// never returns (its process is killed), while later calls return, first
+// saying "again" on the FIFO $WEBCHAT_FIFO_AGAIN if it is set.
+func TestHelperMarkingMCPServer(t *testing.T) {
+	if os.Getenv("WEBCHAT_MARKS_HELPER") != "1" {
+		t.Skip("helper process for TestDurable_*")
+	}
+	marks, fifo := os.Getenv("WEBCHAT_MARKS"), os.Getenv("WEBCHAT_FIFO")
+	leave := func(line string) (first bool) {
+		before, _ := os.ReadFile(marks)
+		f, err := os.OpenFile(marks, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			panic(err)
+		}
+		defer f.Close()
+		if _, err := fmt.Fprintln(f, line); err != nil {
+			panic(err)
+		}
+		return !strings.Contains(string(before), line+"\n")
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "marker", Version: "v1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "mark", Description: "Leaves a mark."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			leave("mark")
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "marked"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Takes its time."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			if leave("slow") {
+				if err := os.WriteFile(fifo, []byte("started\n"), 0); err != nil {
+					panic(err)
+				}
+				select {} // until the process is killed
+			}
+			if again := os.Getenv("WEBCHAT_FIFO_AGAIN"); again != "" {
+				if err := os.WriteFile(again, []byte("again\n"), 0); err != nil {
+					panic(err)
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slow done"}}}, nil, nil
+		})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		t.Fatal(err)
+	}
+	os.Exit(0)
+}
+
+// A webchat process is killed (SIGKILL) while a run's slow tool runs; the
+// process started again (the same DBOS executor) finishes the run: the
+// chat ends with the answer, the completed tool call ran once, and the
+// call in flight ran again (steps are at least once).
+func TestDurable_AKilledProcessesRunIsFinishedByItsRestartWithoutRepeatingCompletedSteps(t *testing.T) {
+	t.Run("SQLite", func(t *testing.T) { stopAndRestart(t, "", (*process).kill) })
+	t.Run("PostgreSQL", func(t *testing.T) { stopAndRestart(t, postgresDB(t), (*process).kill) })
+}
+
+// The same with SIGTERM (a deploy): the process shuts down without
+// cancelling the run, which its next start goes on with.
+func TestDurable_ARunCutByASIGTERMIsFinishedByTheNextStart(t *testing.T) {
+	t.Run("SQLite", func(t *testing.T) { stopAndRestart(t, "", (*process).term) })
+	t.Run("PostgreSQL", func(t *testing.T) { stopAndRestart(t, postgresDB(t), (*process).term) })
+}
+
+// term ends the process as a deploy does (SIGTERM), and waits for it.
+func (p *process) term(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+}
+
+// stopAndRestart runs a chat on a webchat process on db (an SQLite file of
+// the test's when ""), stops the process with stop while the run's slow
+// tool runs, starts it again and checks that the run finished.
+func stopAndRestart(t *testing.T, db string, stop func(*process, *testing.T)) {
+	dir := t.TempDir()
+	if db == "" {
+		db = filepath.Join(dir, "chats.db")
+	}
+	marks, fifo, script := filepath.Join(dir, "marks"), filepath.Join(dir, "fifo"), filepath.Join(dir, "script.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := os.WriteFile(script, []byte(`{"turns_by":"conversation","turns":[
+		{"reply":[{"text":"Marking."},{"tool_call":{"id":"m","name":"mark","args":{}}}]},
+		{"expect":{"tool_results":{"m":"marked"}},"reply":[{"text":"Now the slow one."},{"tool_call":{"id":"s","name":"slow","args":{}}}]},
+		{"expect":{"tool_results":{"s":"slow done"}},"reply":[{"text":"All done."}]}]}`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper := fmt.Sprintf("env WEBCHAT_MARKS_HELPER=1 WEBCHAT_MARKS=%s WEBCHAT_FIFO=%s %s -test.run=^TestHelperMarkingMCPServer$", marks, fifo, os.Args[0])
+	args := []string{"-db", db, "-script", script, "-mcp", helper, "-executor", "one"}
+	bin := buildWebchat(t)
+	first := startProcess(t, bin, args...)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := &aisdktest.ChatClient{URL: first.url + "/api/chat", ChatID: "c"}
+	sent := make(chan error, 1)
+	go func() {
+		_, err := client.Send(ctx, "Go")
+		sent <- err
+	}()
+	started := make(chan error, 1)
+	go func() {
+		f, err := os.Open(fifo) // until the slow tool opens it
+		if err == nil {
+			_, err = bufio.NewReader(f).ReadString('\n')
+			f.Close()
+		}
+		started <- err
+	}()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-first.done:
+		t.Fatalf("the webchat process ended before the slow tool started:\n%s", first.logs)
+	}
+	stop(first, t)
+	<-sent // cut off, or ended by the shutdown: the run goes on without it
+
+	second := startProcess(t, bin, args...)
+	resumer := &aisdktest.ChatClient{URL: second.url + "/api/chat", ChatID: "c"}
+	resumer.SetMessages(client.Messages()[:1])
+	resumed, err := resumer.Resume(context.Background()) // to its end, if it runs still
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs := resumer.Messages(); resumed && (len(msgs) != 2 || strings.Count(fmt.Sprint(msgs[1].Parts), "Marking.") != 1 || !strings.Contains(fmt.Sprint(msgs[1].Parts), "All done.")) {
+		t.Errorf("the resumed stream shows %+v; want each text once, to the answer", msgs)
+	}
+	view := getChat(t, second.url, "c")
+	if view.Streaming {
+		t.Fatalf("the chat still streams after its resumed stream ended: %+v", view)
+	}
+	var texts []string
+	for _, m := range view.Messages {
+		for _, p := range m.Parts {
+			if p.Type == "text" {
+				texts = append(texts, p.Text)
+			}
+		}
+	}
+	want := []string{"Go", "Marking.", "Now the slow one.", "All done."}
+	if fmt.Sprint(texts) != fmt.Sprint(want) || view.LastRun != aisdk.RunFinished {
+		t.Errorf("the chat: texts %q (want %q), last run %q\nsecond process's log:\n%s", texts, want, view.LastRun, second.logs)
+	}
+	got, err := os.ReadFile(marks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "mark\nslow\nslow\n" {
+		t.Errorf("marks %q: mark must run once, and slow, in flight when the process died, twice", got)
+	}
+}
+
+// Two replicas on one PostgreSQL: A is killed while a run's slow tool
+// runs; once A's stream lease ran out, B finds the run A abandoned, has
+// DBOS resume it on a live executor, and goes on with it in a new stream:
+// the chat ends with the answer, the completed tool call ran once.
+func TestDurable_ALiveReplicaTakesOverTheRunOfAKilledOne(t *testing.T) {
+	db := postgresDB(t)
+	dir := t.TempDir()
+	marks, fifo, again, script := filepath.Join(dir, "marks"), filepath.Join(dir, "fifo"), filepath.Join(dir, "again"), filepath.Join(dir, "script.json")
+	for _, f := range []string{fifo, again} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := os.WriteFile(script, []byte(`{"turns_by":"conversation","turns":[
+		{"reply":[{"text":"Marking."},{"tool_call":{"id":"m","name":"mark","args":{}}}]},
+		{"expect":{"tool_results":{"m":"marked"}},"reply":[{"text":"Now the slow one."},{"tool_call":{"id":"s","name":"slow","args":{}}}]},
+		{"expect":{"tool_results":{"s":"slow done"}},"reply":[{"text":"All done."}]}]}`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper := fmt.Sprintf("env WEBCHAT_MARKS_HELPER=1 WEBCHAT_MARKS=%s WEBCHAT_FIFO=%s WEBCHAT_FIFO_AGAIN=%s %s -test.run=^TestHelperMarkingMCPServer$", marks, fifo, again, os.Args[0])
+	args := []string{"-db", db, "-script", script, "-mcp", helper, "-lease", "1s"}
+	bin := buildWebchat(t)
+	a := startProcess(t, bin, append(args, "-executor", "a")...)
+	b := startProcess(t, bin, append(args, "-executor", "b")...)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := &aisdktest.ChatClient{URL: a.url + "/api/chat", ChatID: "c"}
+	sent := make(chan error, 1)
+	go func() {
+		_, err := client.Send(ctx, "Go")
+		sent <- err
+	}()
+	readFIFO := func(path string, p *process) {
+		t.Helper()
+		got := make(chan error, 1)
+		go func() {
+			f, err := os.Open(path) // until the tool opens it
+			if err == nil {
+				_, err = bufio.NewReader(f).ReadString('\n')
+				f.Close()
+			}
+			got <- err
+		}()
+		select {
+		case err := <-got:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-p.done:
+			t.Fatalf("the webchat process ended:\n%s", p.logs)
+		}
+	}
+	readFIFO(fifo, a)
+	a.kill(t)
+	<-sent
+	readFIFO(again, b) // B runs the slow tool again: it took the run over
+
+	resumer := &aisdktest.ChatClient{URL: b.url + "/api/chat", ChatID: "c"}
+	resumer.SetMessages(client.Messages()[:1])
+	if _, err := resumer.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	view := getChat(t, b.url, "c")
+	var texts []string
+	for _, m := range view.Messages {
+		for _, p := range m.Parts {
+			if p.Type == "text" {
+				texts = append(texts, p.Text)
+			}
+		}
+	}
+	want := []string{"Go", "Marking.", "Now the slow one.", "All done."}
+	if fmt.Sprint(texts) != fmt.Sprint(want) || view.LastRun != aisdk.RunFinished || view.Streaming {
+		t.Errorf("the chat: texts %q (want %q), last run %q, streaming %v\nB's log:\n%s", texts, want, view.LastRun, view.Streaming, b.logs)
+	}
+	got, err := os.ReadFile(marks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "mark\nslow\nslow\n" {
+		t.Errorf("marks %q: mark must run once, and slow, in flight when A died, twice", got)
+	}
+}
