@@ -412,7 +412,9 @@ func reasoningFromMetadata(md json.RawMessage) (signature, redacted string) {
 // taken from the results and approval decisions that follow it
 // (output-available, output-error, output-denied, approval-responded,
 // approval-requested or input-available). Messages without an id get
-// "msg-<index>". Every part is in its final state ("done").
+// "msg-<index>". Every part is in its final state ("done"). An assistant
+// message of a run with handoffs has the metadata {"agent": name} of its
+// last agent ([agentloop.Message.Agent]), as the Mapper sends it.
 func FromHistory(h agentloop.History) []UIMessage {
 	var out []UIMessage
 	for i := 0; i < len(h); {
@@ -481,9 +483,13 @@ func assistantUI(group agentloop.History, index int) UIMessage {
 		}
 	}
 	ui := UIMessage{ID: idOr(id, index), Role: "assistant", Parts: []UIPart{}}
+	agent := ""
 	for _, m := range group {
 		if m.Role != agentloop.RoleAssistant {
 			continue
+		}
+		if m.Agent != "" {
+			agent = m.Agent
 		}
 		ui.Parts = append(ui.Parts, UIPart{Type: "step-start"})
 		for _, p := range m.Parts {
@@ -506,6 +512,9 @@ func assistantUI(group agentloop.History, index int) UIMessage {
 				}
 			}
 		}
+	}
+	if agent != "" {
+		ui.Metadata, _ = json.Marshal(map[string]string{"agent": agent})
 	}
 	return ui
 }

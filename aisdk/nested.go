@@ -1,0 +1,257 @@
+package aisdk
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agentloop/agentloop"
+)
+
+// This file maps a sub-agent's work ([agentloop.Nested] items of an
+// [agentloop.AgentTool] call) to the client, and names the agent that
+// speaks ([agentloop.TurnStart.Agent] of a run with handoffs).
+//
+// Each sub-run is one data part, "data-subagent", whose id is the sub-run's
+// call path ("<callID>" for a sub-agent the model called, "<callID>/<id>"
+// for that sub-agent's own sub-agent, ...) and whose data is what the
+// sub-run did so far (SubagentView). A new chunk with the same id replaces
+// the part's data in the client (ui-message-stream.md §2.1, data-*), so the
+// page re-renders the sub-run as it goes; the part stays in the message
+// after the call ends (a preliminary tool output would be replaced by the
+// call's result), it is not a tool part (so it never holds up the client's
+// automatic re-send), and convertToModelMessages and [ToHistory] ignore it.
+
+// DataSubagent is the name of the data parts ("data-subagent") that show a
+// sub-agent's run while it happens; their data is a [SubagentView].
+const DataSubagent = "subagent"
+
+// SubagentView is the data of a "data-subagent" part: one sub-run of an
+// [agentloop.AgentTool] call, as far as it went.
+type SubagentView struct {
+	// CallID is the id of the call of the answering assistant message
+	// under which the sub-run's work belongs (Path[0]).
+	CallID string `json:"callId"`
+	// Path is the call ids from CallID down to the call that started this
+	// sub-run; its length is Depth. The part's id is Path joined with "/".
+	Path []string `json:"path"`
+	// Agent names the sub-agent.
+	Agent string `json:"agent"`
+	// Depth is 1 for a sub-agent the model called, 2 for its sub-agents...
+	Depth int `json:"depth"`
+	// State is "running", "done" (it answered), "paused" (it waits for a
+	// client tool or an approval) or "failed".
+	State string `json:"state"`
+	// Parts are the sub-run's text, reasoning and tool calls, in order.
+	Parts []SubagentPart `json:"parts"`
+}
+
+// SubagentPart is one part of a [SubagentView]: Type "text" or "reasoning"
+// with Text, or "tool" with the call's id, name, input, and State as a tool
+// part's (input-available, approval-requested, output-available,
+// output-error, output-denied), Output or ErrorText, and Preliminary for a
+// tool's progress.
+type SubagentPart struct {
+	Type        string          `json:"type"`
+	Text        string          `json:"text,omitempty"`
+	ToolCallID  string          `json:"toolCallId,omitempty"`
+	ToolName    string          `json:"toolName,omitempty"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	State       PartState       `json:"state,omitempty"`
+	Output      json.RawMessage `json:"output,omitempty"`
+	Preliminary bool            `json:"preliminary,omitempty"`
+	ErrorText   string          `json:"errorText,omitempty"`
+}
+
+// subagent is a sub-run's view and what the Mapper needs to update it.
+type subagent struct {
+	id    string
+	view  SubagentView
+	open  int  // index of the text or reasoning part deltas go to; -1 when none
+	held  bool // changed since its last chunk (deltas wait for the next flush)
+	calls map[string]int
+}
+
+// nestedItem updates the view of the sub-run that produced n. A delta
+// only marks the view changed: its chunk goes out with the next other item
+// or at [Mapper.Flush], so a streamed answer costs one chunk per flush,
+// not one per delta (each chunk holds the whole view).
+func (m *Mapper) nestedItem(dst []Chunk, n agentloop.Nested) []Chunk {
+	dst = m.closeBlocks(dst)
+	s := m.subagentFor(n)
+	v := &s.view
+	switch it := n.Item.(type) {
+	case agentloop.TextDelta:
+		if it.Text != "" {
+			s.delta("text", it.Text)
+			return m.hold(dst, s)
+		}
+		return dst
+	case agentloop.ReasoningDelta:
+		if it.Text != "" {
+			s.delta("reasoning", it.Text)
+			return m.hold(dst, s)
+		}
+		return dst
+	case agentloop.TurnStart, agentloop.ReasoningEnd:
+		s.open = -1
+		return dst
+	case agentloop.ToolCallReady:
+		s.open = -1
+		p := SubagentPart{Type: "tool", ToolCallID: it.Call.ID, ToolName: it.Call.Name, Input: inputJSON(it.Call.Args), State: StateInputAvailable}
+		if it.Err != nil {
+			p.State, p.ErrorText = StateOutputError, it.Err.Error()
+		}
+		s.calls[it.Call.ID] = len(v.Parts)
+		v.Parts = append(v.Parts, p)
+	case agentloop.TurnEnd:
+		s.open = -1
+		changed := false
+		for _, p := range it.Message.Parts {
+			if p.Type == agentloop.PartApprovalRequest && p.Approval != nil {
+				if i, ok := s.calls[p.Approval.CallID]; ok {
+					v.Parts[i].State = StateApprovalRequested
+					changed = true
+				}
+			}
+		}
+		if !changed {
+			return dst
+		}
+	case agentloop.ToolProgress:
+		i, ok := s.calls[it.CallID]
+		if !ok {
+			return dst
+		}
+		v.Parts[i].State, v.Parts[i].Output, v.Parts[i].Preliminary = StateOutputAvailable, outputJSON(it.Content), true
+	case agentloop.ToolResultReady:
+		i, ok := s.calls[it.Result.CallID]
+		if !ok {
+			return dst
+		}
+		p := &v.Parts[i]
+		p.Preliminary, p.Output, p.ErrorText = false, nil, ""
+		switch {
+		case it.Denied:
+			p.State = StateOutputDenied
+		case it.Result.IsError:
+			p.State, p.ErrorText = StateOutputError, it.Result.Content
+		default:
+			p.State, p.Output = StateOutputAvailable, outputJSON(it.Result.Content)
+		}
+	case agentloop.Final:
+		s.open, v.State = -1, "done"
+	case agentloop.Pending:
+		s.open, v.State = -1, "paused"
+	default:
+		return dst
+	}
+	s.held = false // its chunk follows the others held
+	dst = m.Flush(dst)
+	return m.subagentChunk(dst, s)
+}
+
+// subagentFor returns the view of the sub-run that produced n, making it
+// on its first item.
+func (m *Mapper) subagentFor(n agentloop.Nested) *subagent {
+	id := n.CallID
+	if len(n.Path) > 1 {
+		id = strings.Join(n.Path, "/")
+	}
+	if s, ok := m.subagents[id]; ok {
+		return s
+	}
+	if m.subagents == nil {
+		m.subagents = make(map[string]*subagent)
+	}
+	path := n.Path
+	if len(path) == 0 {
+		path = []string{n.CallID}
+	}
+	s := &subagent{id: id, open: -1, calls: make(map[string]int), view: SubagentView{
+		CallID: n.CallID, Path: path, Agent: n.Agent, Depth: n.Depth, State: "running", Parts: []SubagentPart{},
+	}}
+	m.subagents[id] = s
+	m.subagentOrder = append(m.subagentOrder, s)
+	return s
+}
+
+// delta adds text to the open part of its type, or opens one.
+func (s *subagent) delta(typ, text string) {
+	if s.open < 0 || s.view.Parts[s.open].Type != typ {
+		s.open = len(s.view.Parts)
+		s.view.Parts = append(s.view.Parts, SubagentPart{Type: typ})
+	}
+	s.view.Parts[s.open].Text += text
+}
+
+// hold marks s changed, its chunk waiting for the next flush.
+func (m *Mapper) hold(dst []Chunk, s *subagent) []Chunk {
+	if !s.held {
+		s.held = true
+		m.held = append(m.held, s)
+	}
+	return dst
+}
+
+// Flush appends the chunks the Mapper holds back: a sub-agent's streamed
+// text and reasoning ([agentloop.Nested] deltas), whose view goes out as
+// one chunk per flush rather than one per delta. Call it before flushing
+// the [Writer] when the client should see everything mapped so far (the
+// [Handler] does, after each batch of the run's items); any other item
+// flushes them too.
+func (m *Mapper) Flush(dst []Chunk) []Chunk {
+	if len(m.held) == 0 || m.done {
+		return dst
+	}
+	for _, s := range m.held {
+		if s.held {
+			dst = m.subagentChunk(dst, s)
+		}
+	}
+	clear(m.held)
+	m.held = m.held[:0]
+	return dst
+}
+
+// subagentChunk appends the data chunk of s's view.
+func (m *Mapper) subagentChunk(dst []Chunk, s *subagent) []Chunk {
+	s.held = false
+	data, err := json.Marshal(&s.view)
+	if err != nil {
+		return dst // a view of strings and JSON values always encodes
+	}
+	return append(dst, DataChunk{Name: DataSubagent, ID: s.id, Data: data})
+}
+
+// endSubagents settles the views of the sub-runs under the call id once
+// the call has its result: a sub-run still "running" ended without its
+// own last item (it failed, or was cut off).
+func (m *Mapper) endSubagents(dst []Chunk, id string, failed bool) []Chunk {
+	if len(m.subagents) == 0 {
+		return dst
+	}
+	dst = m.Flush(dst)
+	for _, s := range m.subagentOrder {
+		if s.view.CallID != id || s.view.State != "running" {
+			continue
+		}
+		s.view.State = "done"
+		if failed {
+			s.view.State = "failed"
+		}
+		dst = m.subagentChunk(dst, s)
+	}
+	return dst
+}
+
+// agentMetadata names the agent that speaks from this turn on, when a run
+// with handoffs names one ([agentloop.TurnStart.Agent]): message metadata
+// {"agent": name}, merged into the message by the client.
+func (m *Mapper) agentMetadata(dst []Chunk, agent string) []Chunk {
+	if agent == "" || agent == m.agent {
+		return dst
+	}
+	m.agent = agent
+	md, _ := json.Marshal(map[string]string{"agent": agent})
+	return append(dst, MessageMetadataChunk{MessageMetadata: md})
+}

@@ -1,0 +1,137 @@
+package aisdk
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/simtest"
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+)
+
+// researchAgent is a lead agent with a "researcher" sub-agent that calls
+// get_weather and reports back; approve makes get_weather need approval.
+func researchAgent(t testing.TB, approve bool) (*agentloop.Agent, *simtest.Model, *simtest.Model) {
+	t.Helper()
+	weather, err := agentloop.NewTool("get_weather", "Forecast for a city.", func(ctx context.Context, a struct {
+		City string `json:"city"`
+	}) (string, error) {
+		return "sunny in " + a.City, nil
+	})
+	require.NoError(t, err)
+	weather.NeedsApproval = approve
+	sub := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Checking."), simtest.Call("w1", "get_weather", map[string]string{"city": "Oslo"})}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Sunny in Oslo.")}},
+	)
+	researcher := &agentloop.Agent{Name: "researcher", Model: sub, Tools: []*agentloop.Tool{weather}}
+	rt, err := agentloop.AgentTool(researcher, agentloop.AgentToolOptions{})
+	require.NoError(t, err)
+	lead := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("l1", "researcher", map[string]string{"task": "Weather in Oslo?"})}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("It is sunny.")}},
+	)
+	return &agentloop.Agent{Name: "lead", Model: lead, Tools: []*agentloop.Tool{rt}}, lead, sub
+}
+
+// mapRun maps a whole run of agent on h.
+func mapRun(t testing.TB, m *Mapper, agent *agentloop.Agent, h agentloop.History) []Chunk {
+	t.Helper()
+	var out []Chunk
+	for it, err := range agent.Stream(context.Background(), h, nil) {
+		out = m.Map(out, it, err)
+	}
+	return m.End(out)
+}
+
+func TestMapper_SubagentWorkIsADataPartPerSubRunAsItHappens(t *testing.T) {
+	agent, _, _ := researchAgent(t, false)
+	got := wire(t, mapRun(t, NewMapper("m"), agent, agentloop.History{agentloop.UserMessage("Weather?")}))
+	// A sub-run's text is held until its next item (or a Flush).
+	want := []string{
+		`{"type":"start","messageId":"m"}`,
+		`{"type":"start-step"}`,
+		`{"type":"tool-input-start","toolCallId":"l1","toolName":"researcher"}`,
+		`{"type":"tool-input-delta","toolCallId":"l1","inputTextDelta":"{\"task\":\""}`,
+		`{"type":"tool-input-delta","toolCallId":"l1","inputTextDelta":"Weather i"}`,
+		`{"type":"tool-input-delta","toolCallId":"l1","inputTextDelta":"n Oslo?\"}"}`,
+		`{"type":"tool-input-available","toolCallId":"l1","toolName":"researcher","input":{"task":"Weather in Oslo?"}}`,
+		`{"type":"data-subagent","id":"l1","data":{"callId":"l1","path":["l1"],"agent":"researcher","depth":1,"state":"running","parts":[{"type":"text","text":"Checking."},{"type":"tool","toolCallId":"w1","toolName":"get_weather","input":{"city":"Oslo"},"state":"input-available"}]}}`,
+		`{"type":"data-subagent","id":"l1","data":{"callId":"l1","path":["l1"],"agent":"researcher","depth":1,"state":"running","parts":[{"type":"text","text":"Checking."},{"type":"tool","toolCallId":"w1","toolName":"get_weather","input":{"city":"Oslo"},"state":"output-available","output":"sunny in Oslo"}]}}`,
+		`{"type":"data-subagent","id":"l1","data":{"callId":"l1","path":["l1"],"agent":"researcher","depth":1,"state":"done","parts":[{"type":"text","text":"Checking."},{"type":"tool","toolCallId":"w1","toolName":"get_weather","input":{"city":"Oslo"},"state":"output-available","output":"sunny in Oslo"},{"type":"text","text":"Sunny in Oslo."}]}}`,
+		`{"type":"tool-output-available","toolCallId":"l1","output":"Sunny in Oslo."}`,
+		`{"type":"finish-step"}`,
+		`{"type":"start-step"}`,
+		`{"type":"text-start","id":"text-1"}`,
+		`{"type":"text-delta","id":"text-1","delta":"It "}`,
+		`{"type":"text-delta","id":"text-1","delta":"is "}`,
+		`{"type":"text-delta","id":"text-1","delta":"sunny."}`,
+		`{"type":"text-end","id":"text-1"}`,
+		`{"type":"finish-step"}`,
+		`{"type":"finish","finishReason":"stop"}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("chunks (-want +got):\n%s", diff)
+	}
+}
+
+func TestMapper_FlushSendsASubagentsHeldTextOncePerFlush(t *testing.T) {
+	m := NewMapper("m")
+	n := func(it agentloop.Item) agentloop.Nested {
+		return agentloop.Nested{CallID: "l1", Agent: "researcher", Depth: 1, Path: []string{"l1"}, Item: it}
+	}
+	var out []Chunk
+	for _, d := range []string{"a", "b", "c"} {
+		out = m.Map(out, n(agentloop.TextDelta{Text: d}), nil)
+	}
+	require.Len(t, out, 1, "only the start chunk before a flush")
+	out = m.Flush(out[:0])
+	require.Equal(t, []string{`{"type":"data-subagent","id":"l1","data":{"callId":"l1","path":["l1"],"agent":"researcher","depth":1,"state":"running","parts":[{"type":"text","text":"abc"}]}}`}, wire(t, out))
+	require.Empty(t, m.Flush(nil), "a second flush has nothing new")
+}
+
+func TestMapper_AgentsWithinAgentsGetAPartEachTaggedWithPathAndDepth(t *testing.T) {
+	m := NewMapper("m")
+	out := m.Map(nil, agentloop.Nested{CallID: "l1", Agent: "fact-checker", Depth: 2, Path: []string{"l1", "s1"}, Item: agentloop.Final{}}, nil)
+	require.Equal(t, []string{
+		`{"type":"start","messageId":"m"}`,
+		`{"type":"data-subagent","id":"l1/s1","data":{"callId":"l1","path":["l1","s1"],"agent":"fact-checker","depth":2,"state":"done","parts":[]}}`,
+	}, wire(t, out))
+}
+
+func TestMapper_HandoffsNameTheSpeakingAgentInMessageMetadata(t *testing.T) {
+	m := NewMapper("m")
+	var out []Chunk
+	for _, it := range []agentloop.Item{
+		agentloop.TurnStart{Turn: 1, Agent: "triage"},
+		agentloop.TurnEnd{Turn: 1},
+		agentloop.TurnStart{Turn: 2, Agent: "triage"},
+		agentloop.TurnEnd{Turn: 2},
+		agentloop.TurnStart{Turn: 3, Agent: "billing"},
+	} {
+		out = m.Map(out, it, nil)
+	}
+	var md []string
+	for _, s := range wire(t, out) {
+		if strings.Contains(s, "message-metadata") {
+			md = append(md, s)
+		}
+	}
+	require.Equal(t, []string{
+		`{"type":"message-metadata","messageMetadata":{"agent":"triage"}}`,
+		`{"type":"message-metadata","messageMetadata":{"agent":"billing"}}`,
+	}, md)
+}
+
+func TestFromHistory_NamesTheLastAgentOfAMessageInItsMetadata(t *testing.T) {
+	say := func(agent, text string) agentloop.Message {
+		return agentloop.Message{Role: agentloop.RoleAssistant, Agent: agent, Parts: []agentloop.Part{agentloop.TextPart(text)}}
+	}
+	a1, a2 := say("triage", "Let me transfer you."), say("billing", "Billing here.")
+	msgs := FromHistory(agentloop.History{agentloop.UserMessage("refund?"), a1, a2})
+	require.Len(t, msgs, 2)
+	require.JSONEq(t, `{"agent":"billing"}`, string(msgs[1].Metadata))
+	require.Empty(t, FromHistory(agentloop.History{agentloop.UserMessage("hi"), say("", "hello")})[1].Metadata, "runs without handoffs have no metadata")
+}
