@@ -36,12 +36,41 @@ import (
 //     output-denied add a result (a string output gives its text, an
 //     assistant-ui envelope {"__aui_modelContent":[…],"value":…} the text
 //     of its text items, any other output its JSON);
-//   - source, data-*, custom and reasoning-file parts and unknown part types
-//     are ignored.
+//   - a paused sub-agent's parts ([agentloop.AgentTool]) in the last
+//     message: a "data-subrun" part gives the state of the sub-run of an
+//     unanswered call ([SubrunState], an [agentloop.PartSubRun] part; a
+//     state whose call has its result is ignored), and the parts of that
+//     sub-run's calls (ids "<callID>/<id>") give their decisions and
+//     client outputs, appended with [agentloop.History.AppendApprovals]
+//     and [agentloop.History.AppendResults]; in earlier messages they
+//     are ignored;
+//   - source, other data-*, custom and reasoning-file parts and unknown
+//     part types are ignored.
 //
 // Messages keep their ids. The result passes [agentloop.History.Validate];
 // otherwise the error names the problem and wraps [ErrBadRequest].
 func ToHistory(msgs []UIMessage) (agentloop.History, error) {
+	h, nested, err := toHistory(msgs)
+	if err != nil {
+		return nil, err
+	}
+	if nested != nil {
+		if h, err = nested.applyStates(h); err == nil {
+			h, err = nested.apply(h)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		}
+	}
+	if err := h.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	return h, nil
+}
+
+// toHistory is ToHistory without the last message's answers to paused
+// sub-runs (returned, nil when there are none) and without validating.
+func toHistory(msgs []UIMessage) (agentloop.History, *nestedAnswers, error) {
 	lastUser := -1
 	for i, m := range msgs {
 		if m.Role == "user" {
@@ -49,6 +78,7 @@ func ToHistory(msgs []UIMessage) (agentloop.History, error) {
 		}
 	}
 	var h agentloop.History
+	var nested *nestedAnswers
 	for i, m := range msgs {
 		switch m.Role {
 		case "system":
@@ -68,15 +98,21 @@ func ToHistory(msgs []UIMessage) (agentloop.History, error) {
 				h = append(h, agentloop.Message{ID: m.ID, Role: agentloop.RoleUser, Parts: parts})
 			}
 		case "assistant":
-			h = appendAssistant(h, m, i < lastUser, i == len(msgs)-1)
+			var a nestedAnswers
+			taken, err := a.collect(m)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%w: message %d: %w", ErrBadRequest, i, err)
+			}
+			last := i == len(msgs)-1
+			if taken != nil && last {
+				nested = &a
+			}
+			h = appendAssistant(h, m, taken, i < lastUser, last)
 		default:
-			return nil, fmt.Errorf("%w: message %d has role %q; want system, user or assistant", ErrBadRequest, i, m.Role)
+			return nil, nil, fmt.Errorf("%w: message %d has role %q; want system, user or assistant", ErrBadRequest, i, m.Role)
 		}
 	}
-	if err := h.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
-	}
-	return h, nil
+	return h, nested, nil
 }
 
 func userParts(ps []UIPart) []agentloop.Part {
@@ -109,7 +145,9 @@ type block struct {
 }
 
 // appendAssistant appends the messages of one assistant UIMessage.
-func appendAssistant(h agentloop.History, m UIMessage, beforeLastUser, lastMessage bool) agentloop.History {
+// Parts marked in taken (a paused sub-run's parts, see nestedAnswers) are
+// left out.
+func appendAssistant(h agentloop.History, m UIMessage, taken []bool, beforeLastUser, lastMessage bool) agentloop.History {
 	var buf [8]block
 	blocks := buf[:0]
 	start := 0
@@ -143,6 +181,9 @@ func appendAssistant(h agentloop.History, m UIMessage, beforeLastUser, lastMessa
 		}
 		finalBlock := lastMessage && bi == lastNonEmpty
 		for i := b.start; i < b.end; i++ {
+			if taken != nil && taken[i] {
+				continue
+			}
 			p := &m.Parts[i]
 			switch {
 			case p.Type == "text":
@@ -412,7 +453,11 @@ func reasoningFromMetadata(md json.RawMessage) (signature, redacted string) {
 // taken from the results and approval decisions that follow it
 // (output-available, output-error, output-denied, approval-responded,
 // approval-requested or input-available). Messages without an id get
-// "msg-<index>". Every part is in its final state ("done"). An assistant
+// "msg-<index>". Every part is in its final state ("done"). A paused
+// sub-agent at the end of h ([agentloop.AgentTool]) shows as the Mapper
+// streamed it: a "data-subagent" part with what the sub-run did, then a
+// step of the calls it waits for (ids "<callID>/<id>"; approval-requested,
+// approval-responded once decided, or input-available for a client tool). An assistant
 // message of a run with handoffs has the metadata {"agent": name} of its
 // last agent ([agentloop.Message.Agent]), as the Mapper sends it.
 func FromHistory(h agentloop.History) []UIMessage {
@@ -439,7 +484,7 @@ func FromHistory(h agentloop.History) []UIMessage {
 			for j < len(h) && (h[j].Role == agentloop.RoleAssistant || h[j].Role == agentloop.RoleTool) {
 				j++
 			}
-			out = append(out, assistantUI(h[i:j], i))
+			out = append(out, assistantUI(h[i:j], i, j == len(h)))
 			i = j
 		}
 	}
@@ -462,7 +507,9 @@ func filePart(f *agentloop.File) UIPart {
 }
 
 // assistantUI renders one group of assistant and tool messages.
-func assistantUI(group agentloop.History, index int) UIMessage {
+// The last group of a history also shows its paused sub-runs
+// (subrunParts).
+func assistantUI(group agentloop.History, index int, last bool) UIMessage {
 	results := map[string]agentloop.ToolResult{}
 	decisions := map[string]agentloop.Approval{}
 	requests := map[string]string{}
@@ -515,6 +562,9 @@ func assistantUI(group agentloop.History, index int) UIMessage {
 	}
 	if agent != "" {
 		ui.Metadata, _ = json.Marshal(map[string]string{"agent": agent})
+	}
+	if last {
+		ui.Parts = appendSubrunParts(ui.Parts, group)
 	}
 	return ui
 }

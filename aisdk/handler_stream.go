@@ -51,6 +51,7 @@ func (h *core) stream(w http.ResponseWriter, r *http.Request, req *ChatRequest, 
 		defer sr.watch(ctx, cancel)()
 	}
 	opts.ConversationID = req.ID
+	m.ResumeFrom(history)
 
 	items := newItemPipe()
 	stop := make(chan struct{})

@@ -50,3 +50,27 @@ func TestJSClient_SubagentWorkIsShownWhileItsCallRuns(t *testing.T) {
 	assert.Equal(t, "tool-researcher output-available \"Sunny in Oslo.\" | data-subagent l1 researcher done [text:Checking., get_weather(output-available), text:Sunny in Oslo.]", res.Views[len(res.Views)-1])
 	assert.Len(t, res.Requests, 1, "a data part never makes the client re-send")
 }
+
+// A sub-agent's call that needs approval reaches the real client as a tool
+// part awaiting approval; approved in the page, the sub-run resumes from
+// its signed state and the parent answers.
+func TestJSClient_SubagentApprovalIsApprovedLikeAnyOther(t *testing.T) {
+	node := requireNodeHarness(t)
+	var runs atomic.Int32
+	h := &aisdk.Handler{Agent: jsResearcher(t, true, &runs), NewMessageID: func() string { return "msg-js-1" }, Logger: slog.New(slog.DiscardHandler)}
+	res := runJSClient(t, node, h, "subagent-approval")
+	asst := assertChat(t, res, []string{
+		"step-start", `tool-researcher(output-available) -> "Sunny in Oslo."`, "data-subagent", "data-subrun",
+		"step-start", "tool-get_weather(approval-responded)",
+		"step-start", "text(done) It is sunny.",
+	})
+	require.Len(t, asst.Parts, 8)
+	assert.Equal(t, "l1/w1", asst.Parts[5]["toolCallId"])
+	assert.Equal(t, int32(1), runs.Load(), "the approved call ran once")
+	require.Len(t, res.Requests, 2)
+	last := res.Views[len(res.Views)-1]
+	assert.Contains(t, last, "data-subagent l1 researcher done [text:Checking., get_weather(output-available), text:Sunny in Oslo.]",
+		"the resumed sub-run's view goes on from its state")
+	assert.Contains(t, res.Views, `tool-researcher input-available null | data-subagent l1 researcher paused [text:Checking., get_weather(approval-requested)] | tool-get_weather approval-requested null`,
+		"the page showed the sub-agent's call awaiting approval")
+}

@@ -84,6 +84,7 @@ type Mapper struct {
 	subagentOrder []*subagent
 	held          []*subagent // views changed by deltas, not sent yet
 	agent         string
+	history       agentloop.History // the history the run goes on from: paused sub-runs' states
 }
 
 // NewMapper returns a Mapper for a response that builds the assistant
@@ -106,6 +107,12 @@ func (m *Mapper) signWith(s *signer, resumed []agentloop.ToolCall) {
 		m.calls[c.ID] = c
 	}
 }
+
+// ResumeFrom tells the Mapper the history the run starts from, so that the
+// view of a paused sub-agent that resumes ([SubagentView]) goes on from
+// the sub-run's state instead of starting empty. Without it, a resumed
+// sub-run's view shows only what it does in this response.
+func (m *Mapper) ResumeFrom(h agentloop.History) { m.history = h }
 
 // Done reports whether the response is complete: a finish or error chunk
 // was produced. Chunks mapped after that are dropped.
@@ -183,7 +190,8 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 		dst = m.endSubagents(dst, it.Result.CallID, it.Result.IsError)
 	case agentloop.Pending:
 		dst = m.closeBlocks(dst)
-		for _, c := range it.ClientCalls {
+		own, subClient, subApprove := splitPending(it)
+		for _, c := range own {
 			call, ok := m.deferred[c.ID]
 			if ok {
 				delete(m.deferred, c.ID)
@@ -198,6 +206,7 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 			}
 			dst = m.handOver(dst, call, true)
 		}
+		dst = m.subrunStep(dst, it.History, subClient, subApprove)
 		dst = m.closeStep(dst)
 		m.done = true
 		dst = append(dst, FinishChunk{FinishReason: FinishReasonToolCalls})

@@ -170,6 +170,9 @@ func (m *Mapper) subagentFor(n agentloop.Nested) *subagent {
 	s := &subagent{id: id, open: -1, calls: make(map[string]int), view: SubagentView{
 		CallID: n.CallID, Path: path, Agent: n.Agent, Depth: n.Depth, State: "running", Parts: []SubagentPart{},
 	}}
+	if sr := subrunAt(m.history, path); sr != nil {
+		s.seed(sr.History) // a paused sub-run that resumes: its view goes on from its state
+	}
 	m.subagents[id] = s
 	m.subagentOrder = append(m.subagentOrder, s)
 	return s
@@ -254,4 +257,54 @@ func (m *Mapper) agentMetadata(dst []Chunk, agent string) []Chunk {
 	m.agent = agent
 	md, _ := json.Marshal(map[string]string{"agent": agent})
 	return append(dst, MessageMetadataChunk{MessageMetadata: md})
+}
+
+// subrunAt returns the state of the paused sub-run at path in h (h's call
+// path[0], its sub-run's call path[1], ...), or nil.
+func subrunAt(h agentloop.History, path []string) *agentloop.SubRun {
+	var sr *agentloop.SubRun
+	for _, id := range path {
+		if sr = latestSubrun(h, id); sr == nil {
+			return nil
+		}
+		h = sr.History
+	}
+	return sr
+}
+
+// seed fills the view with what the sub-run's history h holds: its text,
+// reasoning and tool calls with their results and decisions so far.
+func (s *subagent) seed(h agentloop.History) {
+	v := &s.view
+	for _, msg := range h {
+		for _, p := range msg.Parts {
+			switch {
+			case msg.Role != agentloop.RoleAssistant && msg.Role != agentloop.RoleTool:
+			case p.Type == agentloop.PartText && p.Text != "":
+				v.Parts = append(v.Parts, SubagentPart{Type: "text", Text: p.Text})
+			case p.Type == agentloop.PartReasoning && p.Text != "":
+				v.Parts = append(v.Parts, SubagentPart{Type: "reasoning", Text: p.Text})
+			case p.Type == agentloop.PartToolCall && p.ToolCall != nil:
+				s.calls[p.ToolCall.ID] = len(v.Parts)
+				v.Parts = append(v.Parts, SubagentPart{Type: "tool", ToolCallID: p.ToolCall.ID, ToolName: p.ToolCall.Name, Input: inputJSON(p.ToolCall.Args), State: StateInputAvailable})
+			case p.Type == agentloop.PartApprovalRequest && p.Approval != nil:
+				if i, ok := s.calls[p.Approval.CallID]; ok {
+					v.Parts[i].State = StateApprovalRequested
+				}
+			case p.Type == agentloop.PartApprovalResponse && p.Approval != nil:
+				if i, ok := s.calls[p.Approval.CallID]; ok {
+					v.Parts[i].State = StateApprovalResponded
+				}
+			case p.Type == agentloop.PartToolResult && p.ToolResult != nil:
+				if i, ok := s.calls[p.ToolResult.CallID]; ok {
+					r := p.ToolResult
+					if r.IsError {
+						v.Parts[i].State, v.Parts[i].ErrorText = StateOutputError, r.Content
+					} else {
+						v.Parts[i].State, v.Parts[i].Output = StateOutputAvailable, outputJSON(r.Content)
+					}
+				}
+			}
+		}
+	}
 }

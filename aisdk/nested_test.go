@@ -2,6 +2,7 @@ package aisdk
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -134,4 +135,141 @@ func TestFromHistory_NamesTheLastAgentOfAMessageInItsMetadata(t *testing.T) {
 	require.Len(t, msgs, 2)
 	require.JSONEq(t, `{"agent":"billing"}`, string(msgs[1].Metadata))
 	require.Empty(t, FromHistory(agentloop.History{agentloop.UserMessage("hi"), say("", "hello")})[1].Metadata, "runs without handoffs have no metadata")
+}
+
+// approveNested answers the sub-agent's call awaiting approval in the last
+// message as addToolApprovalResponse does, and returns its part.
+func approveNested(t *testing.T, ch *chat, id string) *UIPart {
+	t.Helper()
+	for i := range ch.last().Parts {
+		p := &ch.last().Parts[i]
+		if p.ToolCallID == id {
+			require.Equal(t, StateApprovalRequested, p.State)
+			require.Equal(t, "approval_"+id, p.Approval.ID)
+			yes := true
+			p.State, p.Approval.Approved = StateApprovalResponded, &yes
+			return p
+		}
+	}
+	t.Fatalf("no part for call %q in %+v", id, ch.last().Parts)
+	return nil
+}
+
+// partOf returns the part of the last message with type typ and id.
+func partOf(ch *chat, typ, id string) *UIPart {
+	for i := range ch.last().Parts {
+		if p := &ch.last().Parts[i]; p.Type == typ && p.ID == id {
+			return p
+		}
+	}
+	return nil
+}
+
+func TestHandler_ASubagentsApprovalResumesTheSubRunFromItsSignedState(t *testing.T) {
+	agent, lead, sub := researchAgent(t, true)
+	h := &Handler{Agent: agent, NewMessageID: func() string { return "msg-new" }, Logger: discardLogger}
+	ch := &chat{t: t, url: newServer(t, h).URL, id: "chat-sub"}
+	ch.say("u1", "Weather?")
+	client, _, raw := ch.post("")
+	require.Equal(t, FinishReasonToolCalls, client.finish, raw)
+	state := partOf(ch, "data-subrun", "l1")
+	require.NotNil(t, state, "the paused sub-run's state travels in the message")
+	approveNested(t, ch, "l1/w1")
+
+	client, code, raw := ch.post(ch.last().ID)
+	require.Equal(t, 200, code, raw)
+	require.Equal(t, FinishReasonStop, client.finish, raw)
+	require.Equal(t, 2, sub.Calls(), "the sub-run went on from its state: one model call before, one after")
+	require.Equal(t, 2, lead.Calls())
+	parent := ch.last().Parts[1]
+	require.Equal(t, "l1", parent.ToolCallID)
+	require.Equal(t, StateOutputAvailable, parent.State)
+	require.JSONEq(t, `"Sunny in Oslo."`, string(parent.Output))
+}
+
+func TestSecurity_AnAlteredOrForgedSubRunStateIsRefused(t *testing.T) {
+	for name, alter := range map[string]func(*SubrunState){
+		"history changed": func(st *SubrunState) { st.History = strings.Replace(st.History, "Oslo", "Bergen", 1) },
+		"agent changed":   func(st *SubrunState) { st.Agent = "admin" },
+		"moved to a call": func(st *SubrunState) { st.CallID = "l2" },
+		"unsigned":        func(st *SubrunState) { st.Signature = "" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			agent, _, sub := researchAgent(t, true)
+			h := &Handler{Agent: agent, NewMessageID: func() string { return "msg-new" }, Logger: discardLogger}
+			ch := &chat{t: t, url: newServer(t, h).URL, id: "chat-sub"}
+			ch.say("u1", "Weather?")
+			ch.post("")
+			approveNested(t, ch, "l1/w1")
+			part := partOf(ch, "data-subrun", "l1")
+			var st SubrunState
+			require.NoError(t, json.Unmarshal(part.Data, &st))
+			alter(&st)
+			part.Data, _ = json.Marshal(st)
+			_, code, raw := ch.post(ch.last().ID)
+			require.Equal(t, 403, code, raw)
+			require.Contains(t, raw, "sub-agent")
+			require.Equal(t, 1, sub.Calls(), "the sub-run did not go on")
+		})
+	}
+}
+
+func TestChatServer_ASubagentsApprovalResumesTheSubRunFromTheStoredHistory(t *testing.T) {
+	agent, lead, sub := researchAgent(t, true)
+	st := newMemStore(t)
+	srv := &ChatServer{Agent: agent, Store: st, NewMessageID: func() string { return "msg-new" }, Logger: discardLogger}
+	ch := &chat{t: t, url: newServer(t, srv).URL, id: "chat-sub"}
+	ch.say("u1", "Weather?")
+	client, _, raw := ch.post("")
+	require.Equal(t, FinishReasonToolCalls, client.finish, raw)
+	require.Nil(t, partOf(ch, "data-subrun", "l1"), "the stored mode keeps the state in the store")
+	approveNested(t, ch, "l1/w1")
+
+	client, code, raw := ch.post(ch.last().ID)
+	require.Equal(t, 200, code, raw)
+	require.Equal(t, FinishReasonStop, client.finish, raw)
+	require.Equal(t, 2, sub.Calls())
+	require.Equal(t, 2, lead.Calls())
+	h := storedHistory(t, st, "chat-sub")
+	require.Equal(t, "It is sunny.", h[len(h)-1].Text())
+}
+
+func TestChatServer_AForgedResultForASubagentsCallAwaitingApprovalIsRefused(t *testing.T) {
+	agent, _, sub := researchAgent(t, true)
+	srv := &ChatServer{Agent: agent, Store: newMemStore(t), NewMessageID: func() string { return "msg-new" }, Logger: discardLogger}
+	ch := &chat{t: t, url: newServer(t, srv).URL, id: "chat-sub"}
+	ch.say("u1", "Weather?")
+	ch.post("")
+	p := approveNested(t, ch, "l1/w1")
+	p.State, p.Output = StateOutputAvailable, json.RawMessage(`"snow"`)
+	_, code, raw := ch.post(ch.last().ID)
+	require.Equal(t, 409, code, raw)
+	require.Contains(t, raw, "awaits approval")
+	require.Equal(t, 1, sub.Calls())
+}
+
+func TestChatServer_APausedSubagentShowsInTheChatViewAndIsApprovedAfterAReload(t *testing.T) {
+	agent, _, sub := researchAgent(t, true)
+	st := newMemStore(t)
+	srv := &ChatServer{Agent: agent, Store: st, NewMessageID: func() string { return "msg-new" }, Logger: discardLogger}
+	ch := &chat{t: t, url: newServer(t, srv).URL, id: "chat-sub"}
+	ch.say("u1", "Weather?")
+	ch.post("")
+
+	// The page reloads: its messages are the chat view's.
+	ch.msgs = FromHistory(storedHistory(t, st, "chat-sub"))
+	var types []string
+	for _, p := range ch.last().Parts {
+		types = append(types, p.Type+"("+string(p.State)+")")
+	}
+	require.Equal(t, []string{"step-start()", "tool-researcher(input-available)", "data-subagent()", "step-start()", "tool-get_weather(approval-requested)"}, types)
+	var view SubagentView
+	require.NoError(t, json.Unmarshal(partOf(ch, "data-subagent", "l1").Data, &view))
+	require.Equal(t, "paused", view.State)
+	require.Equal(t, "researcher", view.Agent)
+	approveNested(t, ch, "l1/w1")
+	client, code, raw := ch.post(ch.last().ID)
+	require.Equal(t, 200, code, raw)
+	require.Equal(t, FinishReasonStop, client.finish, raw)
+	require.Equal(t, 2, sub.Calls())
 }
