@@ -61,7 +61,7 @@ func TestJSClient_SubagentApprovalIsApprovedLikeAnyOther(t *testing.T) {
 	res := runJSClient(t, node, h, "subagent-approval")
 	asst := assertChat(t, res, []string{
 		"step-start", `tool-researcher(output-available) -> "Sunny in Oslo."`, "data-subagent", "data-subrun",
-		"step-start", "tool-get_weather(approval-responded)",
+		"step-start", `tool-get_weather(output-available) -> "sunny in Oslo"`,
 		"step-start", "text(done) It is sunny.",
 	})
 	require.Len(t, asst.Parts, 8)

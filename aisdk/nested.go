@@ -69,6 +69,10 @@ type subagent struct {
 	open  int  // index of the text or reasoning part deltas go to; -1 when none
 	held  bool // changed since its last chunk (deltas wait for the next flush)
 	calls map[string]int
+	// echo holds the calls of a resumed sub-run that were decided in the
+	// client (a part "<id>/<call>" there): their results go to that part
+	// too, so that it does not stay "approved, running".
+	echo map[string]bool
 }
 
 // nestedItem updates the view of the sub-run that produced n. A delta
@@ -79,6 +83,7 @@ func (m *Mapper) nestedItem(dst []Chunk, n agentloop.Nested) []Chunk {
 	dst = m.closeBlocks(dst)
 	s := m.subagentFor(n)
 	v := &s.view
+	var echo *agentloop.ToolResultReady // a result for the client's part of the call, too
 	switch it := n.Item.(type) {
 	case agentloop.TextDelta:
 		if it.Text != "" {
@@ -128,6 +133,12 @@ func (m *Mapper) nestedItem(dst []Chunk, n agentloop.Nested) []Chunk {
 		if !ok {
 			return dst
 		}
+		if s.echo[it.Result.CallID] {
+			delete(s.echo, it.Result.CallID)
+			r := it
+			r.Result.CallID = s.id + "/" + it.Result.CallID
+			echo = &r
+		}
 		p := &v.Parts[i]
 		p.Preliminary, p.Output, p.ErrorText = false, nil, ""
 		switch {
@@ -147,7 +158,11 @@ func (m *Mapper) nestedItem(dst []Chunk, n agentloop.Nested) []Chunk {
 	}
 	s.held = false // its chunk follows the others held
 	dst = m.Flush(dst)
-	return m.subagentChunk(dst, s)
+	dst = m.subagentChunk(dst, s)
+	if echo != nil {
+		dst = m.result(dst, *echo)
+	}
+	return dst
 }
 
 // subagentFor returns the view of the sub-run that produced n, making it
@@ -172,6 +187,15 @@ func (m *Mapper) subagentFor(n agentloop.Nested) *subagent {
 	}}
 	if sr := subrunAt(m.history, path); sr != nil {
 		s.seed(sr.History) // a paused sub-run that resumes: its view goes on from its state
+		for id := range s.echo {
+			c := sr.History.Unanswered()
+			for _, call := range c {
+				if call.ID == id {
+					call.ID = s.id + "/" + id
+					m.calls[call.ID] = call // its result is signed like any other
+				}
+			}
+		}
 	}
 	m.subagents[id] = s
 	m.subagentOrder = append(m.subagentOrder, s)
@@ -294,10 +318,15 @@ func (s *subagent) seed(h agentloop.History) {
 			case p.Type == agentloop.PartApprovalResponse && p.Approval != nil:
 				if i, ok := s.calls[p.Approval.CallID]; ok {
 					v.Parts[i].State = StateApprovalResponded
+					if s.echo == nil {
+						s.echo = make(map[string]bool)
+					}
+					s.echo[p.Approval.CallID] = true
 				}
 			case p.Type == agentloop.PartToolResult && p.ToolResult != nil:
 				if i, ok := s.calls[p.ToolResult.CallID]; ok {
 					r := p.ToolResult
+					delete(s.echo, r.CallID)
 					if r.IsError {
 						v.Parts[i].State, v.Parts[i].ErrorText = StateOutputError, r.Content
 					} else {

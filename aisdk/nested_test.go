@@ -33,6 +33,7 @@ func researchAgent(t testing.TB, approve bool) (*agentloop.Agent, *simtest.Model
 	lead := simtest.NewModel(
 		simtest.Turn{Reply: []simtest.Step{simtest.Call("l1", "researcher", map[string]string{"task": "Weather in Oslo?"})}},
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("It is sunny.")}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("You are welcome.")}},
 	)
 	return &agentloop.Agent{Name: "lead", Model: lead, Tools: []*agentloop.Tool{rt}}, lead, sub
 }
@@ -185,6 +186,19 @@ func TestHandler_ASubagentsApprovalResumesTheSubRunFromItsSignedState(t *testing
 	require.Equal(t, "l1", parent.ToolCallID)
 	require.Equal(t, StateOutputAvailable, parent.State)
 	require.JSONEq(t, `"Sunny in Oslo."`, string(parent.Output))
+	for _, p := range ch.last().Parts {
+		if p.ToolCallID == "l1/w1" {
+			require.Equal(t, StateOutputAvailable, p.State, "the approved call's part has its result")
+		}
+	}
+
+	// The next message posts all of it back, signed: accepted.
+	ch.say("u2", "Thanks")
+	client, code, raw = ch.post("")
+	require.Equal(t, 200, code, raw)
+	require.Equal(t, FinishReasonStop, client.finish, raw)
+	require.Equal(t, 3, lead.Calls())
+	require.Equal(t, 2, sub.Calls(), "the finished sub-run is not run again")
 }
 
 func TestSecurity_AnAlteredOrForgedSubRunStateIsRefused(t *testing.T) {
