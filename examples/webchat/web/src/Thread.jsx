@@ -15,6 +15,7 @@ import {
 import { MarkdownText } from "./LazyMarkdown.jsx";
 import { ToolFallback } from "./tools.jsx";
 import { ToolGroup } from "./ToolGroup.jsx";
+import { SubagentRun, SubrunState } from "./SubagentRun.jsx";
 import { friendlyError } from "./errors.js";
 import {
   ArrowDownIcon,
@@ -59,6 +60,10 @@ function Welcome() {
     </div>
   );
 }
+
+// dataParts renders the server's data parts: a sub-agent's run, and
+// nothing for a paused sub-agent's state.
+const dataParts = { by_name: { subagent: SubagentRun, subrun: SubrunState } };
 
 const Reasoning = () => (
   <details className="reasoning">
@@ -180,7 +185,7 @@ function AssistantMessage() {
   return (
     <MessagePrimitive.Root className="msg assistant" data-role="assistant">
       <div className="bubble">
-        <MessagePrimitive.Parts components={{ Text: MarkdownText, Reasoning, ToolGroup, tools: { Fallback: ToolFallback } }} />
+        <MessagePrimitive.Parts components={{ Text: MarkdownText, Reasoning, ToolGroup, tools: { Fallback: ToolFallback }, data: dataParts }} />
         <AuiIf condition={waiting}>
           <span className="typing" role="status" aria-label="The assistant is answering">
             <span />
