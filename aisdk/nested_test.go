@@ -258,7 +258,7 @@ func TestChatServer_AForgedResultForASubagentsCallAwaitingApprovalIsRefused(t *t
 	p.State, p.Output = StateOutputAvailable, json.RawMessage(`"snow"`)
 	_, code, raw := ch.post(ch.last().ID)
 	require.Equal(t, 409, code, raw)
-	require.Contains(t, raw, "awaits approval")
+	require.Contains(t, raw, "needs approval")
 	require.Equal(t, 1, sub.Calls())
 }
 
@@ -286,4 +286,29 @@ func TestChatServer_APausedSubagentShowsInTheChatViewAndIsApprovedAfterAReload(t
 	require.Equal(t, 200, code, raw)
 	require.Equal(t, FinishReasonStop, client.finish, raw)
 	require.Equal(t, 2, sub.Calls())
+}
+
+func TestNestedAnswers_ADecisionOrResultGivenAlreadyIsLeftOut(t *testing.T) {
+	agent, _, _ := researchAgent(t, true)
+	var paused agentloop.History
+	for it, err := range agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("Weather?")}, nil) {
+		require.NoError(t, err)
+		if p, ok := it.(agentloop.Pending); ok {
+			paused = p.History
+		}
+	}
+	yes := agentloop.Approval{CallID: "l1/w1", ID: "approval_l1/w1", Approved: true}
+	a := nestedAnswers{approvals: []agentloop.Approval{yes}}
+	decided, err := a.apply(paused)
+	require.NoError(t, err)
+	require.Len(t, decided, len(paused)+1, "the decision is added")
+	again, err := a.apply(decided)
+	require.NoError(t, err)
+	require.Len(t, again, len(decided), "the same decision posted again adds nothing")
+
+	forged := nestedAnswers{results: []agentloop.ToolResult{{CallID: "l1/w1", Name: "get_weather", Content: "snow"}}}
+	_, err = forged.apply(paused)
+	require.ErrorContains(t, err, "needs approval")
+	_, err = forged.apply(decided)
+	require.ErrorContains(t, err, "needs approval", "an approved call's result is the server's to give")
 }

@@ -160,6 +160,34 @@ func nestedState(h agentloop.History, id string) (*agentloop.SubRun, string, boo
 	return nil, "", false
 }
 
+// nestedWaits reports whether id names a call that a paused sub-run of h
+// (at any depth) still waits for.
+func nestedWaits(h agentloop.History, id string) bool {
+	sr, rest, ok := nestedState(h, id)
+	if !ok {
+		return false
+	}
+	if _, _, deeper := nestedState(sr.History, rest); deeper {
+		return nestedWaits(sr.History, rest)
+	}
+	for _, c := range sr.History.Unanswered() {
+		if c.ID == rest {
+			return true
+		}
+	}
+	return false
+}
+
+// askedApproval reports whether the call id of h (a sub-run's, at any
+// depth) asked for approval, decided or not: only the server answers it.
+func askedApproval(h agentloop.History, id string) bool {
+	if sr, rest, ok := nestedState(h, id); ok {
+		return askedApproval(sr.History, rest)
+	}
+	_, asked := decisionOf(h, id)
+	return asked
+}
+
 // awaitsApproval reports whether the call id of h (a sub-run's, at any
 // depth) waits for an approval decision.
 func awaitsApproval(h agentloop.History, id string) bool {
@@ -217,7 +245,7 @@ func (a *nestedAnswers) collect(m UIMessage) (taken []bool, err error) {
 		id, name := p.ToolCallID, p.ToolNameOf()
 		switch p.State {
 		case StateApprovalResponded:
-			if p.Approval != nil && p.Approval.Approved != nil {
+			if p.Approval != nil && p.Approval.ID != "" && p.Approval.Approved != nil {
 				a.approvals = append(a.approvals, agentloop.Approval{CallID: id, ID: p.Approval.ID, Approved: *p.Approval.Approved, Reason: p.Approval.Reason})
 			}
 		case StateOutputAvailable:
@@ -273,24 +301,25 @@ func (a *nestedAnswers) applyStates(h agentloop.History) (agentloop.History, err
 }
 
 // apply appends the answers for the calls that h's paused sub-runs wait
-// for; answers to calls of a sub-run that is not paused in h (its call
-// has its result: they are history) are left out. A result for a call
+// for; other answers (to calls answered or decided already, a request
+// posted again, or of a sub-run that is not paused in h: its call has its
+// result) are left out. A result for a call
 // that awaits approval is refused unless it is an error (a declined
 // call): only the server runs such a call.
 func (a *nestedAnswers) apply(h agentloop.History) (agentloop.History, error) {
 	var approvals []agentloop.Approval
 	var results []agentloop.ToolResult
 	for _, d := range a.approvals {
-		if _, _, ok := nestedState(h, d.CallID); ok {
+		if nestedWaits(h, d.CallID) && awaitsApproval(h, d.CallID) {
 			approvals = append(approvals, d)
 		}
 	}
 	for _, r := range a.results {
-		if _, _, ok := nestedState(h, r.CallID); !ok {
-			continue
+		if !nestedWaits(h, r.CallID) {
+			continue // answered already (a request posted again), or not a paused sub-run's
 		}
-		if !r.IsError && awaitsApproval(h, r.CallID) {
-			return nil, fmt.Errorf("a result for tool call %q, which awaits approval: only the server runs it", r.CallID)
+		if !r.IsError && askedApproval(h, r.CallID) {
+			return nil, fmt.Errorf("a result for tool call %q, which needs approval: only the server runs it", r.CallID)
 		}
 		results = append(results, r)
 	}
