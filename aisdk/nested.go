@@ -66,8 +66,9 @@ type SubagentPart struct {
 type subagent struct {
 	id    string
 	view  SubagentView
-	open  int  // index of the text or reasoning part deltas go to; -1 when none
-	held  bool // changed since its last chunk (deltas wait for the next flush)
+	open  int             // index of the text or reasoning part deltas go to; -1 when none
+	text  strings.Builder // the open part's text (its Text is set when sent)
+	held  bool            // changed since its last chunk (deltas wait for the next flush)
 	calls map[string]int
 	// echo holds the calls of a resumed sub-run that were decided in the
 	// client (a part "<id>/<call>" there): their results go to that part
@@ -98,10 +99,10 @@ func (m *Mapper) nestedItem(dst []Chunk, n agentloop.Nested) []Chunk {
 		}
 		return dst
 	case agentloop.TurnStart, agentloop.ReasoningEnd:
-		s.open = -1
+		s.closeOpen()
 		return dst
 	case agentloop.ToolCallReady:
-		s.open = -1
+		s.closeOpen()
 		p := SubagentPart{Type: "tool", ToolCallID: it.Call.ID, ToolName: it.Call.Name, Input: inputJSON(it.Call.Args), State: StateInputAvailable}
 		if it.Err != nil {
 			p.State, p.ErrorText = StateOutputError, it.Err.Error()
@@ -109,7 +110,7 @@ func (m *Mapper) nestedItem(dst []Chunk, n agentloop.Nested) []Chunk {
 		s.calls[it.Call.ID] = len(v.Parts)
 		v.Parts = append(v.Parts, p)
 	case agentloop.TurnEnd:
-		s.open = -1
+		s.closeOpen()
 		changed := false
 		for _, p := range it.Message.Parts {
 			if p.Type == agentloop.PartApprovalRequest && p.Approval != nil {
@@ -150,9 +151,11 @@ func (m *Mapper) nestedItem(dst []Chunk, n agentloop.Nested) []Chunk {
 			p.State, p.Output = StateOutputAvailable, outputJSON(it.Result.Content)
 		}
 	case agentloop.Final:
-		s.open, v.State = -1, "done"
+		s.closeOpen()
+		v.State = "done"
 	case agentloop.Pending:
-		s.open, v.State = -1, "paused"
+		s.closeOpen()
+		v.State = "paused"
 	default:
 		return dst
 	}
@@ -202,13 +205,29 @@ func (m *Mapper) subagentFor(n agentloop.Nested) *subagent {
 	return s
 }
 
-// delta adds text to the open part of its type, or opens one.
+// delta adds text to the open part of its type, or opens one. The text
+// grows in a Builder (a string += per delta would copy it all each time).
 func (s *subagent) delta(typ, text string) {
 	if s.open < 0 || s.view.Parts[s.open].Type != typ {
+		s.closeOpen()
 		s.open = len(s.view.Parts)
 		s.view.Parts = append(s.view.Parts, SubagentPart{Type: typ})
 	}
-	s.view.Parts[s.open].Text += text
+	s.text.WriteString(text)
+}
+
+// syncOpen sets the open part's Text from its Builder.
+func (s *subagent) syncOpen() {
+	if s.open >= 0 {
+		s.view.Parts[s.open].Text = s.text.String()
+	}
+}
+
+// closeOpen ends the open part, if any: later deltas start a new one.
+func (s *subagent) closeOpen() {
+	s.syncOpen()
+	s.open = -1
+	s.text = strings.Builder{} // the part keeps the old text
 }
 
 // hold marks s changed, its chunk waiting for the next flush.
@@ -243,6 +262,7 @@ func (m *Mapper) Flush(dst []Chunk) []Chunk {
 // subagentChunk appends the data chunk of s's view.
 func (m *Mapper) subagentChunk(dst []Chunk, s *subagent) []Chunk {
 	s.held = false
+	s.syncOpen()
 	data, err := json.Marshal(&s.view)
 	if err != nil {
 		return dst // a view of strings and JSON values always encodes

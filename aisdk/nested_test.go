@@ -312,3 +312,42 @@ func TestNestedAnswers_ADecisionOrResultGivenAlreadyIsLeftOut(t *testing.T) {
 	_, err = forged.apply(decided)
 	require.ErrorContains(t, err, "needs approval", "an approved call's result is the server's to give")
 }
+
+// A sub-agent's client tool is handed to the client like any other; its
+// output, posted back, resumes the sub-run (stateless mode).
+func TestHandler_ASubagentsClientToolOutputResumesTheSubRun(t *testing.T) {
+	locate, err := agentloop.NewClientTool("get_location", "The user's city.", nil)
+	require.NoError(t, err)
+	sub := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "get_location", map[string]any{})}},
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"c1": `{"city":"Oslo"}`}}, Reply: []simtest.Step{simtest.Text("You are in Oslo.")}},
+	)
+	scout, err := agentloop.AgentTool(&agentloop.Agent{Name: "scout", Model: sub, Tools: []*agentloop.Tool{locate}}, agentloop.AgentToolOptions{})
+	require.NoError(t, err)
+	lead := simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("l1", "scout", map[string]string{"task": "Where is the user?"})}},
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"l1": "You are in Oslo."}}, Reply: []simtest.Step{simtest.Text("Oslo it is.")}},
+	)
+	h := &Handler{Agent: &agentloop.Agent{Model: lead, Tools: []*agentloop.Tool{scout}}, NewMessageID: func() string { return "msg-new" }, Logger: discardLogger}
+	ch := &chat{t: t, url: newServer(t, h).URL, id: "chat-scout"}
+	ch.say("u1", "Where am I?")
+	client, _, raw := ch.post("")
+	require.Equal(t, FinishReasonToolCalls, client.finish, raw)
+	require.True(t, completeWithToolCalls(*ch.last()) == false, "the call waits for its output")
+	var part *UIPart
+	for i := range ch.last().Parts {
+		if ch.last().Parts[i].ToolCallID == "l1/c1" {
+			part = &ch.last().Parts[i]
+		}
+	}
+	require.NotNil(t, part, "the sub-agent's client call is handed over")
+	require.Equal(t, StateInputAvailable, part.State)
+	part.State, part.Output = StateOutputAvailable, json.RawMessage(`{"city":"Oslo"}`)
+	require.True(t, completeWithToolCalls(*ch.last()), "its output completes the last step, so the client re-sends")
+
+	client, code, raw := ch.post(ch.last().ID)
+	require.Equal(t, 200, code, raw)
+	require.Equal(t, FinishReasonStop, client.finish, raw)
+	require.Equal(t, 2, sub.Calls())
+	require.Equal(t, 2, lead.Calls())
+}
