@@ -409,6 +409,7 @@ async function subagent(page) {
   await expectText(group.getByTestId("subagent-call"), "Weather in Oslo", "the researcher's own tool call in its group");
   await expectText(group, "I will check the forecast for Oslo.", "the researcher's streamed text");
   await expectText(approval, "save_note", "the researcher's call awaits approval");
+  await expectText(page.getByTestId("tool-researcher").locator(".tool-status"), "waiting for you", "the researcher call, paused with its sub-agent", "attached");
   await shot(page, "18-subagent-approval", "the researcher sub-agent's work in its group, its save_note call waiting for approval");
   await approval.getByRole("button", { name: "Approve" }).click();
 
