@@ -420,6 +420,7 @@ async function subagent(page) {
   }
   await idle(page);
   if (await page.getByTestId("approval").count()) throw new Error("approval buttons still shown after approving the sub-agent's call");
+  if (await page.getByTestId("agent-name").count()) throw new Error("an answer without handoffs names an agent (a sub-agent is not a handoff)");
   if ((await group.getAttribute("data-state")) !== "done") throw new Error(`the researcher's group is ${await group.getAttribute("data-state")} after its answer, want done`);
   if (await group.evaluate((d) => d.open)) throw new Error("a finished sub-agent's group is not folded");
   await group.locator("summary").click();
@@ -427,6 +428,34 @@ async function subagent(page) {
   const saved = group.locator('[data-testid="subagent-call"][data-tool="save_note"]');
   if (!/done/.test(await saved.innerText())) throw new Error(`the approved save_note reads ${JSON.stringify(await saved.innerText())}, want done`);
   await shot(page, "19-subagent-done", "the researcher's group opened after the answer: its calls done, its report");
+}
+
+// agentName: an answer of a run with handoffs names the agent that speaks
+// (the server's message metadata {"agent": name}; a canned stream, as the
+// demo has no handoffs). The subagent step checks that answers without
+// handoffs name none.
+async function agentName(page) {
+  const chunks = [
+    { type: "start", messageId: "canned-handoff" },
+    { type: "start-step" },
+    { type: "message-metadata", messageMetadata: { agent: "billing" } },
+    { type: "text-start", id: "t1" },
+    { type: "text-delta", id: "t1", delta: "Billing here: your refund is on its way." },
+    { type: "text-end", id: "t1" },
+    { type: "finish-step" },
+    { type: "finish", finishReason: "stop" },
+  ];
+  await page.route("**/api/chat", (route) =>
+    route.fulfill({
+      status: 200,
+      headers: { "content-type": "text/event-stream", "x-vercel-ai-ui-message-stream": "v1" },
+      body: chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n",
+    }),
+  );
+  await send(page, "Where is my refund?");
+  await expectText(lastAssistant(page), "your refund is on its way", "the handed-over answer");
+  await expectText(lastAssistant(page).getByTestId("agent-name"), "billing", "the speaking agent's name");
+  await shot(page, "20-agent-name", "an answer after a handoff names the agent that speaks (billing)");
 }
 
 // formCancel: Cancel on the form returns a "cancelled by the user" result
@@ -878,6 +907,7 @@ try {
   }
   for (const size of ["desktop", "phone"]) {
     await step("subagent-approval", size, subagent);
+    await step("handoff-agent-name", size, agentName);
   }
   await step("form-and-deny", "desktop", (page) => formAndApproval(page, { approve: false, newName: "Alan Turing", tag: "deny" }));
   await step("form-cancel", "desktop", formCancel);

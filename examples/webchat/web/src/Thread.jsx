@@ -16,6 +16,7 @@ import { MarkdownText } from "./LazyMarkdown.jsx";
 import { ToolFallback } from "./tools.jsx";
 import { ToolGroup } from "./ToolGroup.jsx";
 import { SubagentRun, SubrunState } from "./SubagentRun.jsx";
+import { AgentName } from "./AgentName.jsx";
 import { friendlyError } from "./errors.js";
 import {
   ArrowDownIcon,
@@ -185,6 +186,7 @@ function AssistantMessage() {
   return (
     <MessagePrimitive.Root className="msg assistant" data-role="assistant">
       <div className="bubble">
+        <AgentName />
         <MessagePrimitive.Parts components={{ Text: MarkdownText, Reasoning, ToolGroup, tools: { Fallback: ToolFallback }, data: dataParts }} />
         <AuiIf condition={waiting}>
           <span className="typing" role="status" aria-label="The assistant is answering">
