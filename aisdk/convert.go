@@ -39,12 +39,41 @@ import (
 //     output-denied add a result (a string output gives its text, an
 //     assistant-ui envelope {"__aui_modelContent":[…],"value":…} the text
 //     of its text items, any other output its JSON);
-//   - source, data-*, custom and reasoning-file parts and unknown part types
-//     are ignored.
+//   - a paused sub-agent's parts ([agentloop.AgentTool]) in the last
+//     message: a "data-subrun" part gives the state of the sub-run of an
+//     unanswered call ([SubrunState], an [agentloop.PartSubRun] part; a
+//     state whose call has its result is ignored), and the parts of that
+//     sub-run's calls (ids "<callID>/<id>") give their decisions and
+//     client outputs, appended with [agentloop.History.AppendApprovals]
+//     and [agentloop.History.AppendResults]; in earlier messages they
+//     are ignored;
+//   - source, other data-*, custom and reasoning-file parts and unknown
+//     part types are ignored.
 //
 // Messages keep their ids. The result passes [agentloop.History.Validate];
 // otherwise the error names the problem and wraps [ErrBadRequest].
 func ToHistory(msgs []UIMessage) (agentloop.History, error) {
+	h, nested, err := toHistory(msgs)
+	if err != nil {
+		return nil, err
+	}
+	if nested != nil {
+		if h, err = nested.applyStates(h); err == nil {
+			h, err = nested.apply(h)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		}
+	}
+	if err := h.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	return h, nil
+}
+
+// toHistory is ToHistory without the last message's answers to paused
+// sub-runs (returned, nil when there are none) and without validating.
+func toHistory(msgs []UIMessage) (agentloop.History, *nestedAnswers, error) {
 	lastUser := -1
 	for i, m := range msgs {
 		if m.Role == "user" {
@@ -52,6 +81,7 @@ func ToHistory(msgs []UIMessage) (agentloop.History, error) {
 		}
 	}
 	var h agentloop.History
+	var nested *nestedAnswers
 	for i, m := range msgs {
 		switch m.Role {
 		case "system":
@@ -69,24 +99,29 @@ func ToHistory(msgs []UIMessage) (agentloop.History, error) {
 		case "user":
 			parts, err := userParts(m.Parts, i)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if len(parts) > 0 {
 				h = append(h, agentloop.Message{ID: m.ID, Role: agentloop.RoleUser, Parts: parts})
 			}
 		case "assistant":
-			var err error
-			if h, err = appendAssistant(h, m, i, i < lastUser, i == len(msgs)-1); err != nil {
-				return nil, err
+			var a nestedAnswers
+			taken, err := a.collect(m)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%w: message %d: %w", ErrBadRequest, i, err)
+			}
+			last := i == len(msgs)-1
+			if taken != nil && last {
+				nested = &a
+			}
+			if h, err = appendAssistant(h, m, i, taken, i < lastUser, last); err != nil {
+				return nil, nil, err
 			}
 		default:
-			return nil, fmt.Errorf("%w: message %d has role %q; want system, user or assistant", ErrBadRequest, i, m.Role)
+			return nil, nil, fmt.Errorf("%w: message %d has role %q; want system, user or assistant", ErrBadRequest, i, m.Role)
 		}
 	}
-	if err := h.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
-	}
-	return h, nil
+	return h, nested, nil
 }
 
 func userParts(ps []UIPart, msg int) ([]agentloop.Part, error) {
@@ -154,7 +189,9 @@ type block struct {
 }
 
 // appendAssistant appends the messages of one assistant UIMessage.
-func appendAssistant(h agentloop.History, m UIMessage, msg int, beforeLastUser, lastMessage bool) (agentloop.History, error) {
+// Parts marked in taken (a paused sub-run's parts, see nestedAnswers) are
+// left out; msg is the message's index, for errors.
+func appendAssistant(h agentloop.History, m UIMessage, msg int, taken []bool, beforeLastUser, lastMessage bool) (agentloop.History, error) {
 	var buf [8]block
 	blocks := buf[:0]
 	start := 0
@@ -188,6 +225,9 @@ func appendAssistant(h agentloop.History, m UIMessage, msg int, beforeLastUser, 
 		}
 		finalBlock := lastMessage && bi == lastNonEmpty
 		for i := b.start; i < b.end; i++ {
+			if taken != nil && taken[i] {
+				continue
+			}
 			p := &m.Parts[i]
 			switch {
 			case p.Type == "text":
@@ -465,7 +505,13 @@ func reasoningFromMetadata(md json.RawMessage) (signature, redacted string) {
 // taken from the results and approval decisions that follow it
 // (output-available, output-error, output-denied, approval-responded,
 // approval-requested or input-available). Messages without an id get
-// "msg-<index>". Every part is in its final state ("done").
+// "msg-<index>". Every part is in its final state ("done"). A paused
+// sub-agent at the end of h ([agentloop.AgentTool]) shows as the Mapper
+// streamed it: a "data-subagent" part with what the sub-run did, then a
+// step of the calls it waits for (ids "<callID>/<id>"; approval-requested,
+// approval-responded once decided, or input-available for a client tool). An assistant
+// message of a run with handoffs has the metadata {"agent": name} of its
+// last agent ([agentloop.Message.Agent]), as the Mapper sends it.
 func FromHistory(h agentloop.History) []UIMessage {
 	var out []UIMessage
 	for i := 0; i < len(h); {
@@ -490,7 +536,7 @@ func FromHistory(h agentloop.History) []UIMessage {
 			for j < len(h) && (h[j].Role == agentloop.RoleAssistant || h[j].Role == agentloop.RoleTool) {
 				j++
 			}
-			out = append(out, assistantUI(h[i:j], i))
+			out = append(out, assistantUI(h[i:j], i, j == len(h)))
 			i = j
 		}
 	}
@@ -513,7 +559,9 @@ func filePart(f *agentloop.File) UIPart {
 }
 
 // assistantUI renders one group of assistant and tool messages.
-func assistantUI(group agentloop.History, index int) UIMessage {
+// The last group of a history also shows its paused sub-runs
+// (subrunParts).
+func assistantUI(group agentloop.History, index int, last bool) UIMessage {
 	results := map[string]agentloop.ToolResult{}
 	decisions := map[string]agentloop.Approval{}
 	requests := map[string]string{}
@@ -534,9 +582,13 @@ func assistantUI(group agentloop.History, index int) UIMessage {
 		}
 	}
 	ui := UIMessage{ID: idOr(id, index), Role: "assistant", Parts: []UIPart{}}
+	agent := ""
 	for _, m := range group {
 		if m.Role != agentloop.RoleAssistant {
 			continue
+		}
+		if m.Agent != "" {
+			agent = m.Agent
 		}
 		ui.Parts = append(ui.Parts, UIPart{Type: "step-start"})
 		for _, p := range m.Parts {
@@ -559,6 +611,12 @@ func assistantUI(group agentloop.History, index int) UIMessage {
 				}
 			}
 		}
+	}
+	if agent != "" {
+		ui.Metadata, _ = json.Marshal(map[string]string{"agent": agent})
+	}
+	if last {
+		ui.Parts = appendSubrunParts(ui.Parts, group)
 	}
 	return ui
 }

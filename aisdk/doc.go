@@ -47,8 +47,8 @@
 //   - [Writer]: the server-sent-events framing (headers, "data: <json>",
 //     keep-alive comments, "data: [DONE]"), buffered until Flush.
 //   - [Mapper]: turns the items of a run into chunks (steps, text and
-//     reasoning parts, tool input, progress, outputs, approvals, finish or
-//     error).
+//     reasoning parts, tool input, progress, outputs, approvals,
+//     sub-agents' work, finish or error).
 //   - [DecodeRequest], [ToHistory] and [FromHistory]: the request body of
 //     useChat and assistant-ui, and the conversion between UIMessages and
 //     an [agentloop.History].
@@ -61,6 +61,23 @@
 // reason "tool-calls"); the client runs the tool and posts the conversation
 // again with the output, and the handler continues the same assistant
 // message. An approval works the same way, with the user's decision.
+//
+// # Sub-agents and handoffs
+//
+// A sub-agent's run ([agentloop.AgentTool], whose items reach the run as
+// [agentloop.Nested]) streams as a "data-subagent" part per sub-run, id
+// the call path ("<callID>", "<callID>/<id>" one level down), data a
+// [SubagentView] (agent, depth, state, text and tool calls so far) that
+// each update replaces: the AI SDK client re-renders it while the parent
+// call runs and keeps it afterwards, and it is no tool part, so it never
+// holds up the client's automatic re-send. A sub-agent that pauses hands
+// its calls to the client like any other (ids "<callID>/<id>"), in a step
+// of their own at the end of the response; the answers resume the sub-run.
+// In the stateless mode the sub-run's state travels as a signed
+// "data-subrun" part ([SubrunState]) and an altered one is refused with a
+// 403; the stored mode answers from the stored state. In a run with
+// [agentloop.Agent.Handoffs] the message metadata {"agent": name} names
+// the agent that speaks ([FromHistory] sets it too).
 //
 // # Stateless or stored
 //

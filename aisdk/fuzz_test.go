@@ -22,11 +22,16 @@ func fuzzSeeds(f *testing.F) {
 		`{"messages":[{"id":"a","role":"assistant","parts":[{"type":"step-start"},{"type":"tool-x","toolCallId":"c","state":"output-denied","input":null,"approval":{"id":"a","approved":false}},{"type":"steering-message","id":"s","parts":[{"type":"text","text":"t"}]}]}]}`,
 		`{"messages":[{"id":"u","role":"user","parts":[{"type":"file","mediaType":"image/png","url":"data:,"}]},{"id":"a","role":"assistant","parts":[{"type":"dynamic-tool","toolName":"d","toolCallId":"c","state":"input-available","input":"{\"a\":"}]}]}`,
 		`{"messages":[{"id":"a","role":"assistant","parts":[{"type":"tool-x","toolCallId":"c","state":"output-available","input":{},"output":{"__aui_modelContent":[{"type":"text","text":"t"}],"value":1}}]}]}`,
+		specSubagentApproval,
 		`{}`, `[]`, `null`, ``,
 	} {
 		f.Add([]byte(s))
 	}
 }
+
+// specSubagentApproval is the body that approves a paused sub-agent's
+// call: a signed data-subrun state and the nested call's decision.
+const specSubagentApproval = `{"messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"Weather?"}]},{"id":"msg-new","role":"assistant","parts":[{"type":"step-start"},{"type":"tool-researcher","state":"input-available","toolCallId":"l1","input":{"task":"Weather in Oslo?"},"callProviderMetadata":{"agentloop":{"sig":"3UNBLLVAMjnKUBzZstYw_gaADdAE5T7sjlb8m741pyI"}}},{"type":"data-subagent","id":"l1","data":{"callId":"l1","path":["l1"],"agent":"researcher","depth":1,"state":"paused","parts":[{"type":"text","text":"Checking."},{"type":"tool","toolCallId":"w1","toolName":"get_weather","input":{"city":"Oslo"},"state":"approval-requested"}]}},{"type":"data-subrun","id":"l1","data":{"callId":"l1","agent":"researcher","history":"{\"version\":2,\"messages\":[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"Weather in Oslo?\"}]},{\"role\":\"assistant\",\"parts\":[{\"type\":\"text\",\"text\":\"Checking.\"},{\"type\":\"toolCall\",\"toolCall\":{\"id\":\"w1\",\"name\":\"get_weather\",\"args\":{\"city\":\"Oslo\"}}},{\"type\":\"approvalRequest\",\"approval\":{\"callId\":\"w1\",\"id\":\"approval_w1\"}}]}]}","sig":"ze5-k37ipBnyOuqnQ3kyecDJQzbx5tEQ5MsDOsl7YzU"}},{"type":"step-start"},{"type":"tool-get_weather","state":"approval-responded","toolCallId":"l1/w1","input":{"city":"Oslo"},"approval":{"id":"approval_l1/w1","approved":true,"signature":"8CceDVLKbvE7EgEL63jFqXU7NEjUMqOpWOFAtSfLjMk"},"callProviderMetadata":{"agentloop":{"sig":"NEevRw7BBi6sC-8Ch0wGie-FVQoK1rOgjZlJxIlm1rI"}}}]}]}`
 
 // FuzzDecodeRequest: decoding never panics and stays within its limits;
 // whatever decodes and converts renders back to UIMessages that convert

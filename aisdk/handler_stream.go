@@ -51,6 +51,7 @@ func (h *core) stream(w http.ResponseWriter, r *http.Request, req *ChatRequest, 
 		defer sr.watch(ctx, cancel)()
 	}
 	opts.ConversationID = req.ID
+	m.ResumeFrom(history)
 
 	items := newItemPipe()
 	stop := make(chan struct{})
@@ -128,6 +129,9 @@ func (h *core) stream(w http.ResponseWriter, r *http.Request, req *ChatRequest, 
 			out.write(chunks)
 		}
 		clear(batch) // let the batch's items go
+		if chunks = m.Flush(chunks[:0]); len(chunks) > 0 {
+			out.write(chunks) // a sub-agent's text of this batch, as one chunk
+		}
 		if closed {
 			if !m.Done() {
 				err := errors.New("aisdk: the run ended without a final item")

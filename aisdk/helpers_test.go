@@ -255,6 +255,17 @@ func (c *uiClient) apply(ch Chunk) error {
 			return fmt.Errorf("tool-output-denied: %w", err)
 		}
 		m.Parts[i].State = StateOutputDenied
+	case DataChunk:
+		// A part with the same type and id has its data replaced.
+		typ := "data-" + v.Name
+		for i := range m.Parts {
+			if m.Parts[i].Type == typ && m.Parts[i].ID == v.ID && v.ID != "" {
+				m.Parts[i].Data = v.Data
+				return nil
+			}
+		}
+		m.Parts = append(m.Parts, UIPart{Type: typ, ID: v.ID, Data: v.Data})
+	case MessageMetadataChunk:
 	case FinishStepChunk:
 	case FinishChunk:
 		c.finish = v.FinishReason

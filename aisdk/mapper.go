@@ -36,6 +36,13 @@ import (
 // ([agentloop.ToolProgress]) is sent as preliminary output, which the
 // client shows until the final output replaces it.
 //
+// A sub-agent's work ([agentloop.Nested] items of an [agentloop.AgentTool]
+// call) goes out as a "data-subagent" data part per sub-run ([SubagentView],
+// replaced as the sub-run goes on), and the agent that speaks in a run with
+// handoffs ([agentloop.TurnStart.Agent]) as message metadata
+// {"agent": name}. A sub-agent's streamed text is held back and sent as one
+// update per [Mapper.Flush] (or with the next other item).
+//
 // A Mapper of your own signs nothing; the [Handler] signs what the server
 // decided in its stateless mode (see the package documentation), and
 // checks it when the client posts it back.
@@ -71,6 +78,13 @@ type Mapper struct {
 	signed    map[string]signedCall         // calls as signed, by id, so each is canonicalized once
 	text      textMAC                       // the open text part's signature, streaming
 	reasoning strings.Builder               // the open reasoning part, likewise
+
+	// Sub-agents' runs (nested.go) and the agent that speaks.
+	subagents     map[string]*subagent // by part id
+	subagentOrder []*subagent
+	held          []*subagent // views changed by deltas, not sent yet
+	agent         string
+	history       agentloop.History // the history the run goes on from: paused sub-runs' states
 }
 
 // NewMapper returns a Mapper for a response that builds the assistant
@@ -94,6 +108,12 @@ func (m *Mapper) signWith(s *signer, resumed []agentloop.ToolCall) {
 	}
 }
 
+// ResumeFrom tells the Mapper the history the run starts from, so that the
+// view of a paused sub-agent that resumes ([SubagentView]) goes on from
+// the sub-run's state instead of starting empty. Without it, a resumed
+// sub-run's view shows only what it does in this response.
+func (m *Mapper) ResumeFrom(h agentloop.History) { m.history = h }
+
 // Done reports whether the response is complete: a finish or error chunk
 // was produced. Chunks mapped after that are dropped.
 func (m *Mapper) Done() bool { return m.done }
@@ -108,16 +128,24 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 		return dst
 	}
 	dst = m.start(dst)
+	if len(m.held) > 0 {
+		if _, nested := item.(agentloop.Nested); !nested || err != nil {
+			dst = m.Flush(dst)
+		}
+	}
 	if err != nil {
 		return m.fail(dst, err)
 	}
 	switch it := item.(type) {
+	case agentloop.Nested:
+		dst = m.nestedItem(dst, it)
 	case agentloop.TurnStart:
 		dst = m.closeBlocks(dst)
 		dst = m.closeStep(dst)
 		clear(m.deltaCalls)
 		m.stepOpen = true
 		dst = append(dst, StartStepChunk{})
+		dst = m.agentMetadata(dst, it.Agent)
 	case agentloop.TextDelta:
 		dst = m.textDelta(dst, it.Text)
 	case agentloop.ReasoningDelta:
@@ -159,9 +187,11 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 	case agentloop.ToolResultReady:
 		dst = m.closeBlocks(dst)
 		dst = m.result(dst, it)
+		dst = m.endSubagents(dst, it.Result.CallID, it.Result.IsError)
 	case agentloop.Pending:
 		dst = m.closeBlocks(dst)
-		for _, c := range it.ClientCalls {
+		own, subClient, subApprove := splitPending(it)
+		for _, c := range own {
 			call, ok := m.deferred[c.ID]
 			if ok {
 				delete(m.deferred, c.ID)
@@ -176,6 +206,7 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 			}
 			dst = m.handOver(dst, call, true)
 		}
+		dst = m.subrunStep(dst, it.History, subClient, subApprove)
 		dst = m.closeStep(dst)
 		m.done = true
 		dst = append(dst, FinishChunk{FinishReason: FinishReasonToolCalls})

@@ -47,9 +47,12 @@ var ErrChatMismatch = errors.New("aisdk: the request does not match the stored c
 //
 // stored is not modified.
 func Reconcile(stored agentloop.History, req *ChatRequest) (agentloop.History, error) {
-	posted, err := ToHistory(withoutSystem(req.Messages))
+	posted, nested, err := toHistory(withoutSystem(req.Messages))
 	if err != nil {
 		return nil, err
+	}
+	if err := posted.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
 	last := agentloop.Message{}
 	if len(posted) > 0 {
@@ -63,7 +66,16 @@ func Reconcile(stored agentloop.History, req *ChatRequest) (agentloop.History, e
 	case last.Role == agentloop.RoleUser && last.ID != "" && !hasUser(stored, last.ID) && !req.lastMessageOnly():
 		stored = forBranch(stored, posted)
 	}
-	return reconcile(stored, posted)
+	out, err := reconcile(stored, posted)
+	if err != nil || nested == nil {
+		return out, err
+	}
+	// Answers to a paused sub-agent's calls: the stored sub-run state is
+	// what they answer (a posted state is ignored).
+	if out, err = nested.apply(out); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrChatMismatch, err)
+	}
+	return out, nil
 }
 
 // LastMessageOnly is the body field ([ChatRequest.Extra]) with which a

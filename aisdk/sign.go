@@ -453,8 +453,14 @@ func (s *signer) verifyPart(msgID string, p *UIPart) (verdict, error) {
 		return 0, errors.New("the server makes no files in assistant messages")
 	case p.IsTool():
 		return s.verifyTool(msgID, p)
+	case p.Type == "data-"+DataSubrun:
+		var st SubrunState
+		if err := json.Unmarshal(p.Data, &st); err != nil || !matches(st.Signature, s.subrun(msgID, &st)) {
+			return 0, errSubrunState
+		}
+		return keepPart, nil
 	}
-	return keepPart, nil // step-start, sources, data, custom: never sent to the model
+	return keepPart, nil // step-start, sources, other data, custom: never sent to the model
 }
 
 func (s *signer) verifyTool(msgID string, p *UIPart) (verdict, error) {

@@ -28,6 +28,10 @@ import (
 //  3. calls delete_record {"id": 42}, which needs the user's approval;
 //  4. answers with a Markdown summary of the results.
 //
+// A message that asks for research ("research the weather in Oslo") goes
+// to the researcher sub-agent instead (research.go), whose report the
+// answer sums up.
+//
 // p paces the text and reasoning (see [pacing]); the zero pacing streams
 // each reply at once.
 func demoModel(p pacing) *simtest.Model {
@@ -86,6 +90,18 @@ func demoReply(req *agentloop.Request, p pacing) ([]simtest.Step, error) {
 		steps := p.reasoning(markdownReasoning)
 		steps = append(steps, p.text(markdownAnswer)...)
 		return append(steps, simtest.Usage(30, 120)), nil
+	case researchRe.MatchString(userText) && offered["researcher"]:
+		if !called["researcher"] {
+			city := "Paris"
+			if m := cityRe.FindStringSubmatch(userText); m != nil {
+				city = m[1]
+			}
+			return append(p.text("I will ask the researcher."),
+				simtest.Call("", "researcher", map[string]string{"task": "Find the weather in " + city + " and file it in the notes."}),
+				simtest.Usage(40, 15),
+			), nil
+		}
+		return append(p.text(summary(results)), simtest.Usage(100, 40)), nil
 	case offered["get_weather"] && !called["get_weather"]:
 		city := "Paris"
 		if m := cityRe.FindStringSubmatch(userText); m != nil {
@@ -142,6 +158,13 @@ func summary(results map[string]agentloop.ToolResult) string {
 			lines = append(lines, fmt.Sprintf("**Weather in %s:** %s, %d to %d °C.", f.City, f.Conditions, f.LowC, f.HighC))
 		} else {
 			lines = append(lines, "**Weather:** the lookup failed: "+r.Content)
+		}
+	}
+	if r, ok := results["researcher"]; ok {
+		if r.IsError {
+			lines = append(lines, "**Researcher:** it did not finish: "+r.Content)
+		} else {
+			lines = append(lines, "**Researcher:** "+r.Content)
 		}
 	}
 	if r, ok := results["add"]; ok {

@@ -68,8 +68,10 @@
 // The agent has backend tools get_weather ({"city"} → a made-up,
 // deterministic forecast; an empty city is an error result, handy for
 // making it fail), add ({"a","b"} → {"sum"}) and delete_record ({"id"},
-// which needs the user's approval); tools the page sends in the request
-// body run in the browser. Without -script and -model, a built-in demo script goes
+// which needs the user's approval), and researcher, a sub-agent
+// (agentloop.AgentTool) with get_weather and save_note (which needs
+// approval), whose work the page shows under its call; tools the page
+// sends in the request body run in the browser. Without -script and -model, a built-in demo script goes
 // through a backend tool, the page's create_record form tool, an approval
 // and a final answer; it streams a word at a time and its get_weather takes
 // a few seconds, like a real model and tool (-pace sets the speed).
@@ -293,6 +295,15 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		return nil, err
 	}
 	demoPacing(cfg).slowTool(tools, "get_weather")
+	var subModel agentloop.Model // the researcher's: the demo's script, or the real model
+	if cfg.model != "" {
+		subModel = model
+	}
+	research, err := researcherTool(subModel, tools[0], demoPacing(cfg)) // tools[0] is get_weather
+	if err != nil {
+		return nil, err
+	}
+	tools = append(tools, research)
 	if tools, err = cfg.mcp.Tools(context.Background(), tools, logw); err != nil {
 		return nil, err
 	}

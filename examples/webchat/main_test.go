@@ -281,7 +281,7 @@ func TestFlags_RejectBadCombinations(t *testing.T) {
 func TestToolStates_AFailingToolIsHiddenShownAndReset(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "failing.json")
 	call := `{"reply":[{"tool_call":{"name":"get_weather","args":{"city":""}}}]}`
-	doc := `{"turns":[` + call + `,` + call + `,` + call + `,{"expect":{"tools":["add","delete_record"]},"reply":[{"text":"The weather tool is broken."}]}]}`
+	doc := `{"turns":[` + call + `,` + call + `,` + call + `,{"expect":{"tools":["add","delete_record","researcher"]},"reply":[{"text":"The weather tool is broken."}]}]}`
 	if err := os.WriteFile(script, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestHelperMCPServer(t *testing.T) {
 func TestRun_MCPFlagAddsTheServersTools(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "script.json")
 	err := os.WriteFile(script, []byte(`{"turns":[
-		{"expect":{"tools":["add","delete_record","get_weather","shout"]},
+		{"expect":{"tools":["add","delete_record","get_weather","researcher","shout"]},
 		 "reply":[{"tool_call":{"id":"call_1","name":"shout","args":{"text":"hello"}}}]},
 		{"expect":{"tool_results":{"call_1":"HELLO"}},"reply":[{"text":"Shouted."}]}]}`), 0o600)
 	if err != nil {

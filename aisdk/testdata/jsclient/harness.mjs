@@ -58,6 +58,10 @@ const scenarios = {
     tamper: part => ({ ...part, input: { ...part.input, id: 8 } }),
   },
   error: { say: 'Fail please' },
+  // A sub-agent (an agent tool) at work: its data part while the call runs.
+  subagent: { say: 'Weather in Oslo?' },
+  // A sub-agent's call that needs approval, approved in the page.
+  'subagent-approval': { say: 'Weather in Oslo?', approve: { approved: true } },
   // The page goes away while the server waits in a tool (the chat's stop
   // aborts its fetch), then reloads: it loads the stored chat (GET
   // /api/chats/{id}) and resumes the stream, as useChat({resume: true})
@@ -197,12 +201,15 @@ async function main() {
   });
   let chat = newChat(transport);
 
-  // Record what a UI would show of the tool parts, each time it changes.
+  // Record what a UI would show of the tool parts (and of sub-agents' data
+  // parts), each time it changes.
   function recordViews() {
     const view = chat.messages
       .flatMap(m => m.parts)
-      .filter(p => p.type.startsWith('tool-'))
-      .map(p => `${p.type} ${p.state}${p.preliminary ? ' preliminary' : ''} ${JSON.stringify(p.output ?? null)}`)
+      .filter(p => p.type.startsWith('tool-') || p.type === 'data-subagent')
+      .map(p => p.type === 'data-subagent'
+        ? `${p.type} ${p.id} ${p.data.agent} ${p.data.state} [${p.data.parts.map(x => x.type === 'tool' ? `${x.toolName}(${x.state})` : `${x.type}:${x.text}`).join(', ')}]`
+        : `${p.type} ${p.state}${p.preliminary ? ' preliminary' : ''} ${JSON.stringify(p.output ?? null)}`)
       .join(' | ');
     if (view && views.at(-1) !== view) views.push(view);
   }

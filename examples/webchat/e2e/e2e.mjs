@@ -395,6 +395,72 @@ async function formAndApproval(page, { approve, newName, tag, shots: take }) {
   await shot(page, `10-final-${tag}`, `the final answer (a Markdown list) after ${approve ? "approving" : "denying"} delete_record, naming ${newName}`);
 }
 
+// subagent: a research request goes to the demo's researcher sub-agent.
+// Its work shows as a group titled with its name under the call; its
+// save_note call waits for the user's approval, given in the page like any
+// other; then the group reads done, folds, and opens on a click.
+async function subagent(page) {
+  await send(page, "Research the weather in Oslo");
+  const group = page.locator('[data-testid="subagent"][data-agent="researcher"]');
+  await group.waitFor();
+  const approval = page.getByTestId("approval");
+  await approval.waitFor();
+  if ((await group.getAttribute("data-state")) !== "paused" || !(await group.evaluate((d) => d.open))) {
+    throw new Error(`the researcher's group is ${await group.getAttribute("data-state")}, open ${await group.evaluate((d) => d.open)}; want paused and open while it waits`);
+  }
+  await expectText(group.locator("summary"), "researcher", "the group's title names the agent");
+  await expectText(group.getByTestId("subagent-call"), "Weather in Oslo", "the researcher's own tool call in its group");
+  await expectText(group, "I will check the forecast for Oslo.", "the researcher's streamed text");
+  await expectText(approval, "save_note", "the researcher's call awaits approval");
+  await expectText(page.getByTestId("tool-researcher").locator(".tool-status"), "waiting for you", "the researcher call, paused with its sub-agent", "attached");
+  await shot(page, "18-subagent-approval", "the researcher sub-agent's work in its group, its save_note call waiting for approval");
+  await approval.getByRole("button", { name: "Approve" }).click();
+
+  await expectText(page.locator(".msg.assistant"), "That is the whole demo.", "final answer after the sub-agent");
+  const answer = await lastAssistant(page).innerText();
+  if (!/Researcher:.*Oslo will be/.test(answer) || !answer.includes("The finding is in the notes.")) {
+    throw new Error(`the answer does not carry the researcher's report: ${answer}`);
+  }
+  await idle(page);
+  if (await page.getByTestId("approval").count()) throw new Error("approval buttons still shown after approving the sub-agent's call");
+  if (await page.getByTestId("agent-name").count()) throw new Error("an answer without handoffs names an agent (a sub-agent is not a handoff)");
+  if ((await group.getAttribute("data-state")) !== "done") throw new Error(`the researcher's group is ${await group.getAttribute("data-state")} after its answer, want done`);
+  if (await group.evaluate((d) => d.open)) throw new Error("a finished sub-agent's group is not folded");
+  await group.locator("summary").click();
+  await expectText(group.getByTestId("subagent-call"), "Save note", "the approved call in the opened group");
+  const saved = group.locator('[data-testid="subagent-call"][data-tool="save_note"]');
+  if (!/done/.test(await saved.innerText())) throw new Error(`the approved save_note reads ${JSON.stringify(await saved.innerText())}, want done`);
+  await shot(page, "19-subagent-done", "the researcher's group opened after the answer: its calls done, its report");
+}
+
+// agentName: an answer of a run with handoffs names the agent that speaks
+// (the server's message metadata {"agent": name}; a canned stream, as the
+// demo has no handoffs). The subagent step checks that answers without
+// handoffs name none.
+async function agentName(page) {
+  const chunks = [
+    { type: "start", messageId: "canned-handoff" },
+    { type: "start-step" },
+    { type: "message-metadata", messageMetadata: { agent: "billing" } },
+    { type: "text-start", id: "t1" },
+    { type: "text-delta", id: "t1", delta: "Billing here: your refund is on its way." },
+    { type: "text-end", id: "t1" },
+    { type: "finish-step" },
+    { type: "finish", finishReason: "stop" },
+  ];
+  await page.route("**/api/chat", (route) =>
+    route.fulfill({
+      status: 200,
+      headers: { "content-type": "text/event-stream", "x-vercel-ai-ui-message-stream": "v1" },
+      body: chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n",
+    }),
+  );
+  await send(page, "Where is my refund?");
+  await expectText(lastAssistant(page), "your refund is on its way", "the handed-over answer");
+  await expectText(lastAssistant(page).getByTestId("agent-name"), "billing", "the speaking agent's name");
+  await shot(page, "20-agent-name", "an answer after a handoff names the agent that speaks (billing)");
+}
+
 // formCancel: Cancel on the form returns a "cancelled by the user" result
 // and the run goes on.
 async function formCancel(page) {
@@ -931,6 +997,10 @@ try {
   for (const size of ["desktop", "phone"]) {
     await step("welcome-markdown-edit-regenerate", size, welcomeAndMarkdown);
     await step("form-and-approve", size, (page) => formAndApproval(page, { approve: true, newName: "Grace Hopper", tag: "approve", shots: true }));
+  }
+  for (const size of ["desktop", "phone"]) {
+    await step("subagent-approval", size, subagent);
+    await step("handoff-agent-name", size, agentName);
   }
   await step("form-and-deny", "desktop", (page) => formAndApproval(page, { approve: false, newName: "Alan Turing", tag: "deny" }));
   await step("form-cancel", "desktop", formCancel);

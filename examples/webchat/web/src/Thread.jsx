@@ -15,6 +15,8 @@ import {
 import { MarkdownText } from "./LazyMarkdown.jsx";
 import { ToolFallback } from "./tools.jsx";
 import { ToolGroup } from "./ToolGroup.jsx";
+import { SubagentRun, SubrunState } from "./SubagentRun.jsx";
+import { AgentName } from "./AgentName.jsx";
 import { friendlyError } from "./errors.js";
 import { AttachButton, AttachmentDropzone, AttachmentError, ComposerAttachments, MessageAttachments } from "./attachments.jsx";
 import {
@@ -60,6 +62,10 @@ function Welcome() {
     </div>
   );
 }
+
+// dataParts renders the server's data parts: a sub-agent's run, and
+// nothing for a paused sub-agent's state.
+const dataParts = { by_name: { subagent: SubagentRun, subrun: SubrunState } };
 
 const Reasoning = () => (
   <details className="reasoning">
@@ -184,7 +190,8 @@ function AssistantMessage() {
   return (
     <MessagePrimitive.Root className="msg assistant" data-role="assistant">
       <div className="bubble">
-        <MessagePrimitive.Parts components={{ Text: MarkdownText, Reasoning, ToolGroup, tools: { Fallback: ToolFallback } }} />
+        <AgentName />
+        <MessagePrimitive.Parts components={{ Text: MarkdownText, Reasoning, ToolGroup, tools: { Fallback: ToolFallback }, data: dataParts }} />
         <AuiIf condition={waiting}>
           <span className="typing" role="status" aria-label="The assistant is answering">
             <span />

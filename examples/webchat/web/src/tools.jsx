@@ -183,8 +183,11 @@ export function ToolFallback({ toolCallId, toolName, args, result, isError, appr
   };
   // A call waiting for (or just given) the user's answer is still going.
   const awaitingUser = approval && result === undefined && status?.type === "requires-action";
+  // A call without an approval that waits for the user: a sub-agent's run
+  // that paused for its own call's approval (shown below it).
+  const waitsOnSubagent = !approval && result === undefined && status?.type === "requires-action";
   const denied = approval?.approved === false;
-  const state = denied ? "denied" : awaitingUser ? "running" : callState(result, isError, status, preliminary);
+  const state = denied ? "denied" : awaitingUser || waitsOnSubagent ? "running" : callState(result, isError, status, preliminary);
   let line;
   if (pending) {
     line = (
@@ -202,6 +205,8 @@ export function ToolFallback({ toolCallId, toolName, args, result, isError, appr
     line = <span>{approval?.approved ? "Approved → " : "→ "}<code>{pretty(result)}</code></span>;
   } else if (state === "error") {
     line = <span className="err">Failed: {errorText(result)}</span>;
+  } else if (waitsOnSubagent) {
+    line = <span className="muted">waiting for you</span>;
   } else if (state === "running") {
     line = <span className="spinner">{approval?.approved ? "approved, running…" : "running…"}</span>;
   } else {
