@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,8 +26,12 @@ import (
 // read to its end by its own client. The server runs in a process of its
 // own (this test binary, re-run as [TestHTTPBenchServer]), so that its
 // memory is measured apart from the clients': the benchmark reports ms
-// per op (all 1,000 streams done) and server-peak-RSS-MB, the server
-// process's peak resident memory (VmHWM; Linux only).
+// per op (all 1,000 streams done); server-peak-RSS-MB, the server
+// process's peak resident memory (VmHWM; Linux only); server-CPU-ms/op,
+// its user and system CPU time, which the load of other processes
+// changes less than ms/op; and per run (one stream) its allocations,
+// bytes allocated and write system calls (Linux only), the process's
+// start included.
 //
 //	go test -run '^$' -bench HTTP_ConcurrentRuns -benchtime 5x ./aisdk/
 func BenchmarkHTTP_ConcurrentRuns(b *testing.B) {
@@ -102,9 +107,21 @@ func BenchmarkHTTP_ConcurrentRuns(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 	stdin.Close()
 	if lines.Scan() {
-		if hwm, err := strconv.ParseInt(lines.Text(), 10, 64); err == nil && hwm > 0 {
-			b.ReportMetric(float64(hwm)/(1<<20), "server-peak-RSS-MB")
+		var hwm, mallocs, bytes, writes int64
+		if _, err := fmt.Sscan(lines.Text(), &hwm, &mallocs, &bytes, &writes); err == nil {
+			if writes > 0 {
+				b.ReportMetric(float64(writes)/float64(b.N*runs), "server-writes/run")
+			}
+			if hwm > 0 {
+				b.ReportMetric(float64(hwm)/(1<<20), "server-peak-RSS-MB")
+			}
+			b.ReportMetric(float64(mallocs)/float64(b.N*runs), "server-allocs/run")
+			b.ReportMetric(float64(bytes)/float64(b.N*runs), "server-B/run")
 		}
+	}
+	if err := cmd.Wait(); err == nil {
+		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "server-CPU-ms/op")
 	}
 }
 
@@ -117,7 +134,9 @@ const (
 // [BenchmarkHTTP_ConcurrentRuns] (skipped otherwise): it serves a Handler
 // whose scripted model answers every request with 200 text deltas, prints
 // its address, and when its stdin closes prints its peak resident memory
-// in bytes (0 where the system does not tell it) and stops.
+// in bytes, how many allocations and bytes it allocated and how many
+// write system calls it made (0 where the system does not tell it) and
+// stops.
 func TestHTTPBenchServer(t *testing.T) {
 	if os.Getenv(httpBenchServerEnv) == "" {
 		t.Skip("the server process of BenchmarkHTTP_ConcurrentRuns")
@@ -131,7 +150,9 @@ func TestHTTPBenchServer(t *testing.T) {
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	srv.Close()
 	hwm, _ := peakRSS()
-	fmt.Println(hwm)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Println(hwm, ms.Mallocs, ms.TotalAlloc, writeSyscalls())
 }
 
 // countDeltas reads an SSE response to its end and counts its text-delta
@@ -145,6 +166,22 @@ func countDeltas(r io.Reader) (int, error) {
 		}
 	}
 	return n, sc.Err()
+}
+
+// writeSyscalls returns how many write system calls the process made,
+// where the system tells it (Linux's /proc/self/io), or 0.
+func writeSyscalls() int64 {
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "syscw:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // peakRSS returns the process's peak resident set size in bytes, where

@@ -398,6 +398,7 @@ func BenchmarkMapper_ToolCallRun(b *testing.B) {
 				m := NewMapper("m")
 				if bc.sign != nil {
 					m.signWith(bc.sign, nil)
+					m.sigReuse = reusedSigs.Get().(*reusedSig) // as the Handler's
 				}
 				for _, it := range items {
 					if d, ok := it.(agentloop.TextDelta); ok && out.continueText(m, d.Text) {
@@ -407,6 +408,9 @@ func BenchmarkMapper_ToolCallRun(b *testing.B) {
 					out.write(chunks)
 				}
 				out.flush()
+				if m.sigReuse != nil {
+					reusedSigs.Put(m.sigReuse)
+				}
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/agentloop/agentloop/internal/jsonscan"
@@ -33,14 +34,28 @@ func canonicalValue(raw json.RawMessage) string {
 // canonicalFast is canonicalValue in one pass; it reports false for the
 // values it leaves to canonicalStd.
 func canonicalFast(raw json.RawMessage) (string, bool) {
-	var c canonicalizer
+	c := canonicalizers.Get().(*canonicalizer)
+	defer c.release()
 	c.d.Reset(raw)
-	var buf [256]byte
-	c.out = buf[:0]
 	if c.value() && c.d.Finish() {
 		return string(c.out), true
 	}
 	return "", false
+}
+
+// canonicalizers are reused, with their buffers, from value to value:
+// a value's canonical form then costs the allocation of its string only.
+var canonicalizers = sync.Pool{New: func() any { return new(canonicalizer) }}
+
+// release empties c and puts it back in canonicalizers, unless its
+// buffers grew past what is worth keeping.
+func (c *canonicalizer) release() {
+	if cap(c.out) > 64<<10 || cap(c.moved) > 64<<10 || cap(c.members) > 1024 {
+		return
+	}
+	c.d.Reset(nil)
+	c.out, c.members, c.moved = c.out[:0], c.members[:0], c.moved[:0]
+	canonicalizers.Put(c)
 }
 
 // canonicalStd is canonicalValue by way of encoding/json.

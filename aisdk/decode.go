@@ -23,6 +23,27 @@ import (
 type bodyDecoder struct {
 	d     jsonscan.Decoder
 	types map[string]string // tool part types, interned
+	slab  []UIPart          // zeroed parts not yet handed out (newParts)
+	slabs int               // the size of the last slab
+}
+
+// maxPartSlab is the most parts newParts allocates at once beyond what
+// it is asked for (32 KB).
+const maxPartSlab = 64
+
+// newParts returns an empty slice with room for n zeroed parts, cut from
+// a slab shared by the body's messages, so that a long chat costs a few
+// allocations for its parts rather than one per message. Its capacity is
+// n, so that an append to it never reaches a neighbour's parts. Slabs
+// grow from the first request's size, so a short body allocates little.
+func (b *bodyDecoder) newParts(n int) []UIPart {
+	if n > len(b.slab) {
+		b.slabs = max(n, min(2*b.slabs, maxPartSlab))
+		b.slab = make([]UIPart, b.slabs)
+	}
+	parts := b.slab[:0:n]
+	b.slab = b.slab[n:]
+	return parts
 }
 
 // decodeBodyFast decodes the body, or reports false for decodeBodyStd to
@@ -173,7 +194,7 @@ func (b *bodyDecoder) parts(dst *[]UIPart) bool {
 		return true
 	}
 	// The parts are read in place, into a slice sized by a quick count.
-	parts := make([]UIPart, 0, d.ArrayLen())
+	parts := b.newParts(d.ArrayLen())
 	if !d.BeginArray() {
 		return false
 	}

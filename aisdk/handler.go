@@ -349,6 +349,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m := h.newMapper(messageID)
 	m.signWith(h.signer, history.Unanswered())
+	m.sigReuse = reusedSigs.Get().(*reusedSig) // stream encodes each chunk before it maps the next
+	defer reusedSigs.Put(m.sigReuse)
 	h.stream(w, r, req, history, opts, m, nil)
 }
 

@@ -35,7 +35,9 @@ func (h *core) readRequest(w http.ResponseWriter, r *http.Request) (*ChatRequest
 	if d > 0 {
 		_ = rc.SetReadDeadline(time.Now().Add(d)) // ErrNotSupported: nothing to bound
 	}
-	req, err := DecodeRequest(body, limits)
+	// Content-Length is what the client says, so the buffer grows to it
+	// as the body comes, from 64 KB (readAll).
+	req, err := decodeRequest(body, r.ContentLength, 64<<10, limits)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return nil, http.StatusRequestTimeout, fmt.Errorf("the request body was not received within %v", d)

@@ -25,7 +25,8 @@ type runPair struct {
 // the only writer; the run is ranged over in a goroutine that hands its
 // items over in batches (an itemPipe), so that keep-alive comments can be
 // written while the run is idle, and a run that is ahead of its client
-// costs one handoff and one flush per batch, not per item.
+// costs one handoff per batch, not per item, and one flush per batch or
+// per flushWindow, whichever is less often (flushPacer).
 //
 // Without a stored run (sr nil) the run lives and dies with the request: a
 // client that goes away cancels it. With one, the run is detached from the
@@ -85,13 +86,22 @@ func (h *core) stream(w http.ResponseWriter, r *http.Request, req *ChatRequest, 
 	}
 	var (
 		chunks []Chunk
-		batch  []runPair
+		batch  = make([]runPair, 0, pipeLimit)
 		closed bool
 		last   runPair
 	)
+	var pace flushPacer
+	defer pace.stop()
 	for {
 		select {
 		case <-items.ready:
+		case <-pace.held:
+			pace.held = nil
+			if !out.flush() && sr == nil {
+				return
+			}
+			pace.flushed()
+			continue
 		case <-tick:
 			if !out.keepAlive() && sr == nil {
 				return
@@ -161,9 +171,71 @@ func (h *core) stream(w http.ResponseWriter, r *http.Request, req *ChatRequest, 
 		if !out.client && sr == nil {
 			return
 		}
-		if !items.pending() && !out.flush() && sr == nil {
+		if items.pending() || pace.hold(out.sw.buffered()) {
+			continue
+		}
+		if !out.flush() && sr == nil {
 			return
 		}
+		pace.flushed()
+	}
+}
+
+// flushWindow is the longest a flush is held back so that it carries
+// more events (flushPacer). Over 1,000 concurrent streams on loopback
+// (BenchmarkHTTP_ConcurrentRuns) 2 ms cut the write system calls per
+// stream from 9 to 6 and the server's CPU time by a tenth to a fifth on
+// a loaded machine, for about 6 MB more peak memory; 5 and 10 ms cut no
+// more.
+const flushWindow = 2 * time.Millisecond
+
+// flushHoldMax is the most a held flush gathers: net/http writes a
+// response through a 4 KB buffer, so a flush of more costs a write per
+// 4 KB anyway.
+const flushHoldMax = 4 << 10
+
+// flushPacer decides when a response is flushed. A flush that would come
+// within flushWindow of the last one is held until the window ends, and
+// what the run sends meanwhile goes out with it: a fast stream is flushed
+// about once per window instead of once per batch of items, each flush a
+// write system call or more (net/http's connection buffer is 4 KB). The
+// first flush is never held, nor is one after a pause longer than the
+// window (a model's next delta after it thought, say), nor the stream's
+// end (the caller flushes it without asking).
+type flushPacer struct {
+	last  time.Time        // the last flush; zero before the first
+	held  <-chan time.Time // receives when a held flush is due; nil when none is held
+	timer *time.Timer
+}
+
+// hold reports whether the flush due now, of buffered bytes, is held:
+// true when one is held already, or when it comes within the window of
+// the last flush, which arms held; never once the bytes would fill
+// net/http's connection buffer, since holding them longer spares no
+// write.
+func (p *flushPacer) hold(buffered int) bool {
+	if p.held != nil {
+		return true
+	}
+	wait := flushWindow - time.Since(p.last)
+	if p.last.IsZero() || wait <= 0 || buffered >= flushHoldMax {
+		return false
+	}
+	if p.timer == nil {
+		p.timer = time.NewTimer(wait)
+	} else {
+		p.timer.Reset(wait)
+	}
+	p.held = p.timer.C
+	return true
+}
+
+// flushed records a flush.
+func (p *flushPacer) flushed() { p.last = time.Now() }
+
+func (p *flushPacer) stop() {
+	if p.timer != nil {
+		p.timer.Stop()
 	}
 }
 

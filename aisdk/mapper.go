@@ -78,6 +78,7 @@ type Mapper struct {
 	signed    map[string]signedCall         // calls as signed, by id, so each is canonicalized once
 	text      textMAC                       // the open text part's signature, streaming
 	reasoning strings.Builder               // the open reasoning part, likewise
+	sigReuse  *reusedSig                    // set when each chunk is written before the next is made (the Handler)
 
 	// Sub-agents' runs (nested.go) and the agent that speaks.
 	subagents     map[string]*subagent // by part id
@@ -127,6 +128,7 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 	if m.done {
 		return dst
 	}
+	m.sigReuse.reset()
 	dst = m.start(dst)
 	if len(m.held) > 0 {
 		if _, nested := item.(agentloop.Nested); !nested || err != nil {
@@ -348,7 +350,7 @@ func (m *Mapper) handOver(dst []Chunk, c agentloop.ToolCall, client bool) []Chun
 		if client {
 			owner = ownerClient
 		}
-		ch.ProviderMetadata = sigMetadata(m.sign.call(m.messageID, m.signedCall(c, ch.Input), owner))
+		ch.ProviderMetadata = m.sigMetadata(m.sign.call(m.messageID, m.signedCall(c, ch.Input), owner))
 	}
 	return append(dst, ch)
 }
@@ -379,7 +381,7 @@ func (m *Mapper) result(dst []Chunk, it agentloop.ToolResultReady) []Chunk {
 func (m *Mapper) inputError(call agentloop.ToolCall, text string) ToolInputErrorChunk {
 	c := ToolInputErrorChunk{ToolCallID: call.ID, ToolName: call.Name, Input: inputJSON(call.Args), ErrorText: text}
 	if m.sign != nil {
-		c.ProviderMetadata = sigMetadata(m.sign.result(m.messageID, m.signedCall(call, c.Input), StateOutputError, text))
+		c.ProviderMetadata = m.sigMetadata(m.sign.result(m.messageID, m.signedCall(call, c.Input), StateOutputError, text))
 	}
 	return c
 }
@@ -395,7 +397,7 @@ func (m *Mapper) resultSig(id string, state PartState, value string) ProviderMet
 	if !ok {
 		return nil
 	}
-	return sigMetadata(m.sign.result(m.messageID, m.signedCall(call, nil), state, value))
+	return m.sigMetadata(m.sign.result(m.messageID, m.signedCall(call, nil), state, value))
 }
 
 // signedCall is a call as signed, with its canonical input.
@@ -454,6 +456,7 @@ func (m *Mapper) abort(dst []Chunk, reason string) []Chunk {
 	if m.done {
 		return dst
 	}
+	m.sigReuse.reset()
 	dst = m.start(dst)
 	dst = m.closeBlocks(dst)
 	for _, id := range m.order {
@@ -479,7 +482,7 @@ func (m *Mapper) closeText(dst []Chunk) []Chunk {
 	c := TextEndChunk{ID: m.textID}
 	if m.sign != nil {
 		m.signText("") // starts the signature if no delta did
-		c.ProviderMetadata = sigMetadata(m.sign.endText(m.text))
+		c.ProviderMetadata = m.sigMetadata(m.sign.endText(m.text))
 		m.text = textMAC{}
 	}
 	m.textID = ""

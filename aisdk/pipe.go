@@ -25,7 +25,11 @@ type itemPipe struct {
 }
 
 func newItemPipe() *itemPipe {
-	return &itemPipe{ready: make(chan struct{}, 1), room: make(chan struct{}, 1)}
+	return &itemPipe{
+		queued: make([]runPair, 0, pipeLimit), // never grows: put waits at pipeLimit
+		ready:  make(chan struct{}, 1),
+		room:   make(chan struct{}, 1),
+	}
 }
 
 // put queues p, waiting while the queue is full; it reports false, with p

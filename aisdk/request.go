@@ -155,16 +155,27 @@ var knownBodyKeys = map[string]bool{
 // [ErrBadRequest] ([ErrTooLarge] for an oversized body, [ErrFileTooLarge]
 // for a file part's data: URL over Limits.MaxFileBytes).
 func DecodeRequest(r io.Reader, limits Limits) (*ChatRequest, error) {
+	size := int64(-1)
+	if l, ok := r.(interface{ Len() int }); ok { // bytes.Reader, strings.Reader, bytes.Buffer: in memory already
+		size = int64(l.Len())
+	}
+	return decodeRequest(r, size, size, limits)
+}
+
+// decodeRequest is DecodeRequest for a body said to be size bytes long
+// (-1: not said), read into a buffer of up to first bytes at first (see
+// readAll).
+func decodeRequest(r io.Reader, size, first int64, limits Limits) (*ChatRequest, error) {
 	limits = limits.withDefaults()
 	var data []byte
 	var err error
 	if limits.MaxBodyBytes > 0 {
-		data, err = io.ReadAll(io.LimitReader(r, limits.MaxBodyBytes+1))
+		data, err = readAll(io.LimitReader(r, limits.MaxBodyBytes+1), min(size, limits.MaxBodyBytes), first)
 		if err == nil && int64(len(data)) > limits.MaxBodyBytes {
 			return nil, fmt.Errorf("%w: the limit is %d bytes", ErrTooLarge, limits.MaxBodyBytes)
 		}
 	} else {
-		data, err = io.ReadAll(r)
+		data, err = readAll(r, size, first)
 	}
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -209,6 +220,37 @@ func checkFileSizes(msgs []UIMessage, max int64) error {
 		}
 	}
 	return nil
+}
+
+// readAll is io.ReadAll for a body said to be size bytes long (-1: not
+// said). The buffer starts at min(size, first) bytes and doubles, up to
+// the size said, while the body comes: a body of the size said is read,
+// its end included, in one buffer of its size when first >= size, and
+// in a few buffers otherwise (io.ReadAll's grow by a quarter, a copy
+// each time), while a client that says more than it sends gets a buffer
+// at most about twice what it sent.
+func readAll(r io.Reader, size, first int64) ([]byte, error) {
+	if size < 0 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, min(size, max(first, 512))+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			next := 2 * int64(cap(b))
+			if int64(len(b)) <= size {
+				next = min(next, size+1)
+			}
+			b = append(make([]byte, 0, next), b...)
+		}
+	}
 }
 
 // decodeBodyStd decodes the body with encoding/json: the bodies

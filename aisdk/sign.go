@@ -321,6 +321,51 @@ func sigMetadata(sig string) ProviderMetadata {
 	return ProviderMetadata{metadataKey: {"sig": b}}
 }
 
+// reusedSig holds the signatures' providerMetadata that a Mapper
+// rewrites from one Map call to the next (Mapper.sigReuse): for a Mapper
+// whose chunks are encoded before its next Map call, as the Handler's
+// are, so that a signature costs no maps. Each signature of one call has
+// its own metadata. A Mapper whose chunks are handed out must not have
+// one.
+type reusedSig struct {
+	mds []sigMD
+	n   int // how many of mds this Map call has used
+}
+
+type sigMD struct {
+	md     ProviderMetadata
+	inner  map[string]json.RawMessage
+	quoted []byte
+}
+
+// reset makes the metadata of r free for a new Map call; a nil r does
+// nothing.
+func (r *reusedSig) reset() {
+	if r != nil {
+		r.n = 0
+	}
+}
+
+// reusedSigs keeps the reusedSigs of ended responses for the next ones.
+var reusedSigs = sync.Pool{New: func() any { return new(reusedSig) }}
+
+// sigMetadata returns sigMetadata(sig), in m.sigReuse when m has one.
+func (m *Mapper) sigMetadata(sig string) ProviderMetadata {
+	r := m.sigReuse
+	if r == nil {
+		return sigMetadata(sig)
+	}
+	if r.n == len(r.mds) {
+		inner := make(map[string]json.RawMessage, 1)
+		r.mds = append(r.mds, sigMD{md: ProviderMetadata{metadataKey: inner}, inner: inner})
+	}
+	e := &r.mds[r.n]
+	r.n++
+	e.quoted = append(append(append(e.quoted[:0], '"'), sig...), '"')
+	e.inner["sig"] = e.quoted
+	return e.md
+}
+
 // wireText returns s as a client reads it back from this package's JSON:
 // each byte of invalid UTF-8 becomes U+FFFD, as appendString and
 // encoding/json write it.

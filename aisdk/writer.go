@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -40,7 +41,7 @@ const writerBufferSize = 32 << 10
 type Writer struct {
 	w      io.Writer
 	flush  func() error
-	buf    bytes.Buffer
+	buf    *bytes.Buffer // from bufPool; back to it on Close
 	err    error
 	closed bool
 
@@ -54,7 +55,7 @@ type Writer struct {
 // to w) and Flush flushes it through [http.ResponseController]; when w has
 // a Flush() error method, Flush calls it.
 func NewWriter(w io.Writer) *Writer {
-	sw := &Writer{w: w}
+	sw := &Writer{w: w, buf: bufPool.Get().(*bytes.Buffer)}
 	if rw, ok := w.(http.ResponseWriter); ok {
 		setHeaders(rw.Header())
 		rc := http.NewResponseController(rw)
@@ -94,6 +95,14 @@ func newTimedWriter(w http.ResponseWriter, timeout time.Duration) *Writer {
 	return sw
 }
 
+// bufPool holds the buffers of closed Writers, so that a server's
+// streams reuse them instead of growing a new one each.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer is the largest buffer bufPool keeps: a Writer's buffer
+// seldom passes writerBufferSize.
+const maxPooledBuffer = 2 * writerBufferSize
+
 // errClosed is returned by writes after Close.
 var errClosed = errors.New("aisdk: write to a closed Writer (after data: [DONE])")
 
@@ -105,7 +114,7 @@ func (w *Writer) WriteChunk(c Chunk) error {
 	}
 	n := w.buf.Len()
 	w.buf.WriteString("data: ")
-	if err := appendChunk(&w.buf, c); err != nil {
+	if err := appendChunk(w.buf, c); err != nil {
 		w.buf.Truncate(n)
 		return err
 	}
@@ -141,6 +150,14 @@ func (w *Writer) textDeltaEvent(id, delta string) ([]byte, error) {
 	b = append(b, "\n\n"...)
 	w.buf.Write(b)
 	return b[start:end], nil
+}
+
+// buffered returns how many bytes are buffered, waiting for Flush.
+func (w *Writer) buffered() int {
+	if w.buf == nil {
+		return 0
+	}
+	return w.buf.Len()
 }
 
 // KeepAlive adds the comment ": keep-alive\n\n" to the buffer. Clients
@@ -188,7 +205,12 @@ func (w *Writer) Close() error {
 		w.buf.WriteString("data: [DONE]\n\n")
 	}
 	w.closed = true
-	return w.Flush()
+	err := w.Flush()
+	if w.buf.Len() == 0 && w.buf.Cap() <= maxPooledBuffer {
+		bufPool.Put(w.buf)
+		w.buf = nil // nothing writes after Close
+	}
+	return err
 }
 
 func (w *Writer) usable() error {
@@ -214,7 +236,7 @@ func (w *Writer) spill() error {
 }
 
 func (w *Writer) writeOut() error {
-	if w.buf.Len() == 0 {
+	if w.buf == nil || w.buf.Len() == 0 {
 		return nil
 	}
 	_, err := w.w.Write(w.buf.Bytes())
