@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/simtest"
 )
 
@@ -25,6 +26,9 @@ import (
 //  3. calls delete_record {"id": 42}, which needs the user's approval;
 //  4. answers with a Markdown summary of the results.
 //
+// Asked for a chat's title (aisdk.ModelTitle's request), it answers at
+// once with one made from the first message (demoTitle).
+//
 // p paces the text and reasoning (see [pacing]); the zero pacing streams
 // each reply at once.
 func demoModel(p pacing) *simtest.Model {
@@ -40,6 +44,9 @@ var (
 )
 
 func demoReply(req *agentloop.Request, p pacing) ([]simtest.Step, error) {
+	if req.System == aisdk.TitlePrompt {
+		return []simtest.Step{simtest.Text(demoTitle(req))}, nil
+	}
 	last := -1
 	for i, m := range req.Messages {
 		if m.Role == agentloop.RoleUser {
@@ -96,6 +103,28 @@ func demoReply(req *agentloop.Request, p pacing) ([]simtest.Step, error) {
 		), nil
 	}
 	return append(p.text(summary(results)), simtest.Usage(100, 40)), nil
+}
+
+// demoTitle is the demo's title of a chat, from the first user message
+// that aisdk.ModelTitle's request quotes: "Formatted answers" for a
+// question about Markdown, else "Weather in <city>" (the city the demo
+// looks up), with " and a sum" when the message holds one.
+func demoTitle(req *agentloop.Request) string {
+	text := ""
+	if len(req.Messages) > 0 {
+		text, _, _ = strings.Cut(req.Messages[0].Text(), "\n\nAssistant:")
+	}
+	if markdownRe.MatchString(text) {
+		return "Formatted answers"
+	}
+	city := "Paris"
+	if m := cityRe.FindStringSubmatch(text); m != nil {
+		city = m[1]
+	}
+	if sumRe.MatchString(text) {
+		return "Weather in " + city + " and a sum"
+	}
+	return "Weather in " + city
 }
 
 // summary is the demo's final answer: a Markdown list of what each tool

@@ -306,8 +306,11 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		Authorize:      acc.authorize,
 		StreamLease:    cfg.lease,
 		AllowedOrigins: []string{}, // the page's own origin only
-		ErrorText:      scriptedErrorText,
-		Logger:         logger,
+		// After the first answer the model names the chat (one short
+		// request; the demo script answers it at once).
+		Title:     aisdk.ModelTitle(model),
+		ErrorText: scriptedErrorText,
+		Logger:    logger,
 	}
 	if err := chat.Validate(); err != nil {
 		_ = st.Close()
