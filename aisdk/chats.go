@@ -66,6 +66,13 @@ type ChatView struct {
 	// Ratings of answers no longer in the chat (regenerated, or dropped by
 	// an edit) are not shown. They are kept in a document of the chat.
 	Feedback map[string]string `json:"feedback,omitempty"`
+	// Branches are the messages of the chat's other versions: those an
+	// edit or a regeneration took out of it, with what followed them,
+	// each with the id of the message it follows, parents first; absent
+	// when there are none. A page rebuilds its branch picker from them
+	// (Messages being the version on screen). They are kept in a document
+	// of the chat, up to the 500 newest.
+	Branches []BranchMessage `json:"branches,omitempty"`
 }
 
 // serveList answers GET {prefix}/chats.
@@ -130,6 +137,7 @@ func (h *ChatServer) serveView(w http.ResponseWriter, r *http.Request) {
 		v.LastRun = h.lastRun(r.Context(), id)
 	}
 	v.Feedback = h.feedbackOf(r.Context(), id, v.Messages)
+	v.Branches = h.branchesOf(r.Context(), id, v.Messages)
 	writeJSON(w, v)
 }
 

@@ -120,7 +120,9 @@
 // how the chat's last run ended ([ChatView.LastRun], kept in a document of
 // the chat), rename (PATCH) and the user's rating of an answer (PUT
 // …/feedback/{message}, [ChatView.Feedback], kept in a document of the
-// chat). A chat's title is first
+// chat). The view also returns the chat's other versions
+// ([ChatView.Branches]): the messages an edit or a regeneration took out
+// of the stored history, kept in a document of the chat. A chat's title is first
 // the start of its first user message (its first 60 characters or fewer,
 // cut at a word, then "…"; control characters such as NUL become spaces);
 // ChatServer.Title, when set, names the chat once its first answer is
