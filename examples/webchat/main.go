@@ -306,11 +306,15 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		Authorize:      acc.authorize,
 		StreamLease:    cfg.lease,
 		AllowedOrigins: []string{}, // the page's own origin only
+		ErrorText:      scriptedErrorText,
+		Logger:         logger,
+	}
+	if cfg.script == "" {
 		// After the first answer the model names the chat (one short
-		// request; the demo script answers it at once).
-		Title:     aisdk.ModelTitle(model),
-		ErrorText: scriptedErrorText,
-		Logger:    logger,
+		// request; the demo script answers it at once). A -script's
+		// turns are its author's: a title request would take one, so
+		// its chats keep their first words.
+		chat.Title = aisdk.ModelTitle(model)
 	}
 	if err := chat.Validate(); err != nil {
 		_ = st.Close()

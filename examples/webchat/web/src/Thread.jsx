@@ -15,6 +15,7 @@ import {
 import { MarkdownText } from "./LazyMarkdown.jsx";
 import { ToolFallback } from "./tools.jsx";
 import { ToolGroup } from "./ToolGroup.jsx";
+import { FeedbackButtons } from "./Feedback.jsx";
 import { friendlyError } from "./errors.js";
 import {
   ArrowDownIcon,
@@ -205,6 +206,7 @@ function AssistantMessage() {
           <ActionBarPrimitive.Reload className="icon-btn" aria-label="Regenerate answer" title="Regenerate">
             <RefreshIcon />
           </ActionBarPrimitive.Reload>
+          <FeedbackButtons />
         </ActionBarPrimitive.Root>
       </div>
     </MessagePrimitive.Root>
