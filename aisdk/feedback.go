@@ -79,8 +79,9 @@ func (h *ChatServer) serveFeedback(w http.ResponseWriter, r *http.Request) {
 		} else {
 			ratings[msgID] = req.Rating
 		}
-		d.Data, err = json.Marshal(ratings)
-		return err
+		data, merr := json.Marshal(ratings)
+		d.Data = data
+		return merr
 	})
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -181,6 +181,8 @@ const (
 		"| name | city | conditions | low °C | high °C | wind | humidity | updated |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n" +
 		"| get_weather | Paris | partly cloudy | 11 | 18 | 12 km/h north-west | 64 % | a minute ago |\n\n" +
 		"[^1]: Footnote links stay on this page.\n\n" +
+		"Math: $e^{i\\pi} + 1 = 0$ inline, and on a line of its own:\n\n" +
+		"$$\n\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}\n$$\n\n" +
 		"Code blocks are highlighted and scroll inside themselves:\n\n" +
 		"```go\n" +
 		"agent := &agentloop.Agent{Model: model, Tools: tools}\n" +

@@ -230,6 +230,20 @@ async function welcomeAndMarkdown(page) {
   if (JSON.stringify(t.boxes) !== '["Done","Not done"]') throw new Error(`task-list checkboxes named ${JSON.stringify(t.boxes)}`);
   if (t.footnotes.length < 2 || t.footnotes.some((target) => target !== null)) throw new Error(`footnote links: targets ${JSON.stringify(t.footnotes)}, want two or more that stay on the page`);
   if (page.size === "phone") await answer.locator(".table-hint").filter({ hasText: "Scroll sideways" }).first().waitFor();
+  // $…$ and $$…$$ are math: MathML (KaTeX), inline and on a line of its
+  // own, with no dollar signs left (the CSP check in shot() sees that
+  // rendering it needed no inline style).
+  await answer.locator("math").first().waitFor({ state: "attached" })
+    .catch(async () => { throw new Error(`no MathML in the answer: ${(await answer.innerText()).slice(0, 200)}`); });
+  const math = await answer.evaluate((el) => ({
+    inline: [...el.querySelectorAll("math:not([display=block]) annotation")].map((a) => a.textContent),
+    block: [...el.querySelectorAll("math[display=block] annotation")].map((a) => a.textContent),
+    dollars: el.textContent.includes("$"),
+    height: el.querySelector("math[display=block]")?.getBoundingClientRect().height ?? 0,
+  }));
+  if (!math.inline.some((t) => t.includes("e^{i\\pi}")) || !math.block.some((t) => t.includes("\\frac{n(n+1)}{2}")) || math.dollars || math.height < 20) {
+    throw new Error(`math is not rendered as MathML: ${JSON.stringify(math)}`);
+  }
   const tokens = await answer.locator("pre code .token.keyword").allInnerTexts();
   if (!tokens.includes("for") || !tokens.includes("range")) throw new Error(`the Go block is not highlighted: keywords ${JSON.stringify(tokens)}`);
   const pre = answer.locator("pre").first();
@@ -640,6 +654,8 @@ async function chatsReloadResume(page) {
   await expectText(lastUser(page), markdown, "chat A's message after the reload");
   await expectText(lastAssistant(page), "What answers can look like", "chat A's answer so far, replayed");
   await shot(page, "18-resumed", "reloaded mid-run: the answer so far, still streaming (Stop shown), resumed from the server");
+  // The paced answer takes longer than one wait: wait for it to end.
+  await page.locator(".composer .send").waitFor({ timeout: 4 * timeout });
   await expectText(lastAssistant(page), "Links open in a new tab", "the resumed answer's end");
   await idle(page);
   const answerA = await lastAssistant(page).innerText();
