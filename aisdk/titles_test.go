@@ -108,6 +108,22 @@ func TestTitles_ModelTitleAsksTheModelOnceWithoutTools(t *testing.T) {
 	assert.Equal(t, "User: Plan a trip to Lisbon\n\nAssistant: Here is a plan for May.", req.Messages[0].Text())
 }
 
+func TestTitles_ModelTitleCutsLongMessages(t *testing.T) {
+	var prompt string
+	model := simtest.NewFuncModel(func(r *agentloop.Request) ([]simtest.Step, error) {
+		prompt = r.Messages[0].Text()
+		return []simtest.Step{simtest.Text("Long")}, nil
+	})
+	long := strings.Repeat("é", 1500)
+	_, err := aisdk.ModelTitle(model)(context.Background(), agentloop.History{
+		agentloop.UserMessage(long),
+		{Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart(long)}},
+	})
+	require.NoError(t, err)
+	cut := strings.Repeat("é", 1000) + "…"
+	assert.Equal(t, "User: "+cut+"\n\nAssistant: "+cut, prompt, "each cut to 1,000 characters")
+}
+
 // A rename while a run saves the chat loses neither: the run's next save
 // conflicts with the rename, reads the chat again and keeps the new
 // title; and a chat renamed during its first answer is not named by
