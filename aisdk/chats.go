@@ -7,12 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/store"
 )
 
@@ -32,8 +28,9 @@ type ChatList struct {
 // ChatSummary is one chat of a [ChatList].
 type ChatSummary struct {
 	ID string `json:"id"`
-	// Title is the chat's title: the start of its first user message (see
-	// the package documentation), or "".
+	// Title is the chat's title: the user's (a rename), the one
+	// [ChatServer.Title] made after the first answer, or the start of its
+	// first user message (see the package documentation); or "".
 	Title string `json:"title"`
 	// Updated is when the chat was last written (RFC 3339, UTC).
 	Updated time.Time `json:"updated"`
@@ -63,6 +60,19 @@ type ChatView struct {
 	// [store.Docs] (every store.Store is), where the record is kept. A page shows a stopped reply's mark with it
 	// after a reload.
 	LastRun string `json:"lastRun,omitempty"`
+	// Feedback is the user's ratings of the answers shown in Messages, by
+	// message id: [RatingUp] or [RatingDown] (PUT
+	// {prefix}/chats/{id}/feedback/{message}); absent when there are none.
+	// Ratings of answers no longer in the chat (regenerated, or dropped by
+	// an edit) are not shown. They are kept in a document of the chat.
+	Feedback map[string]string `json:"feedback,omitempty"`
+	// Branches are the messages of the chat's other versions: those an
+	// edit or a regeneration took out of it, with what followed them,
+	// each with the id of the message it follows, parents first; absent
+	// when there are none. A page rebuilds its branch picker from them
+	// (Messages being the version on screen). They are kept in a document
+	// of the chat, up to the 500 newest.
+	Branches []BranchMessage `json:"branches,omitempty"`
 }
 
 // serveList answers GET {prefix}/chats.
@@ -126,6 +136,8 @@ func (h *ChatServer) serveView(w http.ResponseWriter, r *http.Request) {
 	} else {
 		v.LastRun = h.lastRun(r.Context(), id)
 	}
+	v.Feedback = h.feedbackOf(r.Context(), id, v.Messages)
+	v.Branches = h.branchesOf(r.Context(), id, v.Messages)
 	writeJSON(w, v)
 }
 
@@ -178,37 +190,4 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-// maxTitleRunes bounds a chat's title.
-const maxTitleRunes = 60
-
-// chatTitle derives a chat's title from its first user message: the
-// message's text with control characters (NUL included, which no store
-// takes in a title) and runs of white space made one space, invalid UTF-8
-// replaced, cut at a word boundary to at most maxTitleRunes runes (and
-// "…"). A chat whose first user message has no text has no title.
-func chatTitle(h agentloop.History) string {
-	for _, m := range h {
-		if m.Role != agentloop.RoleUser {
-			continue
-		}
-		text := strings.Map(func(r rune) rune {
-			if unicode.IsControl(r) {
-				return ' '
-			}
-			return r
-		}, strings.ToValidUTF8(m.Text(), "\uFFFD"))
-		title := strings.Join(strings.Fields(text), " ")
-		if utf8.RuneCountInString(title) <= maxTitleRunes {
-			return title
-		}
-		cut := []rune(title)[:maxTitleRunes]
-		s := string(cut)
-		if i := strings.LastIndexByte(s, ' '); i > len(s)/2 {
-			s = s[:i]
-		}
-		return strings.TrimRight(s, " ,.;:") + "…"
-	}
-	return ""
 }

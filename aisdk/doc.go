@@ -142,9 +142,18 @@
 // [ChatServer.Routes] mounts the chat route with the resume, stop and chats
 // routes (the chat list, one chat as [ChatView], delete); the view tells
 // how the chat's last run ended ([ChatView.LastRun], kept in a document of
-// the chat). A chat's title is
+// the chat), rename (PATCH) and the user's rating of an answer (PUT
+// …/feedback/{message}, [ChatView.Feedback], kept in a document of the
+// chat). The view also returns the chat's other versions
+// ([ChatView.Branches]): the messages an edit or a regeneration took out
+// of the stored history, kept in a document of the chat. A chat's title is first
 // the start of its first user message (its first 60 characters or fewer,
-// cut at a word, then "…"; control characters such as NUL become spaces).
+// cut at a word, then "…"; control characters such as NUL become spaces);
+// ChatServer.Title, when set, names the chat once its first answer is
+// saved ([ModelTitle] asks the model), and a rename names it for good. The
+// title is the chat's store.Chat.Title, read with the chat list: a run
+// that saves while the chat is renamed reads the chat again and keeps the
+// new title.
 // One hook, ChatServer.Authorize, guards every route; without one the stored
 // chats are served to loopback connections that name a loopback host
 // only ([LoopbackOnly]).

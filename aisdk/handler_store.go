@@ -177,12 +177,14 @@ func (h *ChatServer) saveRequest(r *http.Request, req *ChatRequest) (*store.Chat
 		if unchanged && endsAnswered(history) {
 			return chat, history, true, nil
 		}
+		dropped := droppedBranch(chat.History, history)
 		chat.History = history
 		if chat.Title == "" {
 			chat.Title = chatTitle(history)
 		}
 		err = h.Store.PutChat(r.Context(), chat)
 		if err == nil {
+			h.keepBranch(r.Context(), req.ID, dropped)
 			return chat, history, false, nil
 		}
 		if !errors.Is(err, store.ErrConflict) {

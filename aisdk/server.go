@@ -71,6 +71,21 @@ type ChatServer struct {
 	// Authorize's does. Nil means "" (chats without an owner).
 	Owner func(r *http.Request) (string, error)
 
+	// Title, when set, names a chat after its first answer: once a run
+	// that answers the chat's first user message finishes (not one that
+	// was stopped or failed, or paused for a tool), while the chat's
+	// title is still the automatic one (the start of its first user
+	// message: a chat the user renamed keeps its name, and a chat named
+	// once is not named again), Title is called with the saved history,
+	// and what it returns, made one line of at most 60 characters without
+	// surrounding quotes, becomes the chat's title. It runs before the
+	// answer's finish chunk is sent, so a page that reloads its chat list
+	// when the answer ends shows the title, within TitleTimeout; an error,
+	// or "", keeps the automatic title (an error is logged). [ModelTitle]
+	// makes one that asks a model. Nil keeps the automatic titles. It may
+	// be called concurrently, for different chats.
+	Title func(ctx context.Context, h agentloop.History) (string, error)
+
 	// StreamLease is how long a run holds its chat's stream lease
 	// without renewing it (it renews every third of it); 0 means
 	// DefaultStreamLease. A replica that dies mid-run leaves its chat to
@@ -181,13 +196,19 @@ func (h *ChatServer) Shutdown(ctx context.Context) error { return h.runs.shutdow
 //	GET    {prefix}/chats             the chat list, newest first (?limit=, ?cursor=): a [ChatList]
 //	GET    {prefix}/chats/{id}        one chat, with the messages to render: a [ChatView]
 //	DELETE {prefix}/chats/{id}        delete a chat, its documents and its streams
+//	PATCH  {prefix}/chats/{id}        rename a chat ([TitleRequest]); 200 with its [ChatSummary]
+//	PUT    {prefix}/chats/{id}/feedback/{message}  rate an answer ([FeedbackRequest]); 200 with the chat's ratings
 //
 // Every route with a chat id asks Authorize first (the list asks with "");
-// stop and delete refuse a browser's request from another origin, as the
-// chat POST does (see AllowedOrigins). Errors are JSON {"error": "…"}: 400
-// for a bad limit, cursor or chat id ([store.CheckID]), 403 or the hook's
-// status when refused, 404 for a chat that does not exist, 405 for another
-// method on {prefix}/chat.
+// stop, delete, rename and feedback refuse a browser's request from
+// another origin, as the chat POST does (see AllowedOrigins), and rename
+// and feedback take only an application/json body (415), of at most 4 KB
+// (413). Errors are JSON {"error": "…"}: 400 for a bad limit, cursor or
+// chat id ([store.CheckID]), an empty title or one longer than 60
+// characters, or a rating other than "up", "down" or ""; 403 or the
+// hook's status when refused; 404 for a chat that does not exist, or a
+// message id that is no answer of the chat; 405 for another method on
+// {prefix}/chat.
 func (h *ChatServer) Routes(prefix string) http.Handler {
 	prefix = strings.TrimSuffix(prefix, "/")
 	mux := http.NewServeMux()
@@ -197,6 +218,8 @@ func (h *ChatServer) Routes(prefix string) http.Handler {
 	mux.HandleFunc("GET "+prefix+"/chats", h.serveList)
 	mux.HandleFunc("GET "+prefix+"/chats/{id}", h.serveView)
 	mux.HandleFunc("DELETE "+prefix+"/chats/{id}", h.serveDelete)
+	mux.HandleFunc("PATCH "+prefix+"/chats/{id}", h.serveRename)
+	mux.HandleFunc("PUT "+prefix+"/chats/{id}/feedback/{message}", h.serveFeedback)
 	return mux
 }
 

@@ -184,6 +184,11 @@ func (s *storedRun) persist(p runPair) error {
 	if err != nil && !errors.Is(err, store.ErrConflict) {
 		s.unsaved = h
 	}
+	if _, final := p.item.(agentloop.Final); final && err == nil && p.err == nil {
+		if c := s.nameChat(h); c != nil {
+			s.chat = *c
+		}
+	}
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/simtest"
 )
 
@@ -32,6 +33,9 @@ import (
 // to the researcher sub-agent instead (research.go), whose report the
 // answer sums up.
 //
+// Asked for a chat's title (aisdk.ModelTitle's request), it answers at
+// once with one made from the first message (demoTitle).
+//
 // p paces the text and reasoning (see [pacing]); the zero pacing streams
 // each reply at once.
 func demoModel(p pacing) *simtest.Model {
@@ -47,6 +51,9 @@ var (
 )
 
 func demoReply(req *agentloop.Request, p pacing) ([]simtest.Step, error) {
+	if req.System == aisdk.TitlePrompt {
+		return []simtest.Step{simtest.Text(demoTitle(req))}, nil
+	}
 	last := -1
 	for i, m := range req.Messages {
 		if m.Role == agentloop.RoleUser {
@@ -148,6 +155,28 @@ func filesAnswer(files []*agentloop.File) string {
 	return b.String()
 }
 
+// demoTitle is the demo's title of a chat, from the first user message
+// that aisdk.ModelTitle's request quotes: "Formatted answers" for a
+// question about Markdown, else "Weather in <city>" (the city the demo
+// looks up), with " and a sum" when the message holds one.
+func demoTitle(req *agentloop.Request) string {
+	text := ""
+	if len(req.Messages) > 0 {
+		text, _, _ = strings.Cut(req.Messages[0].Text(), "\n\nAssistant:")
+	}
+	if markdownRe.MatchString(text) {
+		return "Formatted answers"
+	}
+	city := "Paris"
+	if m := cityRe.FindStringSubmatch(text); m != nil {
+		city = m[1]
+	}
+	if sumRe.MatchString(text) {
+		return "Weather in " + city + " and a sum"
+	}
+	return "Weather in " + city
+}
+
 // summary is the demo's final answer: a Markdown list of what each tool
 // returned.
 func summary(results map[string]agentloop.ToolResult) string {
@@ -209,6 +238,8 @@ const (
 		"| name | city | conditions | low °C | high °C | wind | humidity | updated |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n" +
 		"| get_weather | Paris | partly cloudy | 11 | 18 | 12 km/h north-west | 64 % | a minute ago |\n\n" +
 		"[^1]: Footnote links stay on this page.\n\n" +
+		"Math: $e^{i\\pi} + 1 = 0$ inline, and on a line of its own:\n\n" +
+		"$$\n\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}\n$$\n\n" +
 		"Code blocks are highlighted and scroll inside themselves:\n\n" +
 		"```go\n" +
 		"agent := &agentloop.Agent{Model: model, Tools: tools}\n" +

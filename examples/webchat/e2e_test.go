@@ -102,10 +102,11 @@ func startServer(t *testing.T, args ...string) *testServer {
 var (
 	screenshots = []string{
 		"00-welcome", "01-markdown", "02-markdown-dark", "03-scrolled-up", "04-long-word",
-		"05-editing", "06-edited", "07-regenerated", "08-form", "09-approval", "10-final-approve",
+		"05-editing", "06-edited", "07-regenerated", "07a-branches-reloaded", "08-form", "09-approval", "10-final-approve",
 		"11-tool-failed", "13-running", "14-stopped", "15-error",
 		"18-resumed", "19-chat-list", "20-reloaded-approval", "21-stopped-reloaded", "22a-undo", "22-deleted", "23-chat-gone",
 		"24-text-stopped-reloaded", "25-attachments", "26-attachment-sent",
+		"25-feedback", "26-rename", "27-renamed",
 	}
 	desktopOnlyShots = []string{"10-final-deny", "10-final-cancel", "12-tool-reset", "16-preliminary", "17-unreachable"}
 )
@@ -192,6 +193,7 @@ func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 	for _, want := range []string{
 		"PASS desktop welcome-markdown-edit-regenerate", "PASS phone welcome-markdown-edit-regenerate",
 		"PASS desktop form-and-approve", "PASS phone form-and-approve", "PASS desktop form-and-deny",
+		"PASS desktop title-rename-feedback", "PASS phone title-rename-feedback",
 		"PASS desktop form-cancel", "PASS desktop preliminary-output-and-unsafe-link",
 		"PASS desktop tool-states-stop-error", "PASS phone tool-states-stop-error",
 		"PASS desktop chats-reload-resume-delete", "PASS phone chats-reload-resume-delete",

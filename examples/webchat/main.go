@@ -339,6 +339,13 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		ErrorText:      scriptedErrorText,
 		Logger:         logger,
 	}
+	if cfg.script == "" {
+		// After the first answer the model names the chat (one short
+		// request; the demo script answers it at once). A -script's
+		// turns are its author's: a title request would take one, so
+		// its chats keep their first words.
+		chat.Title = aisdk.ModelTitle(model)
+	}
 	var engine *durableEngine
 	if cfg.durable && database != "memory" {
 		var runner aisdk.Runner

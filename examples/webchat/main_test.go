@@ -178,6 +178,16 @@ func TestDemo_GoesThroughBackendToolFormApprovalAndAnswer(t *testing.T) {
 			if len(b.msgs) != 2 {
 				t.Errorf("%d messages; the continuations must extend one assistant message", len(b.msgs))
 			}
+			// The demo script names the chat once its first answer is in.
+			resp, err := http.Get(srv.URL + "/api/chats")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var list aisdk.ChatList
+			if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Chats) != 1 || list.Chats[0].Title != "Weather in Oslo and a sum" {
+				t.Errorf("chat list %+v (%v): want the title %q", list, err, "Weather in Oslo and a sum")
+			}
 		})
 	}
 }

@@ -233,6 +233,20 @@ async function welcomeAndMarkdown(page) {
   if (JSON.stringify(t.boxes) !== '["Done","Not done"]') throw new Error(`task-list checkboxes named ${JSON.stringify(t.boxes)}`);
   if (t.footnotes.length < 2 || t.footnotes.some((target) => target !== null)) throw new Error(`footnote links: targets ${JSON.stringify(t.footnotes)}, want two or more that stay on the page`);
   if (page.size === "phone") await answer.locator(".table-hint").filter({ hasText: "Scroll sideways" }).first().waitFor();
+  // $…$ and $$…$$ are math: MathML (KaTeX), inline and on a line of its
+  // own, with no dollar signs left (the CSP check in shot() sees that
+  // rendering it needed no inline style).
+  await answer.locator("math").first().waitFor({ state: "attached" })
+    .catch(async () => { throw new Error(`no MathML in the answer: ${(await answer.innerText()).slice(0, 200)}`); });
+  const math = await answer.evaluate((el) => ({
+    inline: [...el.querySelectorAll("math:not([display=block]) annotation")].map((a) => a.textContent),
+    block: [...el.querySelectorAll("math[display=block] annotation")].map((a) => a.textContent),
+    dollars: el.textContent.includes("$"),
+    height: el.querySelector("math[display=block]")?.getBoundingClientRect().height ?? 0,
+  }));
+  if (!math.inline.some((t) => t.includes("e^{i\\pi}")) || !math.block.some((t) => t.includes("\\frac{n(n+1)}{2}")) || math.dollars || math.height < 20) {
+    throw new Error(`math is not rendered as MathML: ${JSON.stringify(math)}`);
+  }
   const tokens = await answer.locator("pre code .token.keyword").allInnerTexts();
   if (!tokens.includes("for") || !tokens.includes("range")) throw new Error(`the Go block is not highlighted: keywords ${JSON.stringify(tokens)}`);
   const pre = answer.locator("pre").first();
@@ -327,6 +341,22 @@ async function welcomeAndMarkdown(page) {
   await lastAssistant(page).getByRole("button", { name: "Copy code" }).click();
   await page.waitForFunction(() => navigator.clipboard.readText().then((t) => t.startsWith("agent := &agentloop.Agent")))
     .catch(async () => { throw new Error(`Copy code put ${JSON.stringify(await clipboard())} on the clipboard`); });
+
+  // Reloaded, the versions are still there (the server keeps them with
+  // the chat): the edited message and the regenerated answer are 2 / 2,
+  // and the edited message's first version, with its answer, is one
+  // click away.
+  await page.reload();
+  await expectText(lastAssistant(page), "Links open in a new tab", "the regenerated answer after reload");
+  await expectText(lastAssistant(page).locator(".branch-count"), "2 / 2", "the regenerated answer's branch picker after reload");
+  await expectText(lastUser(page).locator(".branch-count"), "2 / 2", "the edited message's branch picker after reload");
+  await lastAssistant(page).locator(".branch-picker").scrollIntoViewIfNeeded();
+  await shot(page, "07a-branches-reloaded", "reloaded after an edit and a regeneration: both still 2 / 2");
+  await lastUser(page).hover();
+  await lastUser(page).getByRole("button", { name: "Previous version" }).click();
+  await expectText(page.locator(".msg.user"), word.slice(0, 40), "the edited message's first version after reload");
+  await expectText(lastUser(page).locator(".branch-count"), "1 / 2", "the first version's picker");
+  if (await page.locator(".msg.user").filter({ hasText: "Show me the Markdown answer again" }).count()) throw new Error("the second version still shows beside the first");
 }
 
 async function formAndApproval(page, { approve, newName, tag, shots: take }) {
@@ -662,6 +692,10 @@ async function running(page, what) {
 async function chatsReloadResume(page) {
   const markdown = "Show me what Markdown answers look like.";
   const weather = "What is the weather in Paris?";
+  // Once a chat's first answer is in, the demo script names it (the
+  // server's ChatServer.Title); until then its title is its first words.
+  const titleA = "Formatted answers";
+  const titleB = "Weather in Paris";
   await page.getByTestId("welcome").waitFor();
   await (await chatList(page)).getByText("No chats yet.").waitFor();
   if (page.size === "phone") {
@@ -689,6 +723,8 @@ async function chatsReloadResume(page) {
   await expectText(lastUser(page), markdown, "chat A's message after the reload");
   await expectText(lastAssistant(page), "What answers can look like", "chat A's answer so far, replayed");
   await shot(page, "18-resumed", "reloaded mid-run: the answer so far, still streaming (Stop shown), resumed from the server");
+  // The paced answer takes longer than one wait: wait for it to end.
+  await page.locator(".composer .send").waitFor({ timeout: 4 * timeout });
   await expectText(lastAssistant(page), "Links open in a new tab", "the resumed answer's end");
   await idle(page);
   const answerA = await lastAssistant(page).innerText();
@@ -706,18 +742,18 @@ async function chatsReloadResume(page) {
   const chatB = chatInPage(page);
   if (!chatB || chatB === chatA) throw new Error(`chat B's address names ${JSON.stringify(chatB)} (chat A is ${chatA})`);
   await chatList(page);
-  await expectTitles(page, [weather, markdown], "two chats, the newest first");
+  await expectTitles(page, [weather, titleA], "two chats, the newest first: B (paused for its form) by its first words, A by its generated title");
   const days = await page.locator('[data-testid="thread-list"] .thread-day').allInnerTexts();
   if (JSON.stringify(days.map((d) => d.toLowerCase())) !== '["today"]') throw new Error(`the list's day headings: ${JSON.stringify(days)}, want Today`);
   if (await page.locator('[data-chat] [data-testid="thread-running"]').count()) throw new Error("a running sign on a chat whose reply ended");
   // Search narrows the list to the titles that contain the words.
   const search = page.getByRole("searchbox", { name: "Search chats" });
-  await search.fill("markdown");
-  await expectTitles(page, [markdown], "the list searched for “markdown”");
+  await search.fill("formatted");
+  await expectTitles(page, [titleA], "the list searched for “formatted”");
   await search.fill("no such chat");
   await page.getByTestId("thread-list").getByText("No chat title contains").waitFor();
   await search.fill("");
-  await expectTitles(page, [weather, markdown], "the list with the search cleared");
+  await expectTitles(page, [weather, titleA], "the list with the search cleared");
   // Export saves the chat on screen as Markdown.
   const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("export-chat").click()]);
   const exported = readFileSync(await download.path(), "utf8");
@@ -730,7 +766,7 @@ async function chatsReloadResume(page) {
   if (page.size === "phone") await page.keyboard.press("Escape");
 
   // Switch to A and back to B: each shows its own messages.
-  await switchTo(page, markdown);
+  await switchTo(page, titleA);
   await expectText(lastAssistant(page), "Links open in a new tab", "chat A after switching");
   if (chatInPage(page) !== chatA || (await page.getByTestId("create-record-form").count())) throw new Error("switching to chat A does not show chat A alone");
   await switchTo(page, weather);
@@ -761,8 +797,9 @@ async function chatsReloadResume(page) {
   await idle(page);
   if (!(await lastAssistant(page).innerText()).includes("Katherine Johnson")) throw new Error("chat B's final answer does not name the submitted value");
 
-  // Chat A after a reload: intact.
-  await switchTo(page, markdown);
+  // Chat A after a reload: intact. B, answered, has its generated title.
+  await expectTitles(page, [titleB, titleA], "chat B named once its first answer is in");
+  await switchTo(page, titleA);
   await page.reload();
   await expectText(lastAssistant(page), "Links open in a new tab", "chat A reloaded");
   if ((await page.locator(".msg").count()) !== 2) throw new Error(`chat A reloaded has ${await page.locator(".msg").count()} messages, want 2`);
@@ -821,17 +858,17 @@ async function chatsReloadResume(page) {
   // Delete chat A, the one on screen: it leaves the list, a new chat
   // shows, and its address no longer opens it.
   let list = await chatList(page);
-  await list.getByRole("button", { name: `Delete chat: ${markdown}` }).click();
-  await expectTitles(page, [weather], "the list after deleting chat A");
+  await list.getByRole("button", { name: `Delete chat: ${titleA}` }).click();
+  await expectTitles(page, [titleB], "the list after deleting chat A");
   await page.getByTestId("welcome").waitFor();
   // Undo brings it back (the server never deleted it) and shows it again.
   await page.getByTestId("undo-delete").getByRole("button", { name: "Undo" }).click();
-  await expectTitles(page, [markdown, weather], "the list after Undo");
+  await expectTitles(page, [titleA, titleB], "the list after Undo");
   await expectText(lastAssistant(page), "What answers can look like", "chat A shown again after Undo");
   if (chatInPage(page) !== chatA) throw new Error(`after Undo the address names ${chatInPage(page)}, want ${chatA}`);
   list = await chatList(page);
-  await list.getByRole("button", { name: `Delete chat: ${markdown}` }).click();
-  await expectTitles(page, [weather], "the list after deleting chat A again");
+  await list.getByRole("button", { name: `Delete chat: ${titleA}` }).click();
+  await expectTitles(page, [titleB], "the list after deleting chat A again");
   await page.getByTestId("welcome").waitFor();
   await page.getByTestId("undo-delete").waitFor();
   await shot(page, "22a-undo", "chat A deleted: the list holds chat B only, a new chat is on screen, and Undo is offered");
@@ -846,6 +883,67 @@ async function chatsReloadResume(page) {
   await expectText(page.getByTestId("notice"), "That chat no longer exists", "the deleted chat's address");
   await page.getByTestId("welcome").waitFor();
   await shot(page, "23-chat-gone", "the address of a deleted chat: a short notice, and a new chat");
+}
+
+// titleRenameFeedback: a new chat is named by the server once its first
+// answer is in (the demo script's title, not the first words); a thumb
+// on the answer is stored and shown again after a reload; the chat is
+// renamed from the list, and the tab's title and a reload follow.
+async function titleRenameFeedback(page) {
+  await page.getByTestId("welcome").waitFor();
+  await page.locator(".suggestion").filter({ hasText: "Markdown" }).click();
+  await expectText(lastAssistant(page), "Links open in a new tab", "the Markdown answer");
+  await idle(page);
+  const id = chatInPage(page);
+  const item = page.locator(`[data-chat="${id}"] .thread-open`);
+  await expectText(item, "Formatted answers", "the chat's generated title in the list", "attached");
+  await page.waitForFunction(() => document.title === "Formatted answers · agentloop webchat")
+    .catch(async () => { throw new Error(`the tab's title is ${JSON.stringify(await page.title())}, want the generated title`); });
+
+  // Thumbs: up, then down instead; each is saved (PUT …/feedback/{message}).
+  const answer = lastAssistant(page);
+  const up = answer.getByRole("button", { name: "Good answer" });
+  const down = answer.getByRole("button", { name: "Bad answer" });
+  const rated = () => page.waitForResponse((r) => /^\/api\/chats\/[^/]+\/feedback\/[^/]+$/.test(new URL(r.url()).pathname));
+  let [res] = await Promise.all([rated(), up.click()]);
+  if (res.status() !== 200 || (await up.getAttribute("aria-pressed")) !== "true") throw new Error(`thumb up: PUT answered ${res.status()}, pressed ${await up.getAttribute("aria-pressed")}`);
+  [res] = await Promise.all([rated(), down.click()]);
+  if (res.status() !== 200) throw new Error(`thumb down: PUT answered ${res.status()}`);
+  await page.reload();
+  await expectText(lastAssistant(page), "Links open in a new tab", "the answer after reload");
+  const pressed = async () => [await up.getAttribute("aria-pressed"), await down.getAttribute("aria-pressed")];
+  if (JSON.stringify(await pressed()) !== '["false","true"]') throw new Error(`after reload the thumbs are ${JSON.stringify(await pressed())} (up, down), want down`);
+  await lastAssistant(page).locator(".feedback-buttons").scrollIntoViewIfNeeded();
+  await shot(page, "25-feedback", "an answer rated thumbs down, after a reload: the rating came back from the server");
+  // The server refuses a rating of a message that is no answer of the chat.
+  const bad = await page.evaluate((id) => fetch(`/api/chats/${id}/feedback/no-such-message`, {
+    method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ rating: "up" }),
+  }).then((r) => r.status), id);
+  if (bad !== 404) throw new Error(`a rating of no answer: PUT answered ${bad}, want 404`);
+
+  // Rename from the list: Escape keeps the title, Enter saves the new one.
+  let list = await chatList(page);
+  const row = list.locator(`[data-chat="${id}"]`); // other steps' chats have the same title
+  await row.getByRole("button", { name: "Rename chat: Formatted answers" }).click();
+  const input = row.getByRole("textbox", { name: "New title" });
+  await input.fill("Something else");
+  await input.press("Escape");
+  await expectText(item, "Formatted answers", "the title after Escape", "attached");
+  if ((await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))) !== "Rename chat: Formatted answers") {
+    throw new Error("after Escape the focus is not back on the Rename button");
+  }
+  await row.getByRole("button", { name: "Rename chat: Formatted answers" }).click();
+  await input.fill("My Markdown tour");
+  await shot(page, "26-rename", "renaming a chat in the list: a one-line form in place of its title");
+  await input.press("Enter");
+  await expectText(item, "My Markdown tour", "the renamed chat in the list", "attached");
+  await page.waitForFunction(() => document.title === "My Markdown tour · agentloop webchat")
+    .catch(async () => { throw new Error(`the tab's title is ${JSON.stringify(await page.title())}, want the new title`); });
+  if (page.size === "phone") await page.keyboard.press("Escape");
+  await page.reload();
+  await expectText(item, "My Markdown tour", "the renamed chat after reload", "attached");
+  list = await chatList(page);
+  await shot(page, "27-renamed", "the renamed chat in the list after a reload");
 }
 
 // cannedStream serves one canned response: a tool with preliminary
@@ -1002,6 +1100,7 @@ try {
     await step("subagent-approval", size, subagent);
     await step("handoff-agent-name", size, agentName);
   }
+  for (const size of ["desktop", "phone"]) await step("title-rename-feedback", size, titleRenameFeedback);
   await step("form-and-deny", "desktop", (page) => formAndApproval(page, { approve: false, newName: "Alan Turing", tag: "deny" }));
   await step("form-cancel", "desktop", formCancel);
   await step("preliminary-output-and-unsafe-link", "desktop", cannedStream);

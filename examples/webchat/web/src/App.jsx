@@ -5,6 +5,7 @@ import { Thread } from "./Thread.jsx";
 import { ThreadList } from "./ThreadList.jsx";
 import { AddToolUI, CreateRecordTool, WeatherToolUI } from "./tools.jsx";
 import { ToolStatesPanel } from "./ToolStates.jsx";
+import { FeedbackProvider } from "./Feedback.jsx";
 import { MenuIcon, PanelIcon } from "./icons.jsx";
 import { chatMarkdown, downloadText, fileName } from "./exportChat.js";
 import {
@@ -14,6 +15,7 @@ import {
   getChat,
   listChats,
   newChatId,
+  renameChat,
   showChatInURL,
   stopChat,
 } from "./chats.js";
@@ -41,17 +43,20 @@ function Banner() {
 
 // ChatSession is one chat on screen, with its own runtime: App keys it by
 // the chat's id, so switching chats mounts a new one. chat is {id,
-// messages, resume, stoppedId}: stoppedId is the last reply's id when the
-// server says the chat's last run was stopped.
+// messages, branches, resume, stoppedId, feedback}: branches are the other
+// versions of its messages (edits, regenerations); stoppedId is the last reply's id
+// when the server says the chat's last run was stopped; feedback the
+// stored ratings of its answers. onNotice shows a short sentence.
 // onResponse and onNoStream get the chat's id: a response can arrive for
 // a chat that is no longer on screen.
-function ChatSession({ chat, onResponse, onNoStream, onResponseEnd, onRunning }) {
+function ChatSession({ chat, onResponse, onNoStream, onResponseEnd, onRunning, onNotice }) {
   useEffect(() => {
     if (chat.resume) onRunning(chat.id);
   }, [chat.resume, chat.id, onRunning]);
   const runtime = useWebchatRuntime({
     chatId: chat.id,
     messages: chat.messages,
+    branches: chat.branches,
     resume: chat.resume,
     onResponse: useCallback(() => onResponse(chat.id), [onResponse, chat.id]),
     onNoStream: useCallback(() => onNoStream(chat.id), [onNoStream, chat.id]),
@@ -65,7 +70,9 @@ function ChatSession({ chat, onResponse, onNoStream, onResponseEnd, onRunning })
       <CreateRecordTool />
       <WeatherToolUI />
       <AddToolUI />
-      <Thread onStop={onStop} stoppedId={chat.stoppedId} />
+      <FeedbackProvider chatId={chat.id} initial={chat.feedback} onError={onNotice}>
+        <Thread onStop={onStop} stoppedId={chat.stoppedId} />
+      </FeedbackProvider>
     </AssistantRuntimeProvider>
   );
 }
@@ -73,7 +80,7 @@ function ChatSession({ chat, onResponse, onNoStream, onResponseEnd, onRunning })
 // undoSeconds is how long a deleted chat can be brought back.
 const undoSeconds = 6;
 
-const freshChat = () => ({ id: newChatId(), messages: [], resume: false, saved: false });
+const freshChat = () => ({ id: newChatId(), messages: [], resume: false, saved: false, feedback: {} });
 
 // useChatList keeps the first pages of GET /api/chats; refresh reloads as
 // many chats as are shown, more adds the next page, forget drops a chat
@@ -154,7 +161,7 @@ export function App() {
       if (load !== loads.current) return;
       const last = view.messages.at(-1);
       const stoppedId = view.lastRun === "stopped" && last?.role === "assistant" ? last.id : undefined;
-      setChat({ id, messages: view.messages, resume: view.streaming, saved: true, again, stoppedId });
+      setChat({ id, messages: view.messages, resume: view.streaming, saved: true, again, stoppedId, feedback: view.feedback, branches: view.branches });
     } catch (e) {
       if (load !== loads.current) return;
       setChat(freshChat());
@@ -254,6 +261,10 @@ export function App() {
     setUndo(null);
     refresh();
   };
+  const rename = async (id, title) => {
+    await renameChat(id, title);
+    refresh();
+  };
   const exportChat = async () => {
     if (!chatId) return;
     try {
@@ -286,11 +297,11 @@ export function App() {
       </header>
       <div className="body">
         <ThreadList id="chat-list" list={list} currentId={chat?.saved ? chat.id : ""} running={running} open={drawer === "chats"}
-          onNew={() => switchTo("")} onSwitch={switchTo} onDelete={remove} onMore={more} onClose={closeDrawer} onExport={exportChat} />
+          onNew={() => switchTo("")} onSwitch={switchTo} onDelete={remove} onMore={more} onClose={closeDrawer} onExport={exportChat} onRename={rename} />
         <main className="chat" aria-label="Chat">
           {notice && <p className="notice" role="status" data-testid="notice">{notice}</p>}
           {chat ? (
-            <ChatSession key={chat.id} chat={chat} onResponse={onResponse} onNoStream={onNoStream} onResponseEnd={onResponseEnd} onRunning={onRunning} />
+            <ChatSession key={chat.id} chat={chat} onResponse={onResponse} onNoStream={onNoStream} onResponseEnd={onResponseEnd} onRunning={onRunning} onNotice={setNotice} />
           ) : (
             <p className="loading hint" role="status" data-testid="loading">Loading the chat…</p>
           )}

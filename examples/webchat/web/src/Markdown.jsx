@@ -1,6 +1,7 @@
 // Markdown for answers and reasoning: assistant-ui's MarkdownTextPrimitive
-// (react-markdown underneath) with GitHub-flavoured Markdown, Prism
-// highlighting for a few languages, and links that open safely.
+// (react-markdown underneath) with GitHub-flavoured Markdown, math
+// (KaTeX, as MathML), Prism highlighting for a few languages, and links
+// that open safely.
 import { memo, useEffect, useRef, useState } from "react";
 import { MarkdownTextPrimitive } from "@assistant-ui/react-markdown";
 import { makePrismLightSyntaxHighlighter } from "@assistant-ui/react-syntax-highlighter";
@@ -13,6 +14,7 @@ import python from "react-syntax-highlighter/dist/esm/languages/prism/python.js"
 import typescript from "react-syntax-highlighter/dist/esm/languages/prism/typescript.js";
 import yaml from "react-syntax-highlighter/dist/esm/languages/prism/yaml.js";
 import remarkGfm from "remark-gfm";
+import remarkMath from "remark-math";
 import { CheckIcon, CopyIcon } from "./icons.jsx";
 
 // Only these grammars are bundled; a block in another language shows as
@@ -102,14 +104,37 @@ const Input = ({ node, ...rest }) =>
   rest.type === "checkbox" ? <input {...rest} aria-label={rest.checked ? "Done" : "Not done"} /> : <input {...rest} />;
 
 const components = { a: Link, pre: Pre, table: Table, input: Input, SyntaxHighlighter, CodeHeader };
-const remarkPlugins = [remarkGfm];
+const remarkPlugins = [remarkGfm, remarkMath];
+
+// Math ($…$, $$…$$) is rendered by math.js, a chunk of its own fetched
+// right after this one; until it is in, formulas show as their source.
+const noPlugins = [];
+let mathPlugins = null;
+const mathLoaded = import("./math.js").then((m) => {
+  mathPlugins = m.rehypePlugins;
+}, () => {});
+
+function useMathPlugins() {
+  const [plugins, setPlugins] = useState(mathPlugins);
+  useEffect(() => {
+    if (plugins) return undefined;
+    let live = true;
+    mathLoaded.then(() => live && setPlugins(mathPlugins));
+    return () => {
+      live = false;
+    };
+  }, [plugins]);
+  return plugins ?? noPlugins;
+}
 
 // MarkdownText renders the current text or reasoning part as Markdown.
 export const MarkdownText = memo(function MarkdownText() {
+  const rehypePlugins = useMathPlugins();
   return (
     <MarkdownTextPrimitive
       className="md"
       remarkPlugins={remarkPlugins}
+      rehypePlugins={rehypePlugins}
       components={components}
       urlTransform={safeUrl}
     />

@@ -17,6 +17,7 @@ import { ToolFallback } from "./tools.jsx";
 import { ToolGroup } from "./ToolGroup.jsx";
 import { SubagentRun, SubrunState } from "./SubagentRun.jsx";
 import { AgentName } from "./AgentName.jsx";
+import { FeedbackButtons } from "./Feedback.jsx";
 import { friendlyError } from "./errors.js";
 import { AttachButton, AttachmentDropzone, AttachmentError, ComposerAttachments, MessageAttachments } from "./attachments.jsx";
 import {
@@ -216,6 +217,7 @@ function AssistantMessage() {
           <ActionBarPrimitive.Reload className="icon-btn" aria-label="Regenerate answer" title="Regenerate">
             <RefreshIcon />
           </ActionBarPrimitive.Reload>
+          <FeedbackButtons />
         </ActionBarPrimitive.Root>
       </div>
     </MessagePrimitive.Root>

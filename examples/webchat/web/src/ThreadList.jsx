@@ -7,9 +7,11 @@
 import { useEffect, useRef, useState } from "react";
 import { CloseIcon, DownloadIcon, PlusIcon, TrashIcon } from "./icons.jsx";
 import { trapTab } from "./focusTrap.js";
+import { RenameButton, RenameForm } from "./ChatRename.jsx";
 
-// chatTitle is what the list calls a chat: the server's title (the start
-// of its first message), or a stand-in for a chat without one.
+// chatTitle is what the list calls a chat: the server's title (the
+// user's, the one the model made after the first answer, or the start of
+// the first message), or a stand-in for a chat without one.
 const chatTitle = (c) => c.title || "Untitled chat";
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
@@ -36,9 +38,23 @@ function dayGroups(chats, now = new Date()) {
 // onSwitch(id), onDelete(id) and onMore (the next page) act; onClose (its
 // close button, or Escape inside it) asks to hide the drawer.
 // running is the set of chat ids whose reply runs; onExport exports the
-// chat on screen (offered while it is listed).
-export function ThreadList({ id, list, currentId, running, open, onNew, onSwitch, onDelete, onMore, onClose, onExport }) {
+// chat on screen (offered while it is listed); onRename(id, title) renames
+// (a promise).
+export function ThreadList({ id, list, currentId, running, open, onNew, onSwitch, onDelete, onMore, onClose, onExport, onRename }) {
   const [query, setQuery] = useState("");
+  const [renaming, setRenaming] = useState(""); // the id of the chat whose title is edited
+  // When the rename form closes, the focus goes back to its chat's
+  // Rename button (the form that had it is gone).
+  const renamed = useRef("");
+  useEffect(() => {
+    if (renaming || !renamed.current) return;
+    navRef.current?.querySelector(`[data-chat="${CSS.escape(renamed.current)}"] .thread-rename`)?.focus();
+    renamed.current = "";
+  }, [renaming]);
+  const endRename = (chatId) => {
+    renamed.current = chatId;
+    setRenaming("");
+  };
   const closeRef = useRef(null);
   const navRef = useRef(null);
   // Opening the drawer moves the focus into it, so a keyboard can use it.
@@ -83,15 +99,22 @@ export function ThreadList({ id, list, currentId, running, open, onNew, onSwitch
           <ul className="thread-items">
             {g.chats.map((c) => (
               <li key={c.id} className={"thread-item" + (c.id === currentId ? " current" : "")} data-chat={c.id}>
-                <button type="button" className="thread-open" aria-current={c.id === currentId ? "page" : undefined}
-                  title={`${chatTitle(c)}\n${dateTime.format(new Date(c.updated))}`} onClick={() => onSwitch(c.id)}>
-                  {chatTitle(c)}
-                </button>
-                {running?.has(c.id) && <span className="thread-running" role="img" aria-label="answering" title="A reply is running" data-testid="thread-running" />}
-                <button type="button" className="icon-btn thread-delete" aria-label={`Delete chat: ${chatTitle(c)}`} title="Delete"
-                  onClick={() => onDelete(c.id)}>
-                  <TrashIcon />
-                </button>
+                {renaming === c.id ? (
+                  <RenameForm title={c.title} onSave={(t) => onRename(c.id, t)} onDone={() => endRename(c.id)} />
+                ) : (
+                  <>
+                    <button type="button" className="thread-open" aria-current={c.id === currentId ? "page" : undefined}
+                      title={`${chatTitle(c)}\n${dateTime.format(new Date(c.updated))}`} onClick={() => onSwitch(c.id)}>
+                      {chatTitle(c)}
+                    </button>
+                    {running?.has(c.id) && <span className="thread-running" role="img" aria-label="answering" title="A reply is running" data-testid="thread-running" />}
+                    <RenameButton title={chatTitle(c)} onClick={() => setRenaming(c.id)} />
+                    <button type="button" className="icon-btn thread-delete" aria-label={`Delete chat: ${chatTitle(c)}`} title="Delete"
+                      onClick={() => onDelete(c.id)}>
+                      <TrashIcon />
+                    </button>
+                  </>
+                )}
               </li>
             ))}
           </ul>

@@ -26,14 +26,17 @@ export async function listChats({ cursor, limit = 30 } = {}) {
 }
 
 // getChat returns GET /api/chats/{id}: {id, title, messages, streaming,
-// lastRun} (lastRun: "finished", "stopped", "failed" or absent);
+// lastRun, feedback, branches} (lastRun: "finished", "stopped", "failed"
+// or absent; feedback: the ratings of answers by message id, {} when none;
+// branches: the other versions' messages, [{parentId, message}], parents
+// first, [] when none);
 // messages are the AI SDK UIMessages to show, tool parts in their states.
 export async function getChat(id) {
   const res = await fetch(`/api/chats/${chatPath(id)}`, { cache: "no-store" });
   if (res.status === 404) throw new ChatNotFound(`no chat ${id}`);
   if (!res.ok) throw await failure(res, "loading the chat");
   const view = await res.json();
-  return { ...view, messages: view.messages ?? [] };
+  return { ...view, messages: view.messages ?? [], feedback: view.feedback ?? {}, branches: view.branches ?? [] };
 }
 
 // deleteChat deletes a chat with its tool states and streams. A chat the
@@ -42,6 +45,26 @@ export async function getChat(id) {
 export async function deleteChat(id, { keepalive = false } = {}) {
   const res = await fetch(`/api/chats/${chatPath(id)}`, { method: "DELETE", keepalive });
   if (!res.ok && res.status !== 404) throw await failure(res, "deleting the chat");
+}
+
+// sendJSON sends a JSON body with method and returns the parsed answer;
+// what is a short description of the request for its error.
+async function sendJSON(method, url, body, what) {
+  const res = await fetch(url, { method, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  if (!res.ok) throw await failure(res, what);
+  return res.json();
+}
+
+// renameChat gives the chat a title (1 to 60 characters) for good: the
+// server's generated title never replaces it. It returns {id, title,
+// updated}.
+export const renameChat = (id, title) => sendJSON("PATCH", `/api/chats/${chatPath(id)}`, { title }, "renaming the chat");
+
+// rateAnswer stores the user's rating of an answer: "up", "down", or ""
+// to take it back. It returns the chat's ratings, {messageId: rating}.
+export async function rateAnswer(chatId, messageId, rating) {
+  const body = await sendJSON("PUT", `/api/chats/${chatPath(chatId)}/feedback/${encodeURIComponent(messageId)}`, { rating }, "saving your rating");
+  return body.feedback ?? {};
 }
 
 // stopChat asks the server to stop the chat's run in progress, wherever it
