@@ -129,6 +129,21 @@ func testNested(t *testing.T, b backend) {
 	assert.Equal(t, "researcher", tm.Parts[0].SubRun.Agent)
 	assert.Equal(t, agentloop.Usage{Input: 30, Output: 3}, p.Usage, "the lead's call and the researcher's two")
 	assert.Equal(t, map[string]agentloop.Usage{"lead": {Input: 10, Output: 1}, "researcher": {Input: 20, Output: 2}}, p.AgentUsage)
+
+	// A replay of the paused run (a fork from after its last step, as a
+	// recovery replays it) pauses again from the recorded steps: the
+	// sub-agent's step replays as its pause, and nothing runs again.
+	steps, err := dbos.GetWorkflowSteps(d, first.ID)
+	require.NoError(t, err)
+	before := c.counts()
+	_, err = dbos.ForkWorkflow[any](d, dbos.ForkWorkflowInput{OriginalWorkflowID: first.ID, ForkedWorkflowID: first.ID + "-replay", StartStep: uint(len(steps))})
+	require.NoError(t, err)
+	last, err = agentloop.Drain(r.Stream(ctx, dbosrun.Run{ID: first.ID + "-replay"}))
+	require.NoError(t, err)
+	replayed, ok := last.(agentloop.Pending)
+	require.Truef(t, ok, "the replayed run ends with %T", last)
+	assert.Equal(t, p.Approvals, replayed.Approvals)
+	assert.Equal(t, before, c.counts(), "a replay makes no call")
 	require.NoError(t, dbos.Shutdown(d, 10*time.Second))
 
 	// Another process, later: the paused run's recorded outcome is the same.
