@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/durable/internal/outcome"
 )
 
 // workflow runs one run; Temporal calls it to start the run and to replay
@@ -232,11 +233,12 @@ func (e *effects) Tool(_ context.Context, step agentloop.Step, _ func() agentloo
 		return
 	}
 	for _, s := range e.started {
-		var res agentloop.ToolResult
-		if err := s.fut.Get(e.wf, &res); err != nil {
-			res = stepFailed(s.step, err)
+		var rec outcome.ToolStep
+		if err := s.fut.Get(e.wf, &rec); err != nil {
+			s.done(stepFailed(s.step, err))
+			continue
 		}
-		s.done(res)
+		s.done(rec.Result()) // a paused sub-run's result pauses the run
 	}
 	e.started = nil
 }
