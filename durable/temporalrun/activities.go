@@ -144,11 +144,24 @@ func (r *Runner) toolActivity(ctx context.Context, in ToolInput) (outcome.ToolSt
 		}
 		return nil
 	}}
+	// The sub-runs' model calls, at any depth, which the workflow's run
+	// does not see: their usage goes back with the result.
+	var sub map[string]agentloop.Usage
 	for it, err := range r.agent.Stream(ctx, h, &agentloop.RunOptions{ConversationID: in.Step.ConversationID, Hooks: capture}) {
 		if err != nil {
 			return outcome.ToolStep{}, fmt.Errorf("temporalrun: tool %s: %w", in.Step.Name, err)
 		}
+		if n, ok := it.(agentloop.Nested); ok {
+			if te, ok := n.Item.(agentloop.TurnEnd); ok {
+				if sub == nil {
+					sub = map[string]agentloop.Usage{}
+				}
+				sub[n.Agent] = sub[n.Agent].Add(te.Usage)
+			}
+			continue
+		}
 		if _, ok := it.(agentloop.Pending); ok && paused != nil {
+			paused.SubUsage = sub
 			return *paused, nil
 		}
 		v, ok := it.(agentloop.ToolResultReady)
@@ -158,7 +171,9 @@ func (r *Runner) toolActivity(ctx context.Context, in ToolInput) (outcome.ToolSt
 		if errors.Is(v.Result.Err, ErrRetry) {
 			return outcome.ToolStep{}, fmt.Errorf("temporalrun: tool %s: %w", in.Step.Name, v.Result.Err)
 		}
-		return outcome.StepOf(v.Result), nil
+		step := outcome.StepOf(v.Result)
+		step.SubUsage = sub
+		return step, nil
 	}
 	err = fmt.Errorf("temporalrun: tool %s did not run call %s", in.Step.Name, in.Step.CallID)
 	return outcome.ToolStep{}, temporal.NewNonRetryableApplicationError(err.Error(), "agentloop.notRun", err)

@@ -118,6 +118,8 @@ func TestNested_ASubAgentsApprovalPausesTheWorkflowAndResumesTheSubRun(t *testin
 	tm := p.History[len(p.History)-1]
 	require.Equal(t, agentloop.PartSubRun, tm.Parts[0].Type, "the history holds the sub-run's state")
 	assert.Equal(t, "researcher", tm.Parts[0].SubRun.Agent)
+	assert.Equal(t, agentloop.Usage{Input: 30, Output: 3}, p.Usage, "the lead's call and the researcher's two, which ran in the tool activity")
+	assert.Equal(t, map[string]agentloop.Usage{"lead": {Input: 10, Output: 1}, "researcher": {Input: 20, Output: 2}}, p.AgentUsage)
 
 	h, err := p.History.AppendApprovals(agentloop.Approval{CallID: p.Approvals[0].ID, Approved: true})
 	require.NoError(t, err)
@@ -132,4 +134,42 @@ func TestNested_ASubAgentsApprovalPausesTheWorkflowAndResumesTheSubRun(t *testin
 		"lead model 0": 1, "researcher model 0": 1, "tool lookup": 1, "researcher model 1": 1, // before the pause: once
 		"tool pay": 1, "researcher model 2": 1, "lead model 1": 1,
 	}, c.counts())
+	assert.Equal(t, agentloop.Usage{Input: 20, Output: 2}, f.Usage, "the resumed run's own calls: the researcher's last and the lead's")
+	assert.Equal(t, map[string]agentloop.Usage{"lead": {Input: 10, Output: 1}, "researcher": {Input: 10, Output: 1}}, f.AgentUsage)
+}
+
+// A sub-agent that answers at once: its usage, counted in the tool
+// activity, adds up to the workflow's totals as it does in process.
+func TestNested_ASubAgentsUsageAddsUpToTheRunsTotals(t *testing.T) {
+	usage := agentloop.Usage{Input: 7, Output: 2}
+	sub := &agentloop.Agent{Name: "helper", Model: agentloop.ModelFunc(func(context.Context, *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			if yield(agentloop.TextDelta{Text: "helped"}, nil) {
+				yield(usage, nil)
+			}
+		}
+	})}
+	helper, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
+	require.NoError(t, err)
+	lead := &agentloop.Agent{Name: "lead", Tools: []*agentloop.Tool{helper},
+		Model: agentloop.ModelFunc(func(_ context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				if assistants(req) == 0 {
+					yield(agentloop.ToolCall{Name: "helper", Args: json.RawMessage(`{"task":"help"}`)}, nil)
+				} else {
+					yield(agentloop.TextDelta{Text: "done"}, nil)
+				}
+				yield(agentloop.Usage{Input: 1, Output: 1}, nil)
+			}
+		})}
+	h := agentloop.History{agentloop.UserMessage("help")}
+	want := inProcess(t, lead, h)
+	_, last, err := execute(t, lead, temporalrun.Options{}, h)
+	require.NoError(t, err)
+	f, ok := last.(agentloop.Final)
+	require.Truef(t, ok, "last item %T", last)
+	inproc := want[len(want)-1].(agentloop.Final)
+	assert.Equal(t, agentloop.Usage{Input: 9, Output: 4}, f.Usage)
+	assert.Equal(t, inproc.Usage, f.Usage)
+	assert.Equal(t, inproc.AgentUsage, f.AgentUsage)
 }

@@ -96,6 +96,10 @@ func (o Outcome) Item(engine string) (agentloop.Item, error) {
 type ToolStep struct {
 	agentloop.ToolResult
 	Paused *agentloop.SubRunPause `json:"paused,omitempty"`
+	// SubUsage is the usage of the sub-runs an agent tool's call ran, per
+	// agent name, for an engine whose run does not see the sub-run's items
+	// (temporalrun runs the call in an activity); nil otherwise.
+	SubUsage map[string]agentloop.Usage `json:"subUsage,omitempty"`
 }
 
 // StepOf records a tool step's live result.
