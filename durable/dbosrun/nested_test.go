@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -170,4 +171,61 @@ func testNested(t *testing.T, b backend) {
 	}, c.counts())
 	assert.Equal(t, agentloop.Usage{Input: 20, Output: 2}, f.Usage, "the resumed run's own calls: the researcher's last and the lead's")
 	assert.Equal(t, map[string]agentloop.Usage{"lead": {Input: 10, Output: 1}, "researcher": {Input: 10, Output: 1}}, f.AgentUsage)
+}
+
+// A sub-agent's client tool call pauses the workflow as the lead's
+// Pending; its result, in a new run, resumes the sub-run with it.
+func TestNested_ASubAgentsClientCallResumesTheSubRunWithItsResult(t *testing.T) {
+	loc, err := agentloop.NewClientTool("get_location", "Where the user is.", nil)
+	require.NoError(t, err)
+	var c counter
+	sub := &agentloop.Agent{Name: "locator", Tools: []*agentloop.Tool{loc},
+		Model: agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				n := replies(req)
+				c.add(fmt.Sprintf("locator model %d", n))
+				if n == 0 {
+					yield(agentloop.ToolCall{Name: "get_location", Args: json.RawMessage(`{}`)}, nil)
+					return
+				}
+				yield(agentloop.TextDelta{Text: "You are in " + req.Messages[len(req.Messages)-1].Parts[0].ToolResult.Content + "."}, nil)
+			}
+		})}
+	locator, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
+	require.NoError(t, err)
+	lead := &agentloop.Agent{Name: "lead", Tools: []*agentloop.Tool{locator},
+		Model: agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				n := replies(req)
+				c.add(fmt.Sprintf("lead model %d", n))
+				if n == 0 {
+					yield(agentloop.ToolCall{Name: "locator", Args: json.RawMessage(`{"task":"where?"}`)}, nil)
+					return
+				}
+				yield(agentloop.TextDelta{Text: "Noted: " + req.Messages[len(req.Messages)-1].Parts[0].ToolResult.Content}, nil)
+			}
+		})}
+	ctx := context.Background()
+	d, err := openDBOS(ctx, "sqlite:"+filepath.Join(t.TempDir(), "dbos.db"), "")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dbos.Shutdown(d, 10*time.Second) })
+	r, err := dbosrun.New(d, lead, dbosrun.Options{})
+	require.NoError(t, err)
+	require.NoError(t, dbos.Launch(d))
+
+	last, err := agentloop.Drain(r.Stream(ctx, dbosrun.Run{ID: "chat-l/1", ConversationID: "chat-l", History: agentloop.History{agentloop.UserMessage("where am I")}}))
+	require.NoError(t, err)
+	p, ok := last.(agentloop.Pending)
+	require.Truef(t, ok, "last item %T", last)
+	require.Len(t, p.ClientCalls, 1)
+	assert.Equal(t, "get_location", p.ClientCalls[0].Name)
+	h, err := p.History.AppendResults(agentloop.ToolResult{CallID: p.ClientCalls[0].ID, Content: "Berlin"})
+	require.NoError(t, err)
+
+	last, err = agentloop.Drain(r.Stream(ctx, dbosrun.Run{ID: "chat-l/2", ConversationID: "chat-l", History: h}))
+	require.NoError(t, err)
+	f, ok := last.(agentloop.Final)
+	require.Truef(t, ok, "last item %T", last)
+	assert.Equal(t, "Noted: You are in Berlin.", f.Text)
+	assert.Equal(t, map[string]int{"lead model 0": 1, "locator model 0": 1, "locator model 1": 1, "lead model 1": 1}, c.counts())
 }
