@@ -469,6 +469,42 @@ type SubRun struct {
 	History History `json:"history"`
 }
 
+// SubRunPause is the pause of an [AgentTool] call whose sub-run paused, in
+// the form a durable engine records with the call's step (§3.9 of the
+// design): the call's [ToolResult] does not carry it through JSON, since
+// its Err is not serialized. An engine takes it from a step's live result
+// with [PausedSubRun], records it beside the result, and puts it back into
+// the replayed result with [SubRunPause.Result], so that a replayed call
+// pauses the run as the live one did. It round-trips through
+// encoding/json.
+type SubRunPause struct {
+	// SubRun is the paused sub-run's state.
+	SubRun SubRun `json:"subRun"`
+	// ClientCalls and Approvals are the calls the sub-run waits for, with
+	// the sub-run's own ids (the calling run prefixes them).
+	ClientCalls []ToolCall `json:"clientCalls,omitempty"`
+	Approvals   []ToolCall `json:"approvals,omitempty"`
+}
+
+// PausedSubRun returns the pause behind res when res is the result of an
+// [AgentTool] call whose sub-run paused (res.Err matches [ErrPending]),
+// and nil for any other result, including one that went through JSON.
+func PausedSubRun(res ToolResult) *SubRunPause {
+	var sp *subPending
+	if !errors.As(res.Err, &sp) {
+		return nil
+	}
+	return &SubRunPause{SubRun: sp.run, ClientCalls: sp.pending.ClientCalls, Approvals: sp.pending.Approvals}
+}
+
+// Result returns res with the pause p behind its Err, as [PausedSubRun]
+// found it: handed to the loop as a tool step's result, it pauses the
+// calling run with the sub-run's state, as the live result did.
+func (p *SubRunPause) Result(res ToolResult) ToolResult {
+	res.Err = &subPending{run: p.SubRun, pending: Pending{ClientCalls: p.ClientCalls, Approvals: p.Approvals}}
+	return res
+}
+
 // prefixCalls returns calls with their ids prefixed by callID and "/".
 func prefixCalls(callID string, calls []ToolCall) []ToolCall {
 	out := make([]ToolCall, len(calls))

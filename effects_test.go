@@ -66,15 +66,25 @@ func (j *journal) Model(ctx context.Context, s agentloop.Step, call func() (agen
 	return rep, err
 }
 
+// journalTool is a tool step's record: the result, and the pause of an
+// agent tool's sub-run, which the result's JSON does not carry.
+type journalTool struct {
+	Result agentloop.ToolResult   `json:"result"`
+	Paused *agentloop.SubRunPause `json:"paused,omitempty"`
+}
+
 func (j *journal) Tool(ctx context.Context, s agentloop.Step, call func() agentloop.ToolResult, done func(agentloop.ToolResult)) {
-	var res agentloop.ToolResult
-	if j.lookup(s, &res) {
-		done(res)
+	var rec journalTool
+	if j.lookup(s, &rec) {
+		if rec.Paused != nil {
+			rec.Result = rec.Paused.Result(rec.Result)
+		}
+		done(rec.Result)
 		return
 	}
 	go func() {
 		res := call()
-		j.record(s, res)
+		j.record(s, journalTool{Result: res, Paused: agentloop.PausedSubRun(res)})
 		done(res)
 	}()
 }
@@ -318,4 +328,52 @@ func TestEffects_AFailedModelCallKeepsItsErrorAndPartialReply(t *testing.T) {
 	assert.ErrorIs(t, err, boom)
 	assert.Equal(t, "partial", te.History.LastAssistantText())
 	assert.Empty(t, j.results, "the toy engine records no failed step")
+}
+
+// design.md §6.4 under an engine: a recorded step of an agent tool whose
+// sub-run paused replays as that pause (SubRunPause), so a recovered run
+// pauses again with the sub-run's state and makes no call again.
+func TestEffects_AReplayedPausedSubRunPausesTheRunAgain(t *testing.T) {
+	var calls atomic.Int32
+	pay, err := agentloop.NewRawTool("pay", "Pays.", nil, func(context.Context, json.RawMessage) (string, error) {
+		calls.Add(1)
+		return "paid", nil
+	})
+	require.NoError(t, err)
+	pay.NeedsApproval = true
+	script := func(first agentloop.Chunk, last string) agentloop.Model {
+		return agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				calls.Add(1)
+				if len(req.Messages) == 1 {
+					yield(first, nil)
+					return
+				}
+				yield(agentloop.TextDelta{Text: last}, nil)
+			}
+		})
+	}
+	sub := &agentloop.Agent{Name: "payer", Tools: []*agentloop.Tool{pay},
+		Model: script(agentloop.ToolCall{Name: "pay", Args: json.RawMessage(`{}`)}, "paid it")}
+	payer, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
+	require.NoError(t, err)
+	lead := &agentloop.Agent{Name: "lead", Tools: []*agentloop.Tool{payer},
+		Model: script(agentloop.ToolCall{Name: "payer", Args: json.RawMessage(`{"task":"pay"}`)}, "done")}
+	h := agentloop.History{agentloop.UserMessage("pay")}
+	var j journal
+
+	live, err := agentloop.Drain(lead.Stream(context.Background(), h, &agentloop.RunOptions{Effects: &j}))
+	require.NoError(t, err)
+	require.IsType(t, agentloop.Pending{}, live)
+	require.Equal(t, int32(2), calls.Load(), "the lead's model call and the sub-agent's")
+
+	replayed, err := agentloop.Drain(lead.Stream(context.Background(), h, &agentloop.RunOptions{Effects: &j}))
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), calls.Load(), "a replay makes no call")
+	p, ok := replayed.(agentloop.Pending)
+	require.Truef(t, ok, "the replayed run ends with %T", replayed)
+	assert.Empty(t, cmp.Diff(live.(agentloop.Pending).Approvals, p.Approvals))
+	assert.Empty(t, cmp.Diff(live.(agentloop.Pending).History, p.History,
+		cmp.Comparer(func(a, b json.RawMessage) bool { return string(a) == string(b) })))
+	assert.Nil(t, agentloop.PausedSubRun(agentloop.ToolResult{Content: "paid"}), "a result that is no pause")
 }

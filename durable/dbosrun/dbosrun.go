@@ -346,7 +346,9 @@ func (e effects) Model(_ context.Context, _ agentloop.Step, call func() (agentlo
 }
 
 func (e effects) Tool(_ context.Context, step agentloop.Step, call func() agentloop.ToolResult, done func(agentloop.ToolResult)) {
-	ch, err := dbos.Go(e.wf, func(context.Context) (agentloop.ToolResult, error) { return call(), nil },
+	// The step records the result with a paused sub-run's state, so
+	// that a replayed step pauses the run as the live one did.
+	ch, err := dbos.Go(e.wf, func(context.Context) (outcome.ToolStep, error) { return outcome.StepOf(call()), nil },
 		dbos.WithStepName("agentloop.tool/"+step.Name))
 	if err != nil {
 		done(stepFailed(step, err))
@@ -358,7 +360,7 @@ func (e effects) Tool(_ context.Context, step agentloop.Step, call func() agentl
 			done(stepFailed(step, o.Err))
 			return
 		}
-		done(o.Result)
+		done(o.Result.Result())
 	}()
 }
 

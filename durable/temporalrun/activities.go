@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/durable/internal/outcome"
 )
 
 // modelActivity sends the request to the worker's model and returns the
@@ -124,33 +125,64 @@ func (c *collector) reply() agentloop.ModelReply {
 // toolActivity runs one tool call through the loop, in process, so that
 // the tool hooks, the tool's timeout and its idempotency key work as in
 // process: the history is cut to the call (and its approval), the loop
-// runs it, and the activity stops the run at the call's result.
-func (r *Runner) toolActivity(ctx context.Context, in ToolInput) (agentloop.ToolResult, error) {
+// runs it, and the activity stops the run at the call's result. An agent
+// tool's call whose sub-run paused makes the cut run pause instead: the
+// activity returns the call's result with the pause (captured by an
+// AfterToolCall hook, which runs after the agent's), so that the
+// workflow's run pauses with the sub-run's state.
+func (r *Runner) toolActivity(ctx context.Context, in ToolInput) (outcome.ToolStep, error) {
 	h, err := only(in.History, in.Step.CallID)
 	if err != nil {
-		return agentloop.ToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "agentloop.badInput", err)
+		return outcome.ToolStep{}, temporal.NewNonRetryableApplicationError(err.Error(), "agentloop.badInput", err)
 	}
 	defer heartbeat(ctx, activity.GetInfo(ctx).HeartbeatTimeout)()
-	for it, err := range r.agent.Stream(ctx, h, &agentloop.RunOptions{ConversationID: in.Step.ConversationID}) {
+	var paused *outcome.ToolStep // set before the run yields its Pending
+	capture := &agentloop.Hooks{AfterToolCall: func(_ context.Context, call agentloop.ToolCall, res *agentloop.ToolResult) error {
+		if call.ID == in.Step.CallID && agentloop.PausedSubRun(*res) != nil {
+			step := outcome.StepOf(*res)
+			paused = &step
+		}
+		return nil
+	}}
+	// The sub-runs' model calls, at any depth, which the workflow's run
+	// does not see: their usage goes back with the result.
+	var sub map[string]agentloop.Usage
+	for it, err := range r.agent.Stream(ctx, h, &agentloop.RunOptions{ConversationID: in.Step.ConversationID, Hooks: capture}) {
 		if err != nil {
-			return agentloop.ToolResult{}, fmt.Errorf("temporalrun: tool %s: %w", in.Step.Name, err)
+			return outcome.ToolStep{}, fmt.Errorf("temporalrun: tool %s: %w", in.Step.Name, err)
+		}
+		if n, ok := it.(agentloop.Nested); ok {
+			if te, ok := n.Item.(agentloop.TurnEnd); ok {
+				if sub == nil {
+					sub = map[string]agentloop.Usage{}
+				}
+				sub[n.Agent] = sub[n.Agent].Add(te.Usage)
+			}
+			continue
+		}
+		if _, ok := it.(agentloop.Pending); ok && paused != nil {
+			paused.SubUsage = sub
+			return *paused, nil
 		}
 		v, ok := it.(agentloop.ToolResultReady)
 		if !ok || v.Result.CallID != in.Step.CallID {
 			continue
 		}
 		if errors.Is(v.Result.Err, ErrRetry) {
-			return agentloop.ToolResult{}, fmt.Errorf("temporalrun: tool %s: %w", in.Step.Name, v.Result.Err)
+			return outcome.ToolStep{}, fmt.Errorf("temporalrun: tool %s: %w", in.Step.Name, v.Result.Err)
 		}
-		return v.Result, nil
+		step := outcome.StepOf(v.Result)
+		step.SubUsage = sub
+		return step, nil
 	}
 	err = fmt.Errorf("temporalrun: tool %s did not run call %s", in.Step.Name, in.Step.CallID)
-	return agentloop.ToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "agentloop.notRun", err)
+	return outcome.ToolStep{}, temporal.NewNonRetryableApplicationError(err.Error(), "agentloop.notRun", err)
 }
 
 // only returns h with its last assistant message cut to the call id's tool
 // call (its other parts kept) and the tool messages after it cut to the
-// call's parts, so that resuming it runs that call alone.
+// call's parts (its approval, result, or paused sub-run's state), so that
+// resuming it runs that call alone.
 func only(h agentloop.History, callID string) (agentloop.History, error) {
 	at := -1
 	for i := len(h) - 1; i >= 0; i-- {
@@ -186,7 +218,8 @@ func only(h agentloop.History, callID string) (agentloop.History, error) {
 		keep := m
 		keep.Parts = nil
 		for _, p := range m.Parts {
-			if (p.Approval != nil && p.Approval.CallID == callID) || (p.ToolResult != nil && p.ToolResult.CallID == callID) {
+			if (p.Approval != nil && p.Approval.CallID == callID) || (p.ToolResult != nil && p.ToolResult.CallID == callID) ||
+				(p.SubRun != nil && p.SubRun.CallID == callID) {
 				keep.Parts = append(keep.Parts, p)
 			}
 		}

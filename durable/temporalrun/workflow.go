@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/durable/internal/outcome"
 )
 
 // workflow runs one run; Temporal calls it to start the run and to replay
@@ -40,6 +41,7 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 		}
 		e.observe(it)
 		it, err = in.carry(it, err, limit)
+		it = e.withSubUsage(it)
 		if err != nil || last(it) {
 			out = outcomeOf(it, err)
 		}
@@ -50,7 +52,7 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 	if next != nil {
 		return Outcome{}, workflow.NewContinueAsNewError(ctx, r.WorkflowName(), Input{
 			ConversationID: in.ConversationID, History: next,
-			Turns: in.Turns + e.turns, Usage: in.Usage.Add(e.usage)})
+			Turns: in.Turns + e.turns, Usage: in.Usage.Add(e.usage).Add(e.subTotal())})
 	}
 	return out, nil
 }
@@ -84,7 +86,7 @@ func (e *effects) continueNow(ctx workflow.Context, turn, before, limit int) boo
 // carry makes the items and outcome of a continued execution those of
 // the whole run: turn numbers, usage and the turn limit count the earlier
 // executions too. (A sub-agent's calls run in a tool activity: the
-// workflow's usage never counts them, continued or not.)
+// workflow adds their usage to the last item, withSubUsage.)
 func (in Input) carry(it agentloop.Item, err error, limit int) (agentloop.Item, error) {
 	if in.Turns == 0 {
 		return it, err
@@ -133,6 +135,49 @@ type effects struct {
 	usage     agentloop.Usage
 	turnEnded bool
 	results   []agentloop.ToolResult
+
+	// The usage of the sub-agents' runs, per agent, which ran in tool
+	// activities: the loop never saw their items.
+	sub map[string]agentloop.Usage
+}
+
+// subTotal is the sub-agents' usage in all.
+func (e *effects) subTotal() agentloop.Usage {
+	var u agentloop.Usage
+	for _, v := range e.sub {
+		u = u.Add(v)
+	}
+	return u
+}
+
+// withSubUsage adds the sub-agents' usage to the run's last item, as the
+// loop does in process: to Usage, and per agent to AgentUsage.
+func (e *effects) withSubUsage(it agentloop.Item) agentloop.Item {
+	if len(e.sub) == 0 {
+		return it
+	}
+	add := func(u agentloop.Usage, per map[string]agentloop.Usage) (agentloop.Usage, map[string]agentloop.Usage) {
+		out := make(map[string]agentloop.Usage, len(per)+len(e.sub))
+		if per == nil {
+			out[e.r.agent.Name] = u
+		}
+		for a, v := range per {
+			out[a] = v
+		}
+		for a, v := range e.sub {
+			out[a] = out[a].Add(v)
+		}
+		return u.Add(e.subTotal()), out
+	}
+	switch v := it.(type) {
+	case agentloop.Final:
+		v.Usage, v.AgentUsage = add(v.Usage, v.AgentUsage)
+		return v
+	case agentloop.Pending:
+		v.Usage, v.AgentUsage = add(v.Usage, v.AgentUsage)
+		return v
+	}
+	return it
 }
 
 type startedCall struct {
@@ -232,11 +277,18 @@ func (e *effects) Tool(_ context.Context, step agentloop.Step, _ func() agentloo
 		return
 	}
 	for _, s := range e.started {
-		var res agentloop.ToolResult
-		if err := s.fut.Get(e.wf, &res); err != nil {
-			res = stepFailed(s.step, err)
+		var rec outcome.ToolStep
+		if err := s.fut.Get(e.wf, &rec); err != nil {
+			s.done(stepFailed(s.step, err))
+			continue
 		}
-		s.done(res)
+		for agent, u := range rec.SubUsage {
+			if e.sub == nil {
+				e.sub = map[string]agentloop.Usage{}
+			}
+			e.sub[agent] = e.sub[agent].Add(u)
+		}
+		s.done(rec.Result()) // a paused sub-run's result pauses the run
 	}
 	e.started = nil
 }

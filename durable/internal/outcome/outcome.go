@@ -1,6 +1,7 @@
 // Package outcome records how a run ended, as the durable engines
 // (durable/dbosrun, durable/temporalrun) store it as their workflow's
-// result, and rebuilds the run's last item or error from the record.
+// result, and rebuilds the run's last item or error from the record; and
+// how the engines record a tool step's result ([ToolStep]).
 package outcome
 
 import (
@@ -86,4 +87,31 @@ func (o Outcome) Item(engine string) (agentloop.Item, error) {
 		return nil, &agentloop.BudgetError{Budget: b, Usage: o.Usage, Cost: o.Cost, History: o.History}
 	}
 	return nil, fmt.Errorf("%s: the run failed: %s", engine, o.Error)
+}
+
+// ToolStep is a tool step's result as the engines record it: the
+// [agentloop.ToolResult] (its JSON fields, so a record of a bare result
+// reads as one) and, for an agent tool's call whose sub-run paused, the
+// pause, which the result's JSON does not carry.
+type ToolStep struct {
+	agentloop.ToolResult
+	Paused *agentloop.SubRunPause `json:"paused,omitempty"`
+	// SubUsage is the usage of the sub-runs an agent tool's call ran, per
+	// agent name, for an engine whose run does not see the sub-run's items
+	// (temporalrun runs the call in an activity); nil otherwise.
+	SubUsage map[string]agentloop.Usage `json:"subUsage,omitempty"`
+}
+
+// StepOf records a tool step's live result.
+func StepOf(res agentloop.ToolResult) ToolStep {
+	return ToolStep{ToolResult: res, Paused: agentloop.PausedSubRun(res)}
+}
+
+// Result returns the result the loop gets for the step: a paused sub-run's
+// result pauses the run again.
+func (s ToolStep) Result() agentloop.ToolResult {
+	if s.Paused != nil {
+		return s.Paused.Result(s.ToolResult)
+	}
+	return s.ToolResult
 }

@@ -54,3 +54,24 @@ func TestOutcome_AnErrorOfNoKnownTypeNamesTheEngine(t *testing.T) {
 	_, err := outcome.Of(nil, errors.New("disk full")).Item("dbosrun")
 	assert.EqualError(t, err, "dbosrun: the run failed: disk full")
 }
+
+// A record of a bare ToolResult (before ToolStep) reads as a step that did
+// not pause; a paused sub-run survives the step's JSON round trip.
+func TestToolStep_APausedSubRunSurvivesTheJSONRoundTrip(t *testing.T) {
+	var old outcome.ToolStep
+	require.NoError(t, json.Unmarshal([]byte(`{"callId":"c1","name":"t","content":"ok"}`), &old))
+	assert.Equal(t, agentloop.ToolResult{CallID: "c1", Name: "t", Content: "ok"}, old.Result())
+	assert.Nil(t, old.Paused)
+
+	pause := &agentloop.SubRunPause{SubRun: agentloop.SubRun{CallID: "c1", Agent: "sub", History: agentloop.History{agentloop.UserMessage("task")}},
+		Approvals: []agentloop.ToolCall{{ID: "s1", Name: "pay", Args: json.RawMessage(`{}`)}}}
+	live := pause.Result(agentloop.ToolResult{CallID: "c1", Name: "sub", Content: "paused", IsError: true})
+	data, err := json.Marshal(outcome.StepOf(live))
+	require.NoError(t, err)
+	var back outcome.ToolStep
+	require.NoError(t, json.Unmarshal(data, &back))
+	res := back.Result()
+	assert.ErrorIs(t, res.Err, agentloop.ErrPending)
+	assert.Empty(t, cmp.Diff(pause, agentloop.PausedSubRun(res)))
+	assert.Equal(t, "paused", res.Content)
+}
