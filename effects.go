@@ -59,6 +59,11 @@ type Effects interface {
 type Step struct {
 	// ConversationID is the run's [RunOptions.ConversationID]; "" if none.
 	ConversationID string
+	// Parent is the idempotency key of the tool call the run runs inside
+	// (an [AgentTool]'s sub-run, or any run a tool starts with its ctx);
+	// "" for a run of its own. It keeps the steps of two sub-runs apart:
+	// the same sub-agent called twice, or in two conversations.
+	Parent string
 	// Turn counts the assistant messages of the conversation up to and
 	// including the one the step makes (a model call) or belongs to (a
 	// tool call): 1 for the first reply of a conversation. Unlike
@@ -71,11 +76,17 @@ type Step struct {
 }
 
 // IdempotencyKey returns a key that names the step across replays, retries
-// and processes: a hex SHA-256 of the conversation, turn and call id. It is
-// unique among a conversation's steps; across conversations only when
-// their ids are set and differ.
+// and processes: a hex SHA-256 of the parent call's key (for a sub-run),
+// the conversation, turn and call id. It is unique among a conversation's
+// steps, sub-runs' steps included; across conversations only when their
+// ids are set and differ.
 func (s Step) IdempotencyKey() string {
 	h := sha256.New()
+	if s.Parent != "" {
+		// "p" cannot start the encoding of a run of its own (a length),
+		// so a sub-run's step never shares a key with a top-level one.
+		h.Write([]byte("p" + strconv.Itoa(len(s.Parent)) + ":" + s.Parent))
+	}
 	// Length-prefixed fields: no two steps share an encoding.
 	for _, f := range []string{s.ConversationID, strconv.Itoa(s.Turn), s.CallID} {
 		h.Write([]byte(strconv.Itoa(len(f))))
@@ -117,12 +128,12 @@ type ModelReply struct {
 
 // modelStep returns the step of the run's next model call.
 func (r *run) modelStep() Step {
-	return Step{ConversationID: r.conversationID, Turn: r.assistants + 1}
+	return Step{ConversationID: r.conversationID, Parent: r.parent, Turn: r.assistants + 1}
 }
 
 // step returns the step of the tool call the sink belongs to.
 func (s *progressSink) step() Step {
-	return Step{ConversationID: s.conversation, Turn: s.turn, CallID: s.call.ID, Name: s.call.Name}
+	return Step{ConversationID: s.conversation, Parent: s.parent, Turn: s.turn, CallID: s.call.ID, Name: s.call.Name}
 }
 
 // reply returns what the assembler has assembled.
@@ -219,7 +230,7 @@ func (r *run) dispatchEffects(jobs []job, runnable []int, results []ToolResult, 
 	turn := r.assistants
 	for _, i := range runnable {
 		j := &jobs[i]
-		step := Step{ConversationID: r.conversationID, Turn: turn, CallID: j.call.ID, Name: j.call.Name}
+		step := Step{ConversationID: r.conversationID, Parent: r.parent, Turn: turn, CallID: j.call.ID, Name: j.call.Name}
 		r.effects.Tool(r.ctx, step, func() ToolResult {
 			var res ToolResult
 			finished := make(chan struct{})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"iter"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -376,4 +377,46 @@ func TestEffects_AReplayedPausedSubRunPausesTheRunAgain(t *testing.T) {
 	assert.Empty(t, cmp.Diff(live.(agentloop.Pending).History, p.History,
 		cmp.Comparer(func(a, b json.RawMessage) bool { return string(a) == string(b) })))
 	assert.Nil(t, agentloop.PausedSubRun(agentloop.ToolResult{Content: "paid"}), "a result that is no pause")
+}
+
+// design.md §3.9: a sub-run's tool calls have keys of their own. The same
+// sub-agent called twice in one turn makes the same call ids in its two
+// sub-runs; without the parent call in the key, a payment API would take
+// the second payment for a repeat of the first.
+func TestIdempotencyKey_SubRunsOfTwoCallsHaveDistinctKeysStableAcrossRuns(t *testing.T) {
+	run := func() []string {
+		var mu sync.Mutex
+		var keys []string
+		pay, err := agentloop.NewRawTool("pay", "Pays.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			keys = append(keys, agentloop.IdempotencyKey(ctx))
+			return "paid", nil
+		})
+		require.NoError(t, err)
+		sub := &agentloop.Agent{Name: "payer", Model: callsTools("pay", 1), Tools: []*agentloop.Tool{pay}}
+		twice := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				if req.Turn > 1 {
+					yield(agentloop.TextDelta{Text: "ok"}, nil)
+					return
+				}
+				for range 2 {
+					if !yield(agentloop.ToolCall{Name: "payer", Args: json.RawMessage(`{"task":"pay"}`)}, nil) {
+						return
+					}
+				}
+			}
+		})
+		lead := &agentloop.Agent{Model: twice, Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{})}, ToolConcurrency: 1}
+		_, err = collect(lead.Stream(context.Background(), user("go"), &agentloop.RunOptions{ConversationID: "c"}))
+		require.NoError(t, err)
+		slices.Sort(keys)
+		return keys
+	}
+	first := run()
+	require.Len(t, first, 2)
+	assert.NotEqual(t, first[0], first[1], "the two sub-runs' pay calls share a key")
+	assert.NotEmpty(t, first[0])
+	assert.Equal(t, first, run(), "the keys change from one run of the conversation to the next")
 }

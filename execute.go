@@ -398,7 +398,7 @@ func (r *run) runTool(j *job, call ToolCall) ToolResult {
 	if err != nil {
 		return errorResult(call, err)
 	}
-	j.sink = progressSink{ch: r.progress, job: j.index, call: call, conversation: r.conversationID, turn: r.assistants, history: r.history, box: r.box, drives: r.drives}
+	j.sink = progressSink{ch: r.progress, job: j.index, call: call, conversation: r.conversationID, parent: r.parent, turn: r.assistants, history: r.history, box: r.box, drives: r.drives}
 	ctx := context.WithValue(r.ctx, progressKey{}, &j.sink)
 	if h := r.hooks; h != nil && h.ToolContext != nil {
 		next, err := r.toolContext(ctx, call)
@@ -544,6 +544,7 @@ type progressSink struct {
 	call ToolCall
 	// The call's conversation and turn, for IdempotencyKey.
 	conversation string
+	parent       string // the run's Step.Parent
 	turn         int
 	// history is the run's history when the call started (AgentTool reads
 	// the conversation and a paused sub-run's state from it).

@@ -167,6 +167,7 @@ type run struct {
 	slots          chan struct{} // ToolConcurrency tokens, held while a tool func runs
 	progress       chan progress // from ReportProgress to the ranging goroutine
 	conversationID string
+	parent         string            // Step.Parent: the key of the tool call this run runs inside; "" if none
 	effects        Effects           // nil: effects run in process
 	box            *nestedBox        // Nested items of agent tools; nil until a turn calls one
 	drives         chan *driveReq    // sub-runs to range on this goroutine; nil like box, and under an engine
@@ -211,6 +212,7 @@ func (a *Agent) newRun(ctx context.Context, history History, opts *RunOptions, y
 		slots:          make(chan struct{}, concurrency),
 		progress:       make(chan progress),
 		conversationID: o.ConversationID,
+		parent:         IdempotencyKey(ctx),
 		effects:        o.Effects,
 	}
 	if o.System != "" {
