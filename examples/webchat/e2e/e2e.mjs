@@ -160,9 +160,11 @@ async function newPage(size, url = base) {
   page.on("request", (r) => {
     if (r.method() === "POST" && new URL(r.url()).pathname === "/api/chat") page.chatBodies.push(r.postDataJSON());
   });
+  page.assets = []; // the responses for the page's scripts and style sheets
   page.on("response", (r) => {
     const path = new URL(r.url()).pathname;
     if (/^\/api\/chat\/[^/]+\/stream$/.test(path)) page.resumes.push(r.status());
+    if (/\.(js|css)$/.test(path)) page.assets.push(r);
   });
   page.on("pageerror", (e) => log("page error:", e.message));
   page.on("console", (m) => {
@@ -170,6 +172,7 @@ async function newPage(size, url = base) {
   });
   const res = await page.goto(url + "/");
   checkPageHeaders(res.headers(), `${size} ${url}/`);
+  page.htmlResponse = res;
   return page;
 }
 
@@ -199,7 +202,28 @@ async function expectText(locator, want, what, state = "visible") {
 // overflows reports whether an element's content is wider than its box.
 const overflows = (locator) => locator.evaluate((el) => el.scrollWidth > el.clientWidth + 1);
 
+// checkAssetDelivery checks how the page's scripts and style sheets came
+// (issue 26 item 1; measure.mjs measures what it saves): compressed
+// (brotli or gzip, precompressed at build time) and cacheable for a year
+// as immutable (their names carry a hash of their content), while the
+// HTML is revalidated (no-cache with an ETag), so a reload fetches no
+// script again.
+async function checkAssetDelivery(page, html) {
+  const h = html.headers();
+  if (!/no-cache/.test(h["cache-control"] ?? "") || !h["etag"]) throw new Error(`the HTML: Cache-Control ${JSON.stringify(h["cache-control"])}, ETag ${JSON.stringify(h["etag"])}; want no-cache and an ETag`);
+  const assets = page.assets.filter((r) => new URL(r.url()).origin === new URL(html.url()).origin);
+  if (!assets.some((r) => r.url().endsWith(".js"))) throw new Error("the page loaded no script of its own");
+  for (const r of assets) {
+    const a = await r.allHeaders();
+    const name = new URL(r.url()).pathname;
+    // The build compresses every file of at least 1 KiB.
+    if (!["br", "gzip"].includes(a["content-encoding"]) && (await r.body()).length >= 1024) throw new Error(`${name} came with Content-Encoding ${JSON.stringify(a["content-encoding"])}, want br or gzip`);
+    if (!/max-age=31536000/.test(a["cache-control"] ?? "") || !/immutable/.test(a["cache-control"] ?? "")) throw new Error(`${name}: Cache-Control ${JSON.stringify(a["cache-control"])}, want a year and immutable`);
+  }
+}
+
 async function welcomeAndMarkdown(page) {
+  await checkAssetDelivery(page, page.htmlResponse);
   await expectText(page.getByTestId("banner"), "Simulator", "simulator banner");
   await page.getByTestId("welcome").waitFor();
   await shot(page, "00-welcome", "the welcome screen: simulator banner, two suggestions, the composer");
