@@ -970,6 +970,36 @@ async function titleRenameFeedback(page) {
   await shot(page, "27-renamed", "the renamed chat in the list after a reload");
 }
 
+// chatListDays: chats last written today, yesterday and ten days ago
+// (a canned GET /api/chats, as the servers' chats are all from today)
+// are listed under Today, Yesterday and Earlier, newest first, by the
+// browser's own calendar; a search keeps the headings of what it finds.
+async function chatListDays(page) {
+  const chats = await page.evaluate(() => {
+    const now = new Date();
+    const day = (back) => new Date(now.getFullYear(), now.getMonth(), now.getDate() - back, 12).toISOString();
+    return [
+      { id: "chat-days-1", title: "Lunch plans", updated: now.toISOString() },
+      { id: "chat-days-2", title: "Train times to Lyon", updated: day(1) },
+      { id: "chat-days-3", title: "Holiday packing list", updated: day(10) },
+    ];
+  });
+  await page.route((url) => url.pathname === "/api/chats", (route) => route.fulfill({ json: { chats } }));
+  await page.reload();
+  const list = await chatList(page);
+  const grouped = async () => list.locator(".thread-group").evaluateAll((groups) =>
+    groups.map((g) => [g.querySelector(".thread-day").textContent, ...[...g.querySelectorAll(".thread-open")].map((b) => b.textContent)]));
+  await expectTitles(page, chats.map((c) => c.title), "the canned chats");
+  let got = await grouped();
+  const want = [["Today", "Lunch plans"], ["Yesterday", "Train times to Lyon"], ["Earlier", "Holiday packing list"]];
+  if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`the list's groups: ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+  await shot(page, "28-chat-days", "chats under Today, Yesterday and Earlier in the chat list");
+  await list.getByRole("searchbox", { name: "Search chats" }).fill("train");
+  await expectTitles(page, ["Train times to Lyon"], "the list searched for “train”");
+  got = await grouped();
+  if (JSON.stringify(got) !== JSON.stringify([want[1]])) throw new Error(`the searched list's groups: ${JSON.stringify(got)}, want ${JSON.stringify([want[1]])}`);
+}
+
 // cannedStream serves one canned response: a tool with preliminary
 // output (interim progress) and a Markdown link with a javascript: URL.
 async function cannedStream(page) {
@@ -1125,6 +1155,7 @@ try {
     await step("handoff-agent-name", size, agentName);
   }
   for (const size of ["desktop", "phone"]) await step("title-rename-feedback", size, titleRenameFeedback);
+  for (const size of ["desktop", "phone"]) await step("chat-list-days", size, chatListDays);
   await step("form-and-deny", "desktop", (page) => formAndApproval(page, { approve: false, newName: "Alan Turing", tag: "deny" }));
   await step("form-cancel", "desktop", formCancel);
   await step("preliminary-output-and-unsafe-link", "desktop", cannedStream);
