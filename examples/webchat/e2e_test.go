@@ -125,7 +125,8 @@ var (
 // form edited and submitted, approve, deny and cancel; the researcher
 // sub-agent's group, its call approved in the page; a generated title,
 // rename and thumbs stored across a reload; chats listed under Today,
-// Yesterday and Earlier (a canned list); and, with a canned
+// Yesterday and Earlier (a canned list); headings h1 > h2 > h3 (a
+// canned answer); and, with a canned
 // response, an answer after a handoff naming its agent; with a canned
 // response, a tool's preliminary output and a javascript: link dropped;
 // a server that cannot be reached gets its own short sentence.
@@ -203,6 +204,7 @@ func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 		"PASS desktop subagent-approval", "PASS phone subagent-approval",
 		"PASS desktop handoff-agent-name", "PASS phone handoff-agent-name",
 		"PASS desktop chat-list-days", "PASS phone chat-list-days",
+		"PASS desktop markdown-headings", "PASS phone markdown-headings",
 		"PASS desktop form-cancel", "PASS desktop preliminary-output-and-unsafe-link",
 		"PASS desktop tool-states-stop-error", "PASS phone tool-states-stop-error",
 		"PASS desktop chats-reload-resume-delete", "PASS phone chats-reload-resume-delete",

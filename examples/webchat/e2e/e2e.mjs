@@ -1000,6 +1000,33 @@ async function chatListDays(page) {
   if (JSON.stringify(got) !== JSON.stringify([want[1]])) throw new Error(`the searched list's groups: ${JSON.stringify(got)}, want ${JSON.stringify([want[1]])}`);
 }
 
+// headingSizes: an answer with three levels of heading (a canned
+// stream: the demo's answer has only one) sets them largest first, each
+// larger than the text.
+async function headingSizes(page) {
+  const chunks = [
+    { type: "start", messageId: "canned-headings" },
+    { type: "start-step" },
+    { type: "text-start", id: "t1" },
+    { type: "text-delta", id: "t1", delta: "# Trip\n\nA plan.\n\n## Day one\n\nThe museum.\n\n### Morning\n\nCoffee first." },
+    { type: "text-end", id: "t1" },
+    { type: "finish-step" },
+    { type: "finish", finishReason: "stop" },
+  ];
+  await page.route("**/api/chat", (route) =>
+    route.fulfill({
+      status: 200,
+      headers: { "content-type": "text/event-stream", "x-vercel-ai-ui-message-stream": "v1" },
+      body: chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n",
+    }),
+  );
+  await send(page, "Plan a trip");
+  await lastAssistant(page).locator("h3").filter({ hasText: "Morning" }).waitFor();
+  const px = await lastAssistant(page).evaluate((el) => ["h1", "h2", "h3", "p"].map((s) => parseFloat(getComputedStyle(el.querySelector(s)).fontSize)));
+  if (!(px[0] > px[1] && px[1] > px[2] && px[2] > px[3])) throw new Error(`heading sizes h1, h2, h3, text: ${px.join(", ")} px; want largest first`);
+  await check(page, `${page.size} headings`);
+}
+
 // cannedStream serves one canned response: a tool with preliminary
 // output (interim progress) and a Markdown link with a javascript: URL.
 async function cannedStream(page) {
@@ -1155,7 +1182,10 @@ try {
     await step("handoff-agent-name", size, agentName);
   }
   for (const size of ["desktop", "phone"]) await step("title-rename-feedback", size, titleRenameFeedback);
-  for (const size of ["desktop", "phone"]) await step("chat-list-days", size, chatListDays);
+  for (const size of ["desktop", "phone"]) {
+    await step("chat-list-days", size, chatListDays);
+    await step("markdown-headings", size, headingSizes);
+  }
   await step("form-and-deny", "desktop", (page) => formAndApproval(page, { approve: false, newName: "Alan Turing", tag: "deny" }));
   await step("form-cancel", "desktop", formCancel);
   await step("preliminary-output-and-unsafe-link", "desktop", cannedStream);
