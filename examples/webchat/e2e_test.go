@@ -107,6 +107,7 @@ var (
 		"18-resumed", "19-chat-list", "20-reloaded-approval", "21-stopped-reloaded", "22a-undo", "22-deleted", "23-chat-gone",
 		"24-text-stopped-reloaded", "25-attachments", "26-attachment-sent",
 		"25-feedback", "26-rename", "27-renamed",
+		"18-subagent-approval", "19-subagent-done", "20-agent-name", "28-chat-days",
 	}
 	desktopOnlyShots = []string{"10-final-deny", "10-final-cancel", "12-tool-reset", "16-preliminary", "17-unreachable"}
 )
@@ -116,11 +117,17 @@ var (
 // every screen that nothing overflows sideways, that the chat column
 // keeps 300 px on the phone, that the page's Content-Security-Policy
 // refused nothing (the server's own headers, checked on every page load),
-// and that axe-core finds no serious or critical violation. Against the built-in demo (unpaced): the welcome
-// screen's suggestion, Markdown (bold, a table, a highlighted code block,
+// and that axe-core finds no serious or critical violation. Against the built-in demo (unpaced): the
+// scripts and style sheets served compressed and cacheable for a year,
+// the HTML revalidated; the welcome screen's suggestion, Markdown (bold, a table, a highlighted code block,
 // safe links) in light and dark mode, scroll-to-bottom, Shift+Enter and a
 // long word that wraps, edit and resend, regenerate, the create_record
-// form edited and submitted, approve, deny and cancel; and, with a canned
+// form edited and submitted, approve, deny and cancel; the researcher
+// sub-agent's group, its call approved in the page; a generated title,
+// rename and thumbs stored across a reload; chats listed under Today,
+// Yesterday and Earlier (a canned list); headings h1 > h2 > h3 (a
+// canned answer); and, with a canned
+// response, an answer after a handoff naming its agent; with a canned
 // response, a tool's preliminary output and a javascript: link dropped;
 // a server that cannot be reached gets its own short sentence.
 // Against e2e/toolstates.json (one server per size): three failures mark
@@ -197,6 +204,10 @@ func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 		"PASS desktop welcome-markdown-edit-regenerate", "PASS phone welcome-markdown-edit-regenerate",
 		"PASS desktop form-and-approve", "PASS phone form-and-approve", "PASS desktop form-and-deny",
 		"PASS desktop title-rename-feedback", "PASS phone title-rename-feedback",
+		"PASS desktop subagent-approval", "PASS phone subagent-approval",
+		"PASS desktop handoff-agent-name", "PASS phone handoff-agent-name",
+		"PASS desktop chat-list-days", "PASS phone chat-list-days",
+		"PASS desktop markdown-headings", "PASS phone markdown-headings",
 		"PASS desktop form-cancel", "PASS desktop preliminary-output-and-unsafe-link",
 		"PASS desktop tool-states-stop-error", "PASS phone tool-states-stop-error",
 		"PASS desktop chats-reload-resume-delete", "PASS phone chats-reload-resume-delete",

@@ -160,9 +160,11 @@ async function newPage(size, url = base) {
   page.on("request", (r) => {
     if (r.method() === "POST" && new URL(r.url()).pathname === "/api/chat") page.chatBodies.push(r.postDataJSON());
   });
+  page.assets = []; // the responses for the page's scripts and style sheets
   page.on("response", (r) => {
     const path = new URL(r.url()).pathname;
     if (/^\/api\/chat\/[^/]+\/stream$/.test(path)) page.resumes.push(r.status());
+    if (/\.(js|css)$/.test(path)) page.assets.push(r);
   });
   page.on("pageerror", (e) => log("page error:", e.message));
   page.on("console", (m) => {
@@ -170,6 +172,7 @@ async function newPage(size, url = base) {
   });
   const res = await page.goto(url + "/");
   checkPageHeaders(res.headers(), `${size} ${url}/`);
+  page.htmlResponse = res;
   return page;
 }
 
@@ -199,7 +202,28 @@ async function expectText(locator, want, what, state = "visible") {
 // overflows reports whether an element's content is wider than its box.
 const overflows = (locator) => locator.evaluate((el) => el.scrollWidth > el.clientWidth + 1);
 
+// checkAssetDelivery checks how the page's scripts and style sheets came
+// (issue 26 item 1; measure.mjs measures what it saves): compressed
+// (brotli or gzip, precompressed at build time) and cacheable for a year
+// as immutable (their names carry a hash of their content), while the
+// HTML is revalidated (no-cache with an ETag), so a reload fetches no
+// script again.
+async function checkAssetDelivery(page, html) {
+  const h = html.headers();
+  if (!/no-cache/.test(h["cache-control"] ?? "") || !h["etag"]) throw new Error(`the HTML: Cache-Control ${JSON.stringify(h["cache-control"])}, ETag ${JSON.stringify(h["etag"])}; want no-cache and an ETag`);
+  const assets = page.assets.filter((r) => new URL(r.url()).origin === new URL(html.url()).origin);
+  if (!assets.some((r) => r.url().endsWith(".js"))) throw new Error("the page loaded no script of its own");
+  for (const r of assets) {
+    const a = await r.allHeaders();
+    const name = new URL(r.url()).pathname;
+    // The build compresses every file of at least 1 KiB.
+    if (!["br", "gzip"].includes(a["content-encoding"]) && (await r.body()).length >= 1024) throw new Error(`${name} came with Content-Encoding ${JSON.stringify(a["content-encoding"])}, want br or gzip`);
+    if (!/max-age=31536000/.test(a["cache-control"] ?? "") || !/immutable/.test(a["cache-control"] ?? "")) throw new Error(`${name}: Cache-Control ${JSON.stringify(a["cache-control"])}, want a year and immutable`);
+  }
+}
+
 async function welcomeAndMarkdown(page) {
+  await checkAssetDelivery(page, page.htmlResponse);
   await expectText(page.getByTestId("banner"), "Simulator", "simulator banner");
   await page.getByTestId("welcome").waitFor();
   await shot(page, "00-welcome", "the welcome screen: simulator banner, two suggestions, the composer");
@@ -946,6 +970,63 @@ async function titleRenameFeedback(page) {
   await shot(page, "27-renamed", "the renamed chat in the list after a reload");
 }
 
+// chatListDays: chats last written today, yesterday and ten days ago
+// (a canned GET /api/chats, as the servers' chats are all from today)
+// are listed under Today, Yesterday and Earlier, newest first, by the
+// browser's own calendar; a search keeps the headings of what it finds.
+async function chatListDays(page) {
+  const chats = await page.evaluate(() => {
+    const now = new Date();
+    const day = (back) => new Date(now.getFullYear(), now.getMonth(), now.getDate() - back, 12).toISOString();
+    return [
+      { id: "chat-days-1", title: "Lunch plans", updated: now.toISOString() },
+      { id: "chat-days-2", title: "Train times to Lyon", updated: day(1) },
+      { id: "chat-days-3", title: "Holiday packing list", updated: day(10) },
+    ];
+  });
+  await page.route((url) => url.pathname === "/api/chats", (route) => route.fulfill({ json: { chats } }));
+  await page.reload();
+  const list = await chatList(page);
+  const grouped = async () => list.locator(".thread-group").evaluateAll((groups) =>
+    groups.map((g) => [g.querySelector(".thread-day").textContent, ...[...g.querySelectorAll(".thread-open")].map((b) => b.textContent)]));
+  await expectTitles(page, chats.map((c) => c.title), "the canned chats");
+  let got = await grouped();
+  const want = [["Today", "Lunch plans"], ["Yesterday", "Train times to Lyon"], ["Earlier", "Holiday packing list"]];
+  if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`the list's groups: ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+  await shot(page, "28-chat-days", "chats under Today, Yesterday and Earlier in the chat list");
+  await list.getByRole("searchbox", { name: "Search chats" }).fill("train");
+  await expectTitles(page, ["Train times to Lyon"], "the list searched for “train”");
+  got = await grouped();
+  if (JSON.stringify(got) !== JSON.stringify([want[1]])) throw new Error(`the searched list's groups: ${JSON.stringify(got)}, want ${JSON.stringify([want[1]])}`);
+}
+
+// headingSizes: an answer with three levels of heading (a canned
+// stream: the demo's answer has only one) sets them largest first, each
+// larger than the text.
+async function headingSizes(page) {
+  const chunks = [
+    { type: "start", messageId: "canned-headings" },
+    { type: "start-step" },
+    { type: "text-start", id: "t1" },
+    { type: "text-delta", id: "t1", delta: "# Trip\n\nA plan.\n\n## Day one\n\nThe museum.\n\n### Morning\n\nCoffee first." },
+    { type: "text-end", id: "t1" },
+    { type: "finish-step" },
+    { type: "finish", finishReason: "stop" },
+  ];
+  await page.route("**/api/chat", (route) =>
+    route.fulfill({
+      status: 200,
+      headers: { "content-type": "text/event-stream", "x-vercel-ai-ui-message-stream": "v1" },
+      body: chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n",
+    }),
+  );
+  await send(page, "Plan a trip");
+  await lastAssistant(page).locator("h3").filter({ hasText: "Morning" }).waitFor();
+  const px = await lastAssistant(page).evaluate((el) => ["h1", "h2", "h3", "p"].map((s) => parseFloat(getComputedStyle(el.querySelector(s)).fontSize)));
+  if (!(px[0] > px[1] && px[1] > px[2] && px[2] > px[3])) throw new Error(`heading sizes h1, h2, h3, text: ${px.join(", ")} px; want largest first`);
+  await check(page, `${page.size} headings`);
+}
+
 // cannedStream serves one canned response: a tool with preliminary
 // output (interim progress) and a Markdown link with a javascript: URL.
 async function cannedStream(page) {
@@ -1101,6 +1182,10 @@ try {
     await step("handoff-agent-name", size, agentName);
   }
   for (const size of ["desktop", "phone"]) await step("title-rename-feedback", size, titleRenameFeedback);
+  for (const size of ["desktop", "phone"]) {
+    await step("chat-list-days", size, chatListDays);
+    await step("markdown-headings", size, headingSizes);
+  }
   await step("form-and-deny", "desktop", (page) => formAndApproval(page, { approve: false, newName: "Alan Turing", tag: "deny" }));
   await step("form-cancel", "desktop", formCancel);
   await step("preliminary-output-and-unsafe-link", "desktop", cannedStream);
