@@ -165,7 +165,7 @@ func TestBrowser_PageAtDesktopAndPhoneSizes(t *testing.T) {
 	script := filepath.Join("e2e", "toolstates.json")
 	failing := []*testServer{startServer(t, "-script", script), startServer(t, "-script", script)}
 	// The paced demo streams a word every 70 ms and its get_weather takes
-	// 4.9 s: time enough to reload the page mid-run.
+	// 10.5 s: time enough to reload the page mid-run.
 	paced := []*testServer{startServer(t, "-pace", "70ms"), startServer(t, "-pace", "70ms")}
 	// Its one turn expects the image dot.png; it plays per chat.
 	attach := startServer(t, "-script", filepath.Join("e2e", "attachments.json"))

@@ -172,7 +172,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.lease, "lease", 0, "how long a run holds its chat between renewals: a replica that dies leaves its chats to the others after this long (0: aisdk's default, 20s)")
 	fs.BoolVar(&cfg.durable, "durable", true, "run each run durably (DBOS, in the chats' database) when the database is SQLite or PostgreSQL, so that a run outlives its process: a replica started again with the same -executor goes on with the runs it left; -durable=false runs them in process")
 	fs.StringVar(&cfg.executor, "executor", "", "with -durable: this replica's DBOS executor id, the same across its restarts and different from every other replica's (default <host name>:<port>)")
-	fs.DurationVar(&cfg.pace, "pace", defaultPace, "the built-in demo's pause after each streamed word (its get_weather takes 70 times as long); 0 streams at once")
+	fs.DurationVar(&cfg.pace, "pace", defaultPace, "the built-in demo's pause after each streamed word (its get_weather takes 150 times as long); 0 streams at once")
 	cfg.mcp = mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

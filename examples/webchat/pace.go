@@ -16,8 +16,10 @@ import (
 const defaultPace = 35 * time.Millisecond
 
 // slowToolFactor is how many word pauses the demo's get_weather takes:
-// 70 × 35 ms ≈ 2.5 s, long enough to see its running state and stop it.
-const slowToolFactor = 70
+// 150 × 35 ms ≈ 5 s, long enough to see its running state and stop it
+// (and, in the browser test at 70 ms, to reload a page on a loaded machine
+// before it ends: 70 × 70 ms was not).
+const slowToolFactor = 150
 
 // pacing makes the built-in demo stream like a real model: a pause after
 // each word of text and reasoning, and a get_weather that takes a while.

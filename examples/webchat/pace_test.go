@@ -90,7 +90,7 @@ func TestPacing_OffForScriptsRealModelsAndZero(t *testing.T) {
 			t.Errorf("%+v: pacing %+v, want none", cfg, p)
 		}
 	}
-	if p := demoPacing(config{pace: 10 * time.Millisecond}); p.word != 10*time.Millisecond || p.tool != 700*time.Millisecond {
+	if p := demoPacing(config{pace: 10 * time.Millisecond}); p.word != 10*time.Millisecond || p.tool != slowToolFactor*10*time.Millisecond {
 		t.Errorf("demo pacing %+v", p)
 	}
 	if _, err := parseFlags([]string{"-pace", "-1s"}, io.Discard); err == nil || !strings.Contains(err.Error(), "-pace") {

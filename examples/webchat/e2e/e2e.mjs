@@ -761,7 +761,8 @@ async function chatsReloadResume(page) {
   await page.getByTestId("welcome").waitFor();
   if (chatInPage(page) !== "") throw new Error(`a new chat's address names ${chatInPage(page)}`);
   await send(page, weather);
-  await page.getByTestId("create-record-form").waitFor();
+  // get_weather takes about 10 s at this pace before the form comes.
+  await page.getByTestId("create-record-form").waitFor({ timeout: 4 * timeout });
   await idle(page);
   const chatB = chatInPage(page);
   if (!chatB || chatB === chatA) throw new Error(`chat B's address names ${JSON.stringify(chatB)} (chat A is ${chatA})`);
