@@ -25,16 +25,24 @@ const markingScript = `{"turns_by":"conversation","turns":[
 // MCP server's files and the webchat arguments that use them.
 type markingRun struct {
 	marks, fifo, again string
+	release            string   // a FIFO the first slow call reads to its end when release is true
 	args               []string // -script and -mcp
 }
 
 // newMarkingRun writes the script and makes the FIFOs the slow tool says
 // "started" (its first call) and "again" (a later one) on.
-func newMarkingRun(t *testing.T) *markingRun {
+func newMarkingRun(t *testing.T, release bool) *markingRun {
 	t.Helper()
 	dir := t.TempDir()
 	m := &markingRun{marks: filepath.Join(dir, "marks"), fifo: filepath.Join(dir, "fifo"), again: filepath.Join(dir, "again")}
-	for _, f := range []string{m.fifo, m.again} {
+	fifos := []string{m.fifo, m.again}
+	env := fmt.Sprintf("WEBCHAT_MARKS=%s WEBCHAT_FIFO=%s WEBCHAT_FIFO_AGAIN=%s", m.marks, m.fifo, m.again)
+	if release {
+		m.release = filepath.Join(dir, "release")
+		fifos = append(fifos, m.release)
+		env += " WEBCHAT_FIFO_RELEASE=" + m.release
+	}
+	for _, f := range fifos {
 		if err := syscall.Mkfifo(f, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +51,7 @@ func newMarkingRun(t *testing.T) *markingRun {
 	if err := os.WriteFile(script, []byte(markingScript), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	helper := fmt.Sprintf("env WEBCHAT_MARKS_HELPER=1 WEBCHAT_MARKS=%s WEBCHAT_FIFO=%s WEBCHAT_FIFO_AGAIN=%s %s -test.run=^TestHelperMarkingMCPServer$", m.marks, m.fifo, m.again, os.Args[0])
+	helper := fmt.Sprintf("env WEBCHAT_MARKS_HELPER=1 %s %s -test.run=^TestHelperMarkingMCPServer$", env, os.Args[0])
 	m.args = []string{"-script", script, "-mcp", helper}
 	return m
 }
@@ -104,7 +112,7 @@ func (m *markingRun) checkFinished(t *testing.T, p *process) {
 // step runs again.
 func TestDurable_ASIGTERMedReplicasRunIsFinishedByAnother(t *testing.T) {
 	db := postgresDB(t)
-	m := newMarkingRun(t)
+	m := newMarkingRun(t, false)
 	args := append([]string{"-db", db, "-lease", "1s"}, m.args...)
 	bin := buildWebchat(t)
 	a := startProcess(t, bin, append(args, "-executor", "a")...)
@@ -119,11 +127,11 @@ func TestDurable_ASIGTERMedReplicasRunIsFinishedByAnother(t *testing.T) {
 		sent <- err
 	}()
 	waitFIFO(t, m.fifo, a)
-	a.term(t)
 	termed := time.Now()
+	a.term(t)
 	<-sent
 	waitFIFO(t, m.again, b) // B runs the slow tool again: it took the run over
-	t.Logf("B took the run over %v after A's SIGTERM (-lease 1s)", time.Since(termed).Round(time.Millisecond))
+	t.Logf("B ran the slow tool again %v after A's SIGTERM (-lease 1s)", time.Since(termed).Round(time.Millisecond))
 
 	resumer := &aisdktest.ChatClient{URL: b.url + "/api/chat", ChatID: "c"}
 	resumer.SetMessages(client.Messages()[:1])
