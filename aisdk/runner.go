@@ -95,13 +95,15 @@ func (h *ChatServer) serveDurable(w http.ResponseWriter, r *http.Request, req *C
 		h.internalError(w, r, err)
 		return
 	}
-	s := h.newSink(ctx, id, newStoredRun(ctx, h, chat, lease, history, messageID), messageID)
+	sr := newStoredRun(ctx, h, chat, lease, history, messageID)
+	restated := len(sr.restate) // logged after the start, but the client has them
+	s := h.newSink(ctx, id, sr, messageID)
 	h.sinks.set(id, s)
 	opts.ConversationID = req.ID
 	if err := h.Runner.Start(ctx, id, req.ID, history, opts); err != nil {
 		h.RunItem(id, nil, fmt.Errorf("aisdk: starting the run of chat %q: %w", req.ID, err))
 	}
-	h.followStream(w, r, chat.ID, lease.StreamID)
+	h.followStream(w, r, chat.ID, lease.StreamID, restated)
 }
 
 // recordLease writes the chat's run-lease document.

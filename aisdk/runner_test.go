@@ -311,3 +311,22 @@ func TestRunner_ARunRecoveredAfterItsLeaseRanOutGoesOnInANewStream(t *testing.T)
 	assert.Equal(t, map[string]int{"start": 1, "start-step": 2, "finish-step": 2, "reset-step": 0, "finish": 1}, map[string]int{
 		"start": count["start"], "start-step": count["start-step"], "finish-step": count["finish-step"], "reset-step": count["reset-step"], "finish": count["finish"]})
 }
+
+// A request that continues a message (here with an approval) gets only
+// the new parts, as without a Runner: the parts the log restates after the
+// start chunk, for resuming clients, are the client's already.
+func TestRunner_ARequestThatContinuesAMessageGetsOnlyItsNewParts(t *testing.T) {
+	del, err := agentloop.NewTool("delete_record", "Deletes a record.", func(context.Context, struct{}) (string, error) { return "deleted", nil })
+	require.NoError(t, err)
+	del.NeedsApproval = true
+	r, _ := newRunnerReplica(t, newStore(t), simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Deleting."), simtest.Call("d", "delete_record", map[string]any{})}},
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"d": "deleted"}}, Reply: []simtest.Step{simtest.Text("Deleted.")}},
+	), del)
+	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", Approve: func(string, json.RawMessage) (bool, string) { return true, "" }}
+	msgs, err := client.Send(context.Background(), "Delete it")
+	require.NoError(t, err, "a restated part would be a second part of one tool call")
+	require.Len(t, msgs, 2)
+	assert.Equal(t, 1, strings.Count(fmt.Sprint(msgs[1].Parts), "Deleting."))
+	assert.Contains(t, fmt.Sprint(msgs[1].Parts), "Deleted.")
+}
