@@ -103,6 +103,15 @@ type ChatServer struct {
 	// the process lives.
 	Runner Runner
 
+	// ReleaseOnShutdown, with a Runner, makes the runs that Shutdown
+	// hands over release their stream leases (they run out at once), so
+	// that a live replica may take them over at once ([ChatServer.Abandoned])
+	// rather than once the leases ran out: for a rolling deploy of
+	// replicas. False keeps the leases, for a process that starts again to
+	// go on with its own runs: a client that resumes its chat's stream in
+	// between follows the stream still leased instead of finding none.
+	ReleaseOnShutdown bool
+
 	// AllowedOrigins lists the other origins whose browsers may change
 	// something, as [Handler.AllowedOrigins] does; it guards the chat
 	// POST, stop and delete, so that no page of another site can post,

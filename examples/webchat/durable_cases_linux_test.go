@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/pgstore"
 )
 
 // markingScript is the script of the TestDurable_* runs: the tool "mark",
@@ -106,14 +109,16 @@ func (m *markingRun) checkFinished(t *testing.T, p *process) {
 	}
 }
 
-// A deploy with two replicas on one PostgreSQL: A gets SIGTERM while a
-// run's slow tool runs; B, which stays up, takes the run over and the chat
-// gets its answer with no new message from the client, and no completed
-// step runs again.
-func TestDurable_ASIGTERMedReplicasRunIsFinishedByAnother(t *testing.T) {
+// A deploy with two replicas on one PostgreSQL (-release): A gets SIGTERM
+// while a run's slow tool runs; B, which stays up, takes the run over
+// without waiting out A's stream lease (A released it as it handed the run
+// over), and the chat gets its answer with no new message from the
+// client, and no completed step runs again.
+func TestDurable_ASIGTERMedReplicasRunIsFinishedByAnotherWithoutWaitingOutItsLease(t *testing.T) {
+	const lease = 30 * time.Second // B looks for abandoned runs every 10 s
 	db := postgresDB(t)
 	m := newMarkingRun(t, false)
-	args := append([]string{"-db", db, "-lease", "1s"}, m.args...)
+	args := append([]string{"-db", db, "-lease", lease.String(), "-release"}, m.args...)
 	bin := buildWebchat(t)
 	a := startProcess(t, bin, append(args, "-executor", "a")...)
 	b := startProcess(t, bin, append(args, "-executor", "b")...)
@@ -130,8 +135,17 @@ func TestDurable_ASIGTERMedReplicasRunIsFinishedByAnother(t *testing.T) {
 	termed := time.Now()
 	a.term(t)
 	<-sent
+	st, err := pgstore.Open(context.Background(), db, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.ActiveStream(context.Background(), "c")
+	st.Close()
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the chat's stream is still leased once A ended (%v): A did not release the lease of the run it handed over", err)
+	}
 	waitFIFO(t, m.again, b) // B runs the slow tool again: it took the run over
-	t.Logf("B ran the slow tool again %v after A's SIGTERM (-lease 1s)", time.Since(termed).Round(time.Millisecond))
+	t.Logf("B ran the slow tool again %v after A's SIGTERM (-lease %v)", time.Since(termed).Round(time.Millisecond), lease)
 
 	resumer := &aisdktest.ChatClient{URL: b.url + "/api/chat", ChatID: "c"}
 	resumer.SetMessages(client.Messages()[:1])

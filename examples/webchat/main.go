@@ -150,6 +150,7 @@ type config struct {
 	pace         time.Duration // the built-in demo's pause after each word; 0 streams at once
 	durable      bool          // run the runs on DBOS when the database is SQLite or PostgreSQL
 	executor     string        // the DBOS executor id; "" is <host>:<port>
+	release      bool          // aisdk.ChatServer.ReleaseOnShutdown
 	listen       string        // the address listened on, once known
 	mcp          *mcpflags.Flags
 	traces       *tracing // traces the runs; nil for none
@@ -172,6 +173,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.lease, "lease", 0, "how long a run holds its chat between renewals: a replica that dies leaves its chats to the others after this long (0: aisdk's default, 20s)")
 	fs.BoolVar(&cfg.durable, "durable", true, "run each run durably (DBOS, in the chats' database) when the database is SQLite or PostgreSQL, so that a run outlives its process: a replica started again with the same -executor goes on with the runs it left; -durable=false runs them in process")
 	fs.StringVar(&cfg.executor, "executor", "", "with -durable: this replica's DBOS executor id, the same across its restarts and different from every other replica's (default <host name>:<port>)")
+	fs.BoolVar(&cfg.release, "release", false, "with -durable: at SIGTERM, release the stream leases of the runs handed over, so that another replica takes them over at once (a rolling deploy) rather than once the lease ran out; without it a restart of this replica goes on with them")
 	fs.DurationVar(&cfg.pace, "pace", defaultPace, "the built-in demo's pause after each streamed word (its get_weather takes 70 times as long); 0 streams at once")
 	cfg.mcp = mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -339,6 +341,7 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		ErrorText:      scriptedErrorText,
 		Logger:         logger,
 	}
+	chat.ReleaseOnShutdown = cfg.release
 	if cfg.script == "" {
 		// After the first answer the model names the chat (one short
 		// request; the demo script answers it at once). A -script's
