@@ -188,7 +188,8 @@ func (h *ChatServer) Validate() error { return h.init() }
 // them; when the engine then shuts down, the runs it cancels are handed
 // over (their chats and stream logs keep what they saved, their streams
 // stay active, and the engine resumes them, in this process started again
-// within the stream lease). Shutdown returns once they all ended, or with
+// within the stream lease; with ReleaseOnShutdown their leases are
+// released, for a live replica to take them over at once). Shutdown returns once they all ended, or with
 // ctx's error when ctx is done first. Call it before http.Server.Shutdown, which would
 // otherwise wait for runs that outlive their clients up to MaxRunTime. It
 // may be called more than once, and concurrently with requests; the
