@@ -44,8 +44,9 @@
 // default <host name>:<port>; replicas need different ids, and a replica
 // keeps its id across restarts). A process killed mid-run (kill -9), or
 // stopped by SIGTERM, goes on with its runs when it starts again with the
-// same id within the stream lease, and otherwise, once the lease ran out,
-// another live replica takes them over: a completed model or tool call
+// same id within the stream lease, and otherwise, once the lease ran out
+// (at once after a SIGTERM with -release, for rolling deploys), another
+// live replica takes them over: a completed model or tool call
 // does not run again, a tool call in flight does (at least once), and a
 // reloaded page resumes the answer. DBOS keeps its state in the PostgreSQL database
 // (in the schema of the URL's search_path, or "dbos"), or in <db>-dbos.db
