@@ -79,7 +79,7 @@ func (h *ChatServer) serveRepeat(w http.ResponseWriter, r *http.Request, req *Ch
 		return
 	}
 	if inProgress != "" {
-		h.followStream(w, r, req.ID, inProgress)
+		h.followStream(w, r, req.ID, inProgress, 0)
 		return
 	}
 	msgs := FromHistory(history)

@@ -47,12 +47,15 @@ func (h *ChatServer) serveResume(w http.ResponseWriter, r *http.Request) {
 		h.internalError(w, r, fmt.Errorf("aisdk: finding the stream of chat %q: %w", chatID, err))
 		return
 	}
-	h.followStream(w, r, chatID, s.ID)
+	h.followStream(w, r, chatID, s.ID, 0)
 }
 
 // followStream streams the stream streamID of chat chatID: replayed from
-// its start, then followed live to its end.
-func (h *ChatServer) followStream(w http.ResponseWriter, r *http.Request, chatID, streamID string) {
+// its start, then followed live to its end. The restated chunks that
+// follow the start chunk (restated of them: the parts of the message the
+// stream continues, which a client that posted the message has) are left
+// out.
+func (h *ChatServer) followStream(w http.ResponseWriter, r *http.Request, chatID, streamID string, restated int) {
 	type read struct {
 		data []byte
 		err  error
@@ -88,6 +91,7 @@ func (h *ChatServer) followStream(w http.ResponseWriter, r *http.Request, chatID
 		tick = t.C
 	}
 	var last []byte
+	n := 0 // the chunks read
 	wrote := true
 	for {
 		select {
@@ -112,6 +116,9 @@ func (h *ChatServer) followStream(w http.ResponseWriter, r *http.Request, chatID
 				return
 			}
 			last = rd.data
+			if n++; n > 1 && n <= 1+restated {
+				continue
+			}
 			if sw.writeData(rd.data) != nil {
 				return
 			}

@@ -95,13 +95,15 @@ func (h *ChatServer) serveDurable(w http.ResponseWriter, r *http.Request, req *C
 		h.internalError(w, r, err)
 		return
 	}
-	s := h.newSink(ctx, id, newStoredRun(ctx, h, chat, lease, history, messageID), messageID)
+	sr := newStoredRun(ctx, h, chat, lease, history, messageID)
+	restated := len(sr.restate) // logged after the start, but the client has them
+	s := h.newSink(ctx, id, sr, messageID)
 	h.sinks.set(id, s)
 	opts.ConversationID = req.ID
 	if err := h.Runner.Start(ctx, id, req.ID, history, opts); err != nil {
 		h.RunItem(id, nil, fmt.Errorf("aisdk: starting the run of chat %q: %w", req.ID, err))
 	}
-	h.followStream(w, r, chat.ID, lease.StreamID)
+	h.followStream(w, r, chat.ID, lease.StreamID, restated)
 }
 
 // recordLease writes the chat's run-lease document.
@@ -372,10 +374,15 @@ func (s *runSink) put(p runPair) bool {
 	}
 	if p.err != nil && errors.Is(p.err, agentloop.ErrCancelled) && !s.sr.stopped(nil) && !s.sr.lost.Load() && s.h.runs.isClosed() {
 		// The engine shuts down with the server: the run is not over, the
-		// engine resumes it (in this process once it starts again, with
-		// its lease). What it logged stays; nothing else is written.
+		// engine resumes it. What it logged stays; nothing else is
+		// written. With ReleaseOnShutdown its lease is released (it runs
+		// out now), so that a live replica may take the run over at once
+		// (Abandoned) rather than once the lease ran out.
 		s.sr.flushLog()
 		s.end()
+		if s.h.ReleaseOnShutdown {
+			s.h.releaseLease(s.sr.ctx, s.sr.lease)
+		}
 		return true
 	}
 	s.sr.dry = s.skipStart || s.skipSteps > 0
@@ -442,4 +449,17 @@ func (s *runSink) end() {
 		stop()
 	}
 	s.stops = nil
+}
+
+// releaseLease makes lease l run out now, for a run that this process
+// hands over: the stream stays active in the store until its lease ran
+// out, and reads as interrupted from then on. A failure leaves the lease
+// to run out by itself.
+func (h *ChatServer) releaseLease(ctx context.Context, l store.Lease) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	if _, err := h.Store.RenewLease(ctx, l, time.Microsecond); err != nil {
+		h.logger().LogAttrs(ctx, slog.LevelWarn, "aisdk: releasing the stream lease of a run handed over failed; it runs out by itself",
+			slog.String("chat", l.ChatID), slog.Any("error", err))
+	}
 }

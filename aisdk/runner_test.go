@@ -311,3 +311,68 @@ func TestRunner_ARunRecoveredAfterItsLeaseRanOutGoesOnInANewStream(t *testing.T)
 	assert.Equal(t, map[string]int{"start": 1, "start-step": 2, "finish-step": 2, "reset-step": 0, "finish": 1}, map[string]int{
 		"start": count["start"], "start-step": count["start-step"], "finish-step": count["finish-step"], "reset-step": count["reset-step"], "finish": count["finish"]})
 }
+
+// A request that continues a message (here with an approval) gets only
+// the new parts, as without a Runner: the parts the log restates after the
+// start chunk, for resuming clients, are the client's already.
+func TestRunner_ARequestThatContinuesAMessageGetsOnlyItsNewParts(t *testing.T) {
+	del, err := agentloop.NewTool("delete_record", "Deletes a record.", func(context.Context, struct{}) (string, error) { return "deleted", nil })
+	require.NoError(t, err)
+	del.NeedsApproval = true
+	r, _ := newRunnerReplica(t, newStore(t), simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Deleting."), simtest.Call("d", "delete_record", map[string]any{})}},
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"d": "deleted"}}, Reply: []simtest.Step{simtest.Text("Deleted.")}},
+	), del)
+	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", Approve: func(string, json.RawMessage) (bool, string) { return true, "" }}
+	msgs, err := client.Send(context.Background(), "Delete it")
+	require.NoError(t, err, "a restated part would be a second part of one tool call")
+	require.Len(t, msgs, 2)
+	assert.Equal(t, 1, strings.Count(fmt.Sprint(msgs[1].Parts), "Deleting."))
+	assert.Contains(t, fmt.Sprint(msgs[1].Parts), "Deleted.")
+}
+
+// A run that Shutdown hands over (the engine then cancels it) keeps its
+// stream's lease, for this process started again, or, with
+// ReleaseOnShutdown, releases it: the chat has no active stream at once,
+// and Abandoned says that a live replica may take the run over.
+func TestRunner_ReleaseOnShutdownReleasesTheLeaseOfARunHandedOver(t *testing.T) {
+	for _, release := range []bool{false, true} {
+		t.Run(fmt.Sprint(release), func(t *testing.T) {
+			started := make(chan struct{})
+			slow, err := agentloop.NewTool("slow", "Takes its time.", func(ctx context.Context, _ struct{}) (string, error) {
+				close(started)
+				<-ctx.Done()
+				return "", ctx.Err()
+			})
+			require.NoError(t, err)
+			st := newStore(t)
+			r, f := newRunnerReplica(t, st, simtest.NewModel(
+				simtest.Turn{Reply: []simtest.Step{simtest.Call("s", "slow", map[string]any{})}},
+			), slow)
+			r.h.ReleaseOnShutdown = release
+			client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+			sent := make(chan error, 1)
+			go func() {
+				_, err := client.Send(context.Background(), "Go")
+				sent <- err
+			}()
+			<-started
+			require.NoError(t, r.h.Shutdown(context.Background()))
+			<-sent
+			require.Len(t, f.ids, 1)
+			f.Stop(f.ids[0], context.Canceled) // the engine shuts down
+			f.wg.Wait()
+
+			_, err = st.ActiveStream(context.Background(), "c")
+			abandoned, aerr := r.h.Abandoned(context.Background(), f.ids[0])
+			require.NoError(t, aerr)
+			if release {
+				assert.ErrorIs(t, err, store.ErrNotFound, "the stream is still leased")
+				assert.True(t, abandoned)
+			} else {
+				assert.NoError(t, err, "the stream's lease was released")
+				assert.False(t, abandoned)
+			}
+		})
+	}
+}

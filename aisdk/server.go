@@ -103,6 +103,15 @@ type ChatServer struct {
 	// the process lives.
 	Runner Runner
 
+	// ReleaseOnShutdown, with a Runner, makes the runs that Shutdown
+	// hands over release their stream leases (they run out at once), so
+	// that a live replica may take them over at once ([ChatServer.Abandoned])
+	// rather than once the leases ran out: for a rolling deploy of
+	// replicas. False keeps the leases, for a process that starts again to
+	// go on with its own runs: a client that resumes its chat's stream in
+	// between follows the stream still leased instead of finding none.
+	ReleaseOnShutdown bool
+
 	// AllowedOrigins lists the other origins whose browsers may change
 	// something, as [Handler.AllowedOrigins] does; it guards the chat
 	// POST, stop and delete, so that no page of another site can post,
@@ -179,7 +188,8 @@ func (h *ChatServer) Validate() error { return h.init() }
 // them; when the engine then shuts down, the runs it cancels are handed
 // over (their chats and stream logs keep what they saved, their streams
 // stay active, and the engine resumes them, in this process started again
-// within the stream lease). Shutdown returns once they all ended, or with
+// within the stream lease; with ReleaseOnShutdown their leases are
+// released, for a live replica to take them over at once). Shutdown returns once they all ended, or with
 // ctx's error when ctx is done first. Call it before http.Server.Shutdown, which would
 // otherwise wait for runs that outlive their clients up to MaxRunTime. It
 // may be called more than once, and concurrently with requests; the

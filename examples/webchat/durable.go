@@ -89,13 +89,14 @@ func (e *durableEngine) launch() error {
 	return nil
 }
 
-// adopt resumes, every interval until ctx is done, the runs that other
-// executors abandoned (chat.Abandoned: their process died and their stream
-// lease ran out while their chat waits for them): DBOS then runs them on
-// one of the live executors, and the chat server goes on with them in a
-// new stream of their chat.
-func (e *durableEngine) adopt(ctx context.Context, chat *aisdk.ChatServer, every time.Duration, logger *slog.Logger) {
-	t := time.NewTicker(every)
+// adopt resumes, every third of the stream lease until ctx is done, the
+// runs that other executors abandoned (chat.Abandoned: their process died
+// and their stream lease ran out, or their process handed them over at
+// SIGTERM and released it, while their chat waits for them): DBOS then
+// runs them on one of the live executors, and the chat server goes on with
+// them in a new stream of their chat.
+func (e *durableEngine) adopt(ctx context.Context, chat *aisdk.ChatServer, lease time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(lease / 3)
 	defer t.Stop()
 	for {
 		select {

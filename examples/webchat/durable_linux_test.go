@@ -21,7 +21,9 @@ import (
 // leave a line in the file $WEBCHAT_MARKS at each call: "mark", and "slow",
 // whose first call then says "started" on the FIFO $WEBCHAT_FIFO and
 // never returns (its process is killed), while later calls return, first
-// saying "again" on the FIFO $WEBCHAT_FIFO_AGAIN if it is set.
+// saying "again" on the FIFO $WEBCHAT_FIFO_AGAIN if it is set. With
+// $WEBCHAT_FIFO_RELEASE set, the first call returns once it read that
+// FIFO to its end instead.
 func TestHelperMarkingMCPServer(t *testing.T) {
 	if os.Getenv("WEBCHAT_MARKS_HELPER") != "1" {
 		t.Skip("helper process for TestDurable_*")
@@ -50,6 +52,12 @@ func TestHelperMarkingMCPServer(t *testing.T) {
 			if leave("slow") {
 				if err := os.WriteFile(fifo, []byte("started\n"), 0); err != nil {
 					panic(err)
+				}
+				if release := os.Getenv("WEBCHAT_FIFO_RELEASE"); release != "" {
+					if _, err := os.ReadFile(release); err != nil {
+						panic(err)
+					}
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slow done"}}}, nil, nil
 				}
 				select {} // until the process is killed
 			}

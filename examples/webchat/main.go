@@ -44,8 +44,9 @@
 // default <host name>:<port>; replicas need different ids, and a replica
 // keeps its id across restarts). A process killed mid-run (kill -9), or
 // stopped by SIGTERM, goes on with its runs when it starts again with the
-// same id within the stream lease, and otherwise, once the lease ran out,
-// another live replica takes them over: a completed model or tool call
+// same id within the stream lease, and otherwise, once the lease ran out
+// (at once after a SIGTERM with -release, for rolling deploys), another
+// live replica takes them over: a completed model or tool call
 // does not run again, a tool call in flight does (at least once), and a
 // reloaded page resumes the answer. DBOS keeps its state in the PostgreSQL database
 // (in the schema of the URL's search_path, or "dbos"), or in <db>-dbos.db
@@ -150,6 +151,7 @@ type config struct {
 	pace         time.Duration // the built-in demo's pause after each word; 0 streams at once
 	durable      bool          // run the runs on DBOS when the database is SQLite or PostgreSQL
 	executor     string        // the DBOS executor id; "" is <host>:<port>
+	release      bool          // aisdk.ChatServer.ReleaseOnShutdown
 	listen       string        // the address listened on, once known
 	mcp          *mcpflags.Flags
 	traces       *tracing // traces the runs; nil for none
@@ -172,6 +174,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.lease, "lease", 0, "how long a run holds its chat between renewals: a replica that dies leaves its chats to the others after this long (0: aisdk's default, 20s)")
 	fs.BoolVar(&cfg.durable, "durable", true, "run each run durably (DBOS, in the chats' database) when the database is SQLite or PostgreSQL, so that a run outlives its process: a replica started again with the same -executor goes on with the runs it left; -durable=false runs them in process")
 	fs.StringVar(&cfg.executor, "executor", "", "with -durable: this replica's DBOS executor id, the same across its restarts and different from every other replica's (default <host name>:<port>)")
+	fs.BoolVar(&cfg.release, "release", false, "with -durable: at SIGTERM, release the stream leases of the runs handed over, so that another replica takes them over at once (a rolling deploy) rather than once the lease ran out; without it a restart of this replica goes on with them")
 	fs.DurationVar(&cfg.pace, "pace", defaultPace, "the built-in demo's pause after each streamed word (its get_weather takes 150 times as long); 0 streams at once")
 	cfg.mcp = mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -339,6 +342,7 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		ErrorText:      scriptedErrorText,
 		Logger:         logger,
 	}
+	chat.ReleaseOnShutdown = cfg.release
 	if cfg.script == "" {
 		// After the first answer the model names the chat (one short
 		// request; the demo script answers it at once). A -script's

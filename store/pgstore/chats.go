@@ -22,8 +22,10 @@ func (s *Store) GetChat(ctx context.Context, id string) (*store.Chat, error) {
 	}
 	c := &store.Chat{ID: id}
 	var history []byte
-	err := s.pool.QueryRow(ctx, `SELECT owner, title, version, created, updated, history FROM agentloop_chats WHERE id = $1`, id).
-		Scan(&c.Owner, &c.Title, &c.Version, &c.Created, &c.Updated, &history)
+	err := s.retryRead(ctx, func() error {
+		return s.pool.QueryRow(ctx, `SELECT owner, title, version, created, updated, history FROM agentloop_chats WHERE id = $1`, id).
+			Scan(&c.Owner, &c.Title, &c.Version, &c.Created, &c.Updated, &history)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound("chat", id)
 	}
@@ -181,8 +183,10 @@ func (s *Store) GetDoc(ctx context.Context, chatID, name string) (*store.Doc, er
 		return nil, err
 	}
 	d := &store.Doc{ChatID: chatID, Name: name}
-	err := s.pool.QueryRow(ctx, `SELECT version, updated, data FROM `+docTable(chatID)+` WHERE chat_id = $1 AND name = $2`, chatID, name).
-		Scan(&d.Version, &d.Updated, &d.Data)
+	err := s.retryRead(ctx, func() error {
+		return s.pool.QueryRow(ctx, `SELECT version, updated, data FROM `+docTable(chatID)+` WHERE chat_id = $1 AND name = $2`, chatID, name).
+			Scan(&d.Version, &d.Updated, &d.Data)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, docNotFound(chatID, name)
 	}

@@ -198,10 +198,14 @@ func (s *Store) check(ctx context.Context) error {
 }
 
 // fail wraps a database error of the operation op; once the store is
-// closed, every failure is ErrClosed.
+// closed, every failure is ErrClosed. A lost connection (connLost) empties
+// the pool: the others broke too, as a rule (reconnect.go).
 func (s *Store) fail(op string, err error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
+	}
+	if connLost(err) {
+		s.pool.Reset()
 	}
 	return fmt.Errorf("pgstore: %s: %w", op, err)
 }

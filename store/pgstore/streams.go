@@ -278,8 +278,12 @@ func (s *Store) ActiveStream(ctx context.Context, chatID string) (*store.Stream,
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	r, err := scanStream(s.pool.QueryRow(ctx, `SELECT `+streamColumns+` FROM agentloop_streams
-		WHERE chat_id = $1 AND state = 'active' AND lease_expires > coalesce($2::timestamptz, now())`, chatID, s.clockArg()))
+	var r *streamRow
+	err := s.retryRead(ctx, func() (err error) {
+		r, err = scanStream(s.pool.QueryRow(ctx, `SELECT `+streamColumns+` FROM agentloop_streams
+			WHERE chat_id = $1 AND state = 'active' AND lease_expires > coalesce($2::timestamptz, now())`, chatID, s.clockArg()))
+		return err
+	})
 	if err != nil {
 		return nil, s.fail("get active stream", err)
 	}
@@ -297,13 +301,22 @@ func (s *Store) GetStream(ctx context.Context, streamID string) (*store.Stream, 
 
 // read returns the stream, in the state it effectively has now, and up to
 // max of its chunks from sequence number from on.
-func (s *Store) read(ctx context.Context, streamID string, from int64, max int) (*store.Stream, []store.Chunk, error) {
+func (s *Store) read(ctx context.Context, streamID string, from int64, max int) (info *store.Stream, chunks []store.Chunk, err error) {
 	if err := store.CheckID("stream id", streamID); err != nil {
 		return nil, nil, err
 	}
 	if err := s.check(ctx); err != nil {
 		return nil, nil, err
 	}
+	err = s.retryRead(ctx, func() (err error) {
+		info, chunks, err = s.readOnce(ctx, streamID, from, max)
+		return err
+	})
+	return info, chunks, err
+}
+
+// readOnce is one attempt of read.
+func (s *Store) readOnce(ctx context.Context, streamID string, from int64, max int) (*store.Stream, []store.Chunk, error) {
 	r, err := s.getStream(ctx, streamID)
 	if err != nil {
 		return nil, nil, s.fail("read stream", err)
