@@ -145,7 +145,8 @@ func tryReady(ctx context.Context, hostPort string) error {
 	defer nc.Close()
 	err = nc.Register(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: "default",
 		WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)})
-	if _, exists := errors.AsType[*serviceerror.NamespaceAlreadyExists](err); err != nil && !exists {
+	var exists *serviceerror.NamespaceAlreadyExists
+	if err != nil && !errors.As(err, &exists) {
 		return err
 	}
 	c, err := dial(hostPort)

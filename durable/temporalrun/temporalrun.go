@@ -66,8 +66,9 @@
 // run end to end, a worker killed with SIGKILL or stopped with SIGTERM
 // mid-call, an approval across workers, and the cost per step.
 //
-// This package is a Go module of its own: go.temporal.io/sdk needs Go 1.26
-// and brings gRPC, which the rest of agentloop does not.
+// This package is a Go module of its own: go.temporal.io/sdk brings gRPC,
+// which the rest of agentloop does not. It uses go.temporal.io/sdk v1.48,
+// the newest release that supports Go 1.25.
 package temporalrun
 
 import (
