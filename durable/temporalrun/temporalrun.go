@@ -49,8 +49,13 @@
 //
 // Items reach callers out of band, so the workflow stays deterministic:
 // Options.OnItem and the [Runner.Stream] attached in the worker's process
-// see each item once when the workflow makes it, never while Temporal
-// replays the workflow's history.
+// see each item once per process, in order. A worker that takes a run over
+// from another process replays its history first: the items of the
+// replayed part reach OnItem too (whole parts), just before the first item
+// the worker makes itself, as a recovered DBOS run's do; a replay that
+// never goes on (a replayer's) delivers nothing, and a replay of a run
+// this process delivered already (after the worker's cache dropped it)
+// does not deliver those items again.
 //
 // A Runner is also an aisdk.Runner ([Runner.Start], [Runner.Stop]): with
 // Options.Client set and Options.OnItem set to the ChatServer's RunItem,
@@ -152,7 +157,7 @@ type Options struct {
 	ContinueAfter int
 	// OnItem, if set, is called with every item (and the final error) of
 	// every run this process's workers make, from the workflow's
-	// goroutine, once: not again while Temporal replays the run's history.
+	// goroutine, once per process (see the package doc for replays).
 	// It must not block for long (Temporal fails a workflow task that
 	// holds its goroutine for over a second).
 	OnItem func(runID string, item agentloop.Item, err error)
@@ -179,6 +184,7 @@ type Runner struct {
 	mu      sync.Mutex
 	subs    map[string]*subscriber // by run id
 	running map[string]int         // the runs this process's workers execute: workflow calls by run id
+	held    map[string]*delivery   // by "<run id>/<execution id>"
 }
 
 // New returns the runner of agent's runs.
@@ -189,7 +195,7 @@ func New(agent *agentloop.Agent, opts Options) (*Runner, error) {
 	if opts.Name == "" {
 		opts.Name = "agentloop"
 	}
-	return &Runner{agent: agent, opts: opts, subs: make(map[string]*subscriber), running: make(map[string]int)}, nil
+	return &Runner{agent: agent, opts: opts, subs: make(map[string]*subscriber), running: make(map[string]int), held: make(map[string]*delivery)}, nil
 }
 
 // WorkflowName returns the workflow type name of the runner's runs.
@@ -459,4 +465,54 @@ func (r *Runner) executing(id string) func() {
 		}
 		r.mu.Unlock()
 	}
+}
+
+// delivery is what this process delivered of one workflow execution: the
+// items before next went to OnItem; held are the items from next on that a
+// replay made, delivered before the first item made live.
+type delivery struct {
+	next int
+	held []pair
+}
+
+// delivery returns the delivery record of the execution key. Only the
+// execution's workflow goroutine uses it.
+func (r *Runner) delivery(key string) *delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.held[key]
+	if d == nil {
+		d = &delivery{}
+		r.held[key] = d
+	}
+	return d
+}
+
+// delivered forgets the record of an execution that ended.
+func (r *Runner) delivered(key string) {
+	r.mu.Lock()
+	delete(r.held, key)
+	r.mu.Unlock()
+}
+
+// offer delivers the execution's item n once in this process: an item a
+// replay makes is held until the execution makes one live (a replay that
+// never goes live, such as a replayer's, delivers nothing; one that goes
+// on from another process's history delivers the run from its start, as a
+// recovered run does), and an item delivered already (a replay after the
+// worker's cache dropped the execution) is not delivered again.
+func (d *delivery) offer(r *Runner, id string, n int, replaying bool, p pair) {
+	if n < d.next+len(d.held) {
+		return
+	}
+	if replaying {
+		d.held = append(d.held, p)
+		return
+	}
+	for _, q := range d.held {
+		r.deliver(id, q.item, q.err)
+	}
+	d.next += len(d.held) + 1
+	d.held = nil
+	r.deliver(id, p.item, p.err)
 }

@@ -46,6 +46,8 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 	}
 	var out Outcome
 	var next agentloop.History // the history to continue as new with
+	d := r.delivery(id + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID)
+	n := 0 // the index of the item in this execution
 	for it, err := range agent.Stream(lctx, in.History, opts) {
 		if ts, ok := it.(agentloop.TurnStart); ok && e.continueNow(ctx, ts.Turn, in.Turns, limit) {
 			next = e.state()
@@ -56,10 +58,10 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 		if err != nil || last(it) {
 			out = outcomeOf(it, err)
 		}
-		if !workflow.IsReplaying(ctx) {
-			r.deliver(id, it, err)
-		}
+		d.offer(r, id, n, workflow.IsReplaying(ctx), pair{it, err})
+		n++
 	}
+	r.delivered(id + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID)
 	if next != nil {
 		return Outcome{}, workflow.NewContinueAsNewError(ctx, r.WorkflowName(), Input{
 			ConversationID: in.ConversationID, History: next, ClientTools: in.ClientTools, System: in.System,

@@ -150,6 +150,7 @@ type config struct {
 	pace         time.Duration // the built-in demo's pause after each word; 0 streams at once
 	durable      bool          // run the runs on DBOS when the database is SQLite or PostgreSQL
 	executor     string        // the DBOS executor id; "" is <host>:<port>
+	temporal     string        // the Temporal server's HOST:PORT: run the runs there; "" for none
 	listen       string        // the address listened on, once known
 	mcp          *mcpflags.Flags
 	traces       *tracing // traces the runs; nil for none
@@ -172,6 +173,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.lease, "lease", 0, "how long a run holds its chat between renewals: a replica that dies leaves its chats to the others after this long (0: aisdk's default, 20s)")
 	fs.BoolVar(&cfg.durable, "durable", true, "run each run durably (DBOS, in the chats' database) when the database is SQLite or PostgreSQL, so that a run outlives its process: a replica started again with the same -executor goes on with the runs it left; -durable=false runs them in process")
 	fs.StringVar(&cfg.executor, "executor", "", "with -durable: this replica's DBOS executor id, the same across its restarts and different from every other replica's (default <host name>:<port>)")
+	fs.StringVar(&cfg.temporal, "temporal", "", "run each run as a Temporal workflow on the server at this HOST:PORT (namespace \"default\", registered when missing; task queue "+temporalQueue+"), instead of on DBOS; every replica is also a worker, so another replica finishes the runs of one that died")
 	fs.DurationVar(&cfg.pace, "pace", defaultPace, "the built-in demo's pause after each streamed word (its get_weather takes 70 times as long); 0 streams at once")
 	cfg.mcp = mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -347,7 +349,17 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		chat.Title = aisdk.ModelTitle(model)
 	}
 	var engine *durableEngine
-	if cfg.durable && database != "memory" {
+	var tengine *temporalEngine
+	if cfg.temporal != "" {
+		var runner aisdk.Runner
+		tengine, runner, err = newTemporal(ctx, cfg.temporal, agent, chat.RunItem, logger)
+		if err != nil {
+			_ = st.Close()
+			return nil, err
+		}
+		chat.Runner = runner
+		describe += "; durable runs (Temporal " + cfg.temporal + ")"
+	} else if cfg.durable && database != "memory" {
 		var runner aisdk.Runner
 		engine, runner, err = newEngine(ctx, cfg, database, agent, chat.RunItem, logger)
 		if err != nil {
@@ -361,11 +373,20 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		if engine != nil {
 			engine.close()
 		}
+		if tengine != nil {
+			tengine.close()
+		}
 		_ = st.Close()
 	}
 	if err := chat.Validate(); err != nil {
 		closeAll()
 		return nil, err
+	}
+	if tengine != nil {
+		if err := tengine.start(); err != nil {
+			closeAll()
+			return nil, err
+		}
 	}
 	if engine != nil {
 		// Recovers the runs this executor left, which go on through chat.
@@ -374,7 +395,7 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 			return nil, err
 		}
 	}
-	info, err := json.Marshal(map[string]any{"model": describe, "simulator": cfg.model == "", "store": true, "database": database, "durable": engine != nil})
+	info, err := json.Marshal(map[string]any{"model": describe, "simulator": cfg.model == "", "store": true, "database": database, "durable": engine != nil || tengine != nil})
 	if err != nil {
 		closeAll()
 		return nil, err
