@@ -145,7 +145,8 @@ func tryReady(ctx context.Context, hostPort string) error {
 	defer nc.Close()
 	err = nc.Register(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: "default",
 		WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)})
-	if _, exists := errors.AsType[*serviceerror.NamespaceAlreadyExists](err); err != nil && !exists {
+	var exists *serviceerror.NamespaceAlreadyExists
+	if err != nil && !errors.As(err, &exists) {
 		return err
 	}
 	c, err := dial(hostPort)
@@ -348,7 +349,16 @@ func testLostWorker(t *testing.T, sig syscall.Signal) {
 	}
 
 	// Another worker on the task queue; the test attaches to the run.
-	r, err := temporalrun.New(markingAgent(marksPath, nil), temporalrun.Options{TaskQueue: queue, Heartbeat: crashHeartbeat})
+	var mu sync.Mutex
+	var turns []int // the TurnStarts OnItem saw
+	onItem := func(_ string, it agentloop.Item, _ error) {
+		if ts, ok := it.(agentloop.TurnStart); ok {
+			mu.Lock()
+			turns = append(turns, ts.Turn)
+			mu.Unlock()
+		}
+	}
+	r, err := temporalrun.New(markingAgent(marksPath, nil), temporalrun.Options{TaskQueue: queue, Heartbeat: crashHeartbeat, OnItem: onItem})
 	require.NoError(t, err)
 	startWorker(t, c, r)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -360,6 +370,9 @@ func testLostWorker(t *testing.T, sig syscall.Signal) {
 	assert.Equal(t, "done", f.Text)
 	require.Len(t, f.History, 6, "user, call a, result, call b, result, answer")
 	assert.Equal(t, "b done", f.History[4].Parts[0].ToolResult.Content)
+	mu.Lock()
+	assert.Equal(t, []int{1, 2, 3}, turns, "the worker that took the run over hands the replayed items to OnItem too, each once, in order")
+	mu.Unlock()
 
 	keyA := agentloop.Step{ConversationID: "chat-1", Turn: 1, CallID: "call_0_0"}.IdempotencyKey()[:8]
 	keyB := agentloop.Step{ConversationID: "chat-1", Turn: 2, CallID: "call_1_0"}.IdempotencyKey()[:8]

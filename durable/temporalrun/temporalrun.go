@@ -49,8 +49,20 @@
 //
 // Items reach callers out of band, so the workflow stays deterministic:
 // Options.OnItem and the [Runner.Stream] attached in the worker's process
-// see each item once when the workflow makes it, never while Temporal
-// replays the workflow's history.
+// see each item once per process, in order. A worker that takes a run over
+// from another process replays its history first: the items of the
+// replayed part reach OnItem too (whole parts), just before the first item
+// the worker makes itself, as a recovered DBOS run's do; a replay that
+// never goes on (a replayer's) delivers nothing, and a replay of a run
+// this process delivered already (after the worker's cache dropped it)
+// does not deliver those items again.
+//
+// A Runner is also an aisdk.Runner ([Runner.Start], [Runner.Stop]): with
+// Options.Client set and Options.OnItem set to the ChatServer's RunItem,
+// aisdk's stored mode runs every run as a workflow, and the worker that
+// executes it saves the chat and writes its stream log. Start starts the
+// run eagerly on this process's worker when it can; [Runner.Stop] cancels
+// the workflow (a recorded event), and the run ends as a cancelled run.
 //
 // Hooks run where the loop runs them. The run's hooks run in the workflow,
 // and again each time Temporal replays the workflow on a worker that did
@@ -66,8 +78,9 @@
 // run end to end, a worker killed with SIGKILL or stopped with SIGTERM
 // mid-call, an approval across workers, and the cost per step.
 //
-// This package is a Go module of its own: go.temporal.io/sdk needs Go 1.26
-// and brings gRPC, which the rest of agentloop does not.
+// This package is a Go module of its own: go.temporal.io/sdk brings gRPC,
+// which the rest of agentloop does not. It uses go.temporal.io/sdk v1.48,
+// the newest release that supports Go 1.25.
 package temporalrun
 
 import (
@@ -144,7 +157,7 @@ type Options struct {
 	ContinueAfter int
 	// OnItem, if set, is called with every item (and the final error) of
 	// every run this process's workers make, from the workflow's
-	// goroutine, once: not again while Temporal replays the run's history.
+	// goroutine, once per process (see the package doc for replays).
 	// It must not block for long (Temporal fails a workflow task that
 	// holds its goroutine for over a second).
 	OnItem func(runID string, item agentloop.Item, err error)
@@ -156,6 +169,10 @@ type Options struct {
 	// OnItem's: the workflow yields the reply's items in whole parts once
 	// the call completes.
 	OnModelChunk func(runID string, step agentloop.Step, attempt int32, chunk agentloop.Chunk)
+	// Client is the Temporal client that [Runner.Start] and [Runner.Stop]
+	// use (aisdk's Runner seam); nil makes them fail. [Runner.Stream] and
+	// [Runner.Worker] take theirs as an argument.
+	Client client.Client
 }
 
 // Runner runs an agent's runs as Temporal workflows. It is safe for
@@ -164,8 +181,10 @@ type Runner struct {
 	agent *agentloop.Agent
 	opts  Options
 
-	mu   sync.Mutex
-	subs map[string]*subscriber // by run id
+	mu      sync.Mutex
+	subs    map[string]*subscriber // by run id
+	running map[string]int         // the runs this process's workers execute: workflow calls by run id
+	held    map[string]*delivery   // by "<run id>/<execution id>"
 }
 
 // New returns the runner of agent's runs.
@@ -176,7 +195,7 @@ func New(agent *agentloop.Agent, opts Options) (*Runner, error) {
 	if opts.Name == "" {
 		opts.Name = "agentloop"
 	}
-	return &Runner{agent: agent, opts: opts, subs: make(map[string]*subscriber)}, nil
+	return &Runner{agent: agent, opts: opts, subs: make(map[string]*subscriber), running: make(map[string]int), held: make(map[string]*delivery)}, nil
 }
 
 // WorkflowName returns the workflow type name of the runner's runs.
@@ -219,12 +238,24 @@ type Run struct {
 	ConversationID string
 	// History is the history the run starts from.
 	History agentloop.History
+	// ClientTools are the run's client tools ([agentloop.RunOptions.Tools]
+	// that run on the client), recorded with the run.
+	ClientTools []agentloop.ToolDef
+	// System is the run's system prompt override ([agentloop.RunOptions.System]).
+	System string
+}
+
+func (run Run) input() Input {
+	return Input{ConversationID: run.ConversationID, History: run.History, ClientTools: run.ClientTools, System: run.System}
 }
 
 // Input is the workflow's input, as Temporal records it.
 type Input struct {
 	ConversationID string            `json:"conversationId,omitempty"`
 	History        agentloop.History `json:"history"`
+	// ClientTools and System are the run's RunOptions that it records.
+	ClientTools []agentloop.ToolDef `json:"clientTools,omitempty"`
+	System      string              `json:"system,omitempty"`
 	// Turns and Usage are the model calls the run's earlier executions
 	// made and their usage, when it continued as new; zero for a new run.
 	Turns int             `json:"turns,omitempty"`
@@ -253,7 +284,7 @@ func (r *Runner) Stream(ctx context.Context, c client.Client, run Run) iter.Seq2
 		defer r.detach(run.ID)
 		wr, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: run.ID, TaskQueue: r.opts.TaskQueue,
 			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE},
-			r.WorkflowName(), Input{ConversationID: run.ConversationID, History: run.History})
+			r.WorkflowName(), run.input())
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) { // the run ended already: its recorded outcome
 			wr, err = c.GetWorkflow(ctx, run.ID, ""), nil
@@ -360,4 +391,128 @@ func (r *Runner) deliver(id string, it agentloop.Item, err error) {
 	if s != nil {
 		s.put(pair{it, err})
 	}
+}
+
+// Start starts the run runID from history h on Temporal through
+// Options.Client, and returns once the server recorded it, without
+// waiting for its items: they reach [Options.OnItem] in whichever process's
+// worker executes the run. opts may carry what the run records
+// (ConversationID is conversationID; client tools, System); other options
+// (server tools, Hooks, Settings, Budget, Effects) cannot be recorded with
+// the run, and are refused with an error. Starting a run id that exists
+// does not start it again. The start is eager when this process runs a
+// worker of the task queue with the same client (the server hands the
+// run's first workflow task to it), so a run usually executes where it
+// was started, until that process goes away. Start and [Runner.Stop] make
+// a Runner an aisdk.Runner.
+func (r *Runner) Start(ctx context.Context, runID, conversationID string, h agentloop.History, opts *agentloop.RunOptions) error {
+	run := Run{ID: runID, ConversationID: conversationID, History: h}
+	if opts != nil {
+		if opts.Hooks != nil || opts.Settings != nil || opts.Budget != nil || opts.Effects != nil {
+			return fmt.Errorf("temporalrun: run %q: Hooks, Settings, Budget and Effects of RunOptions cannot be recorded with a durable run; set them on the Agent", runID)
+		}
+		for _, t := range opts.Tools {
+			if t == nil || !t.RunsOnClient() {
+				return fmt.Errorf("temporalrun: run %q: only client tools can be recorded with a durable run; put server tools on the Agent", runID)
+			}
+			run.ClientTools = append(run.ClientTools, t.Def())
+		}
+		run.System = opts.System
+	}
+	if runID == "" || r.opts.Client == nil || r.opts.TaskQueue == "" {
+		return errors.New("temporalrun: Start needs Options.Client, Options.TaskQueue and a run id")
+	}
+	_, err := r.opts.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: runID, TaskQueue: r.opts.TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, EnableEagerStart: true},
+		r.WorkflowName(), run.input())
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &started) {
+		return fmt.Errorf("temporalrun: starting run %q: %w", runID, err)
+	}
+	return nil
+}
+
+// Stop cancels the run runID if a worker of this process executes it, and
+// reports whether it asked Temporal to: the cancellation is an event of
+// the run's history, and the run ends as a run whose context is cancelled
+// does, at its next model or tool call's end (an [agentloop.CancelledError]
+// whose cause is [ErrStopped], through OnItem and the attached Stream),
+// which is the workflow's recorded outcome. cause is not recorded
+// (Temporal's cancellation carries none). A run that executes elsewhere,
+// or ended, is not touched.
+func (r *Runner) Stop(runID string, cause error) bool {
+	r.mu.Lock()
+	here := r.running[runID] > 0
+	r.mu.Unlock()
+	if !here || r.opts.Client == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return r.opts.Client.CancelWorkflow(ctx, runID, "") == nil
+}
+
+// executing records that a worker of this process executes the run id
+// until the returned func is called.
+func (r *Runner) executing(id string) func() {
+	r.mu.Lock()
+	r.running[id]++
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		if r.running[id]--; r.running[id] <= 0 {
+			delete(r.running, id)
+		}
+		r.mu.Unlock()
+	}
+}
+
+// delivery is what this process delivered of one workflow execution: the
+// items before next went to OnItem; held are the items from next on that a
+// replay made, delivered before the first item made live.
+type delivery struct {
+	next int
+	held []pair
+}
+
+// delivery returns the delivery record of the execution key. Only the
+// execution's workflow goroutine uses it.
+func (r *Runner) delivery(key string) *delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.held[key]
+	if d == nil {
+		d = &delivery{}
+		r.held[key] = d
+	}
+	return d
+}
+
+// delivered forgets the record of an execution that ended.
+func (r *Runner) delivered(key string) {
+	r.mu.Lock()
+	delete(r.held, key)
+	r.mu.Unlock()
+}
+
+// offer delivers the execution's item n once in this process: an item a
+// replay makes is held until the execution makes one live (a replay that
+// never goes live, such as a replayer's, delivers nothing; one that goes
+// on from another process's history delivers the run from its start, as a
+// recovered run does), and an item delivered already (a replay after the
+// worker's cache dropped the execution) is not delivered again.
+func (d *delivery) offer(r *Runner, id string, n int, replaying bool, p pair) {
+	if n < d.next+len(d.held) {
+		return
+	}
+	if replaying {
+		d.held = append(d.held, p)
+		return
+	}
+	for _, q := range d.held {
+		r.deliver(id, q.item, q.err)
+	}
+	d.next += len(d.held) + 1
+	d.held = nil
+	r.deliver(id, p.item, p.err)
 }

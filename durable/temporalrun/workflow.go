@@ -20,7 +20,13 @@ import (
 // continues as new (see Options.ContinueAfter) with its history so far.
 func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID
-	e := &effects{r: r, wf: ctx, cur: in.History}
+	defer r.executing(id)()
+	// The loop's context is cancelled only when a call's activity comes
+	// back cancelled because the workflow was (Runner.Stop): an event of
+	// its history, so a replay cancels it at the same point.
+	lctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	e := &effects{r: r, wf: ctx, cur: in.History, cancel: cancel}
 	capture := &agentloop.Hooks{BeforeModelCall: func(_ context.Context, req *agentloop.Request) error {
 		e.req = req
 		return nil
@@ -31,10 +37,19 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 		a.MaxTurns = limit - in.Turns
 		agent = &a
 	}
+	opts := &agentloop.RunOptions{Effects: e, ConversationID: in.ConversationID, Hooks: capture, System: in.System}
+	for _, d := range in.ClientTools {
+		t, err := agentloop.NewClientTool(d.Name, d.Description, d.Schema)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("temporalrun: run %q: client tool %q: %w", id, d.Name, err)
+		}
+		opts.Tools = append(opts.Tools, t)
+	}
 	var out Outcome
 	var next agentloop.History // the history to continue as new with
-	for it, err := range agent.Stream(context.Background(), in.History, &agentloop.RunOptions{
-		Effects: e, ConversationID: in.ConversationID, Hooks: capture}) {
+	d := r.delivery(id + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID)
+	n := 0 // the index of the item in this execution
+	for it, err := range agent.Stream(lctx, in.History, opts) {
 		if ts, ok := it.(agentloop.TurnStart); ok && e.continueNow(ctx, ts.Turn, in.Turns, limit) {
 			next = e.state()
 			break // the turn is made again by the next execution
@@ -45,13 +60,13 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 		if err != nil || last(it) {
 			out = outcomeOf(it, err)
 		}
-		if !workflow.IsReplaying(ctx) {
-			r.deliver(id, it, err)
-		}
+		d.offer(r, id, n, workflow.IsReplaying(ctx), pair{it, err})
+		n++
 	}
+	r.delivered(id + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID)
 	if next != nil {
 		return Outcome{}, workflow.NewContinueAsNewError(ctx, r.WorkflowName(), Input{
-			ConversationID: in.ConversationID, History: next,
+			ConversationID: in.ConversationID, History: next, ClientTools: in.ClientTools, System: in.System,
 			Turns: in.Turns + e.turns, Usage: in.Usage.Add(e.usage).Add(e.subTotal())})
 	}
 	return out, nil
@@ -120,10 +135,11 @@ func (in Input) carry(it agentloop.Item, err error, limit int) (agentloop.Item, 
 // effects runs a run's model and tool calls as activities of its workflow.
 // All its methods run on the workflow's goroutine.
 type effects struct {
-	r   *Runner
-	wf  workflow.Context
-	req *agentloop.Request // the request of the model call to come, as the hooks left it
-	cur agentloop.History  // the history the next tool calls belong to
+	r      *Runner
+	wf     workflow.Context
+	cancel context.CancelCauseFunc // the loop's context's
+	req    *agentloop.Request      // the request of the model call to come, as the hooks left it
+	cur    agentloop.History       // the history the next tool calls belong to
 
 	announced int // server calls of this turn announced by ToolCallReady, not yet started
 	started   []startedCall
@@ -251,6 +267,7 @@ func (e *effects) Model(_ context.Context, step agentloop.Step, _ func() (agentl
 	err := workflow.ExecuteActivity(ctx, e.r.opts.Name+".model", ModelInput{Step: step, Request: *e.req}).Get(ctx, &rep)
 	e.req = nil
 	if err != nil {
+		e.stopped()
 		return agentloop.ModelReply{}, fmt.Errorf("temporalrun: model call: %w", err)
 	}
 	return rep, nil
@@ -279,6 +296,7 @@ func (e *effects) Tool(_ context.Context, step agentloop.Step, _ func() agentloo
 	for _, s := range e.started {
 		var rec outcome.ToolStep
 		if err := s.fut.Get(e.wf, &rec); err != nil {
+			e.stopped()
 			s.done(stepFailed(s.step, err))
 			continue
 		}
@@ -291,6 +309,18 @@ func (e *effects) Tool(_ context.Context, step agentloop.Step, _ func() agentloo
 		s.done(rec.Result()) // a paused sub-run's result pauses the run
 	}
 	e.started = nil
+}
+
+// ErrStopped is the cause of a run's cancellation when [Runner.Stop]
+// stopped it.
+var ErrStopped = errors.New("temporalrun: the run was stopped")
+
+// stopped cancels the loop's context once the workflow is cancelled, so
+// that the run ends as a cancelled run does, with an outcome.
+func (e *effects) stopped() {
+	if e.wf.Err() != nil {
+		e.cancel(ErrStopped)
+	}
 }
 
 func (r *Runner) toolTimeout(name string) time.Duration {

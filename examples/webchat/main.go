@@ -152,6 +152,7 @@ type config struct {
 	durable      bool          // run the runs on DBOS when the database is SQLite or PostgreSQL
 	executor     string        // the DBOS executor id; "" is <host>:<port>
 	release      bool          // aisdk.ChatServer.ReleaseOnShutdown
+	temporal     string        // the Temporal server's HOST:PORT: run the runs there; "" for none
 	listen       string        // the address listened on, once known
 	mcp          *mcpflags.Flags
 	traces       *tracing // traces the runs; nil for none
@@ -176,6 +177,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.executor, "executor", "", "with -durable: this replica's DBOS executor id, the same across its restarts and different from every other replica's (default <host name>:<port>)")
 	fs.BoolVar(&cfg.release, "release", false, "with -durable: at SIGTERM, release the stream leases of the runs handed over, so that another replica takes them over at once (a rolling deploy) rather than once the lease ran out; without it a restart of this replica goes on with them")
 	fs.DurationVar(&cfg.pace, "pace", defaultPace, "the built-in demo's pause after each streamed word (its get_weather takes 150 times as long); 0 streams at once")
+	fs.StringVar(&cfg.temporal, "temporal", "", "run each run as a Temporal workflow on the server at this HOST:PORT (namespace \"default\", registered when missing; task queue "+temporalQueue+"), instead of on DBOS; every replica is also a worker, so another replica finishes the runs of one that died")
 	cfg.mcp = mcpflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -351,7 +353,17 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		chat.Title = aisdk.ModelTitle(model)
 	}
 	var engine *durableEngine
-	if cfg.durable && database != "memory" {
+	var tengine *temporalEngine
+	if cfg.temporal != "" {
+		var runner aisdk.Runner
+		tengine, runner, err = newTemporal(ctx, cfg.temporal, agent, chat.RunItem, logger)
+		if err != nil {
+			_ = st.Close()
+			return nil, err
+		}
+		chat.Runner = runner
+		describe += "; durable runs (Temporal " + cfg.temporal + ")"
+	} else if cfg.durable && database != "memory" {
 		var runner aisdk.Runner
 		engine, runner, err = newEngine(ctx, cfg, database, agent, chat.RunItem, logger)
 		if err != nil {
@@ -365,11 +377,20 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 		if engine != nil {
 			engine.close()
 		}
+		if tengine != nil {
+			tengine.close()
+		}
 		_ = st.Close()
 	}
 	if err := chat.Validate(); err != nil {
 		closeAll()
 		return nil, err
+	}
+	if tengine != nil {
+		if err := tengine.start(); err != nil {
+			closeAll()
+			return nil, err
+		}
 	}
 	if engine != nil {
 		// Recovers the runs this executor left, which go on through chat.
@@ -378,7 +399,7 @@ func newServer(ctx context.Context, cfg config, logw io.Writer) (*server, error)
 			return nil, err
 		}
 	}
-	info, err := json.Marshal(map[string]any{"model": describe, "simulator": cfg.model == "", "store": true, "database": database, "durable": engine != nil})
+	info, err := json.Marshal(map[string]any{"model": describe, "simulator": cfg.model == "", "store": true, "database": database, "durable": engine != nil || tengine != nil})
 	if err != nil {
 		closeAll()
 		return nil, err

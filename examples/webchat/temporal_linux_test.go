@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/aisdk/aisdktest"
+)
+
+// temporalEnv names the Temporal server of the -temporal tests, as for
+// durable/temporalrun's real-server tests (.ci/run starts one and sets it).
+const temporalEnv = "AGENTLOOP_TEST_TEMPORAL"
+
+// temporalServer returns the HOST:PORT of the test server, or skips t
+// without one, except under CI=true, where it fails.
+func temporalServer(t *testing.T) string {
+	t.Helper()
+	hostPort := os.Getenv(temporalEnv)
+	if hostPort == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set: CI must start a Temporal server for the -temporal tests (.ci/run's Temporal step does)", temporalEnv)
+		}
+		t.Skipf("no Temporal server: set %s=127.0.0.1:7233 with a server running (see .ci/temporal.sh) to run the -temporal tests", temporalEnv)
+	}
+	return hostPort
+}
+
+// Two replicas with -temporal on one PostgreSQL: the one whose worker runs
+// the run's slow tool is killed (SIGKILL) while it runs. The other replica's
+// worker finishes the run: the chat ends with the answer, the completed
+// tool call ran once, and the call in flight ran again (at least once).
+// Temporal places the run's workflow and its tool call on either replica,
+// so each replica's tool server has its own FIFO, and the test kills the
+// one whose tool started.
+func TestRealServer_TemporalALiveReplicaFinishesTheRunOfAKilledOne(t *testing.T) {
+	hostPort := temporalServer(t)
+	db := postgresDB(t)
+	dir := t.TempDir()
+	marks, again, script := filepath.Join(dir, "marks"), filepath.Join(dir, "again"), filepath.Join(dir, "script.json")
+	fifos := []string{filepath.Join(dir, "fifo-a"), filepath.Join(dir, "fifo-b")}
+	for _, f := range append([]string{again}, fifos...) {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := os.WriteFile(script, []byte(`{"turns_by":"conversation","turns":[
+		{"reply":[{"text":"Marking."},{"tool_call":{"id":"m","name":"mark","args":{}}}]},
+		{"expect":{"tool_results":{"m":"marked"}},"reply":[{"text":"Now the slow one."},{"tool_call":{"id":"s","name":"slow","args":{}}}]},
+		{"expect":{"tool_results":{"s":"slow done"}},"reply":[{"text":"All done."}]}]}`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildWebchat(t)
+	var procs []*process
+	for _, fifo := range fifos {
+		helper := fmt.Sprintf("env WEBCHAT_MARKS_HELPER=1 WEBCHAT_MARKS=%s WEBCHAT_FIFO=%s WEBCHAT_FIFO_AGAIN=%s %s -test.run=^TestHelperMarkingMCPServer$", marks, fifo, again, os.Args[0])
+		// A lease longer than the takeover (heartbeat timeout, then the
+		// sticky queue's timeout): the survivor takes the stream over.
+		procs = append(procs, startProcess(t, bin, "-db", db, "-script", script, "-mcp", helper, "-lease", "2m", "-temporal", hostPort))
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := &aisdktest.ChatClient{URL: procs[0].url + "/api/chat", ChatID: "c"}
+	sent := make(chan error, 1)
+	go func() {
+		_, err := client.Send(ctx, "Go")
+		sent <- err
+	}()
+	// Each FIFO is read until its tool opens it: the slow tool's first call
+	// opens the one of the replica it runs in.
+	started := make(chan int, len(fifos))
+	var readers sync.WaitGroup
+	for i, fifo := range fifos {
+		readers.Go(func() {
+			f, err := os.Open(fifo)
+			if err == nil {
+				_, err = bufio.NewReader(f).ReadString('\n')
+				f.Close()
+			}
+			if err == nil {
+				started <- i
+			}
+		})
+	}
+	var victim int
+	select {
+	case victim = <-started:
+	case err := <-sent:
+		t.Fatalf("the chat ended before the slow tool started: %v", err)
+	}
+	procs[victim].kill(t)
+	t.Logf("replica %d ran the slow tool: killed", victim)
+	// The other FIFO's reader waits for a writer: open it, so that it ends.
+	if f, err := os.OpenFile(fifos[1-victim], os.O_WRONLY, 0); err == nil {
+		f.Close()
+	}
+	readers.Wait()
+	survivor := procs[1-victim]
+	done := make(chan error, 1)
+	go func() {
+		f, err := os.Open(again) // the survivor runs the slow tool again
+		if err == nil {
+			_, err = bufio.NewReader(f).ReadString('\n')
+			f.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-survivor.done:
+		t.Fatalf("the surviving webchat process ended:\n%s", survivor.logs)
+	}
+	if victim == 0 {
+		<-sent // its request died with it: follow the run on the survivor
+		resumer := &aisdktest.ChatClient{URL: survivor.url + "/api/chat", ChatID: "c"}
+		resumer.SetMessages(client.Messages()[:1])
+		if _, err := resumer.Resume(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	view := getChat(t, survivor.url, "c")
+	var texts []string
+	for _, m := range view.Messages {
+		for _, p := range m.Parts {
+			if p.Type == "text" {
+				texts = append(texts, p.Text)
+			}
+		}
+	}
+	want := []string{"Go", "Marking.", "Now the slow one.", "All done."}
+	if fmt.Sprint(texts) != fmt.Sprint(want) || view.LastRun != aisdk.RunFinished || view.Streaming {
+		t.Errorf("the chat: texts %q (want %q), last run %q, streaming %v (replica %d was killed)\nthe survivor's log:\n%s",
+			texts, want, view.LastRun, view.Streaming, victim, survivor.logs)
+	}
+	got, err := os.ReadFile(marks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "mark\nslow\nslow\n" {
+		t.Errorf("marks %q: mark must run once, and slow, in flight when its replica died, twice", got)
+	}
+}
