@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"mime"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -692,13 +693,45 @@ func jsonValue(data []byte) (json.RawMessage, bool) {
 	if !utf8.Valid(data) {
 		return nil, false
 	}
-	var v any
-	if json.Unmarshal(data, &v) != nil {
+	out, ok := jsonscan.AppendCompact(make([]byte, 0, len(data)), data)
+	if !ok || !numbersFitFloat64(out) {
 		return nil, false
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, data) != nil {
-		return nil, false
+	return out, true
+}
+
+// numbersFitFloat64 reports whether every number of the compact JSON
+// value v is one a float64 holds, as encoding/json checks when it decodes
+// into an any. Only a number with an exponent or of over 300 characters
+// can be out of range, so only those are parsed.
+func numbersFitFloat64(v []byte) bool {
+	inString := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			inString = true
+		case c == '-' || '0' <= c && c <= '9':
+			j, exp := i, false
+			for ; j < len(v) && strings.IndexByte("+-.eE0123456789", v[j]) >= 0; j++ {
+				exp = exp || v[j] == 'e' || v[j] == 'E'
+			}
+			if exp || j-i > 300 {
+				if _, err := strconv.ParseFloat(string(v[i:j]), 64); err != nil {
+					return false
+				}
+			}
+			i = j - 1
+		}
 	}
-	return buf.Bytes(), true
+	return true
 }

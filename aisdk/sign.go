@@ -51,8 +51,9 @@ type signer struct {
 
 // macState is one HMAC and the buffers of its signatures.
 type macState struct {
-	mac           hash.Hash
-	msg, sum, enc []byte
+	mac      hash.Hash
+	msg, sum []byte
+	val      []byte // a value in canonical form (appendOutput)
 }
 
 func newSigner(secret []byte) *signer {
@@ -83,17 +84,29 @@ const (
 // will read it back (invalid UTF-8 replaced byte by byte, as the encoders
 // write it) and length-prefixed, so that no two lists of fields sign alike.
 func (s *signer) sum(fields ...string) string {
+	var buf [64]byte // a signature is 43 bytes
+	return string(s.appendSum(buf[:0], fields...))
+}
+
+// appendSum appends the signature of fields (sum) to dst.
+func (s *signer) appendSum(dst []byte, fields ...string) []byte {
 	st := s.macs.Get().(*macState)
-	defer s.macs.Put(st)
 	st.msg = appendFields(st.msg[:0], fields)
 	st.mac.Reset()
 	st.mac.Write(st.msg)
+	return s.seal(dst, st)
+}
+
+// seal appends the signature that st's MAC has taken to dst, and puts st
+// back.
+func (s *signer) seal(dst []byte, st *macState) []byte {
 	st.sum = st.mac.Sum(st.sum[:0])
-	st.enc = base64.RawURLEncoding.AppendEncode(st.enc[:0], st.sum)
+	dst = base64.RawURLEncoding.AppendEncode(dst, st.sum)
 	if cap(st.msg) > 64<<10 {
 		st.msg = nil // a long text's buffer is not kept for the next one
 	}
-	return string(st.enc)
+	s.macs.Put(st)
+	return dst
 }
 
 // appendFields appends what a signature covers: each field as a client
@@ -160,12 +173,13 @@ func (t textMAC) write(delta string) {
 
 // endText returns the signature of the text t and puts t's MAC back.
 func (s *signer) endText(t textMAC) string {
-	st := t.st
-	st.sum = st.mac.Sum(st.sum[:0])
-	st.enc = base64.RawURLEncoding.AppendEncode(st.enc[:0], st.sum)
-	sig := string(st.enc)
-	s.macs.Put(st)
-	return sig
+	var buf [64]byte
+	return string(s.appendEndText(buf[:0], t))
+}
+
+// appendEndText appends the signature of the text t (endText) to dst.
+func (s *signer) appendEndText(dst []byte, t textMAC) []byte {
+	return s.seal(dst, t.st)
 }
 
 // textV1 is the signature of a text part as builds before streamText
@@ -178,11 +192,37 @@ func (s *signer) textV1(msgID, text string) string {
 }
 
 func (s *signer) call(msgID string, c callInfo, owner string) string {
-	return s.sum(sigCall, msgID, c.id, c.name, c.input, owner)
+	var buf [64]byte
+	return string(s.appendCall(buf[:0], msgID, c, owner))
+}
+
+func (s *signer) appendCall(dst []byte, msgID string, c callInfo, owner string) []byte {
+	return s.appendSum(dst, sigCall, msgID, c.id, c.name, c.input, owner)
 }
 
 func (s *signer) result(msgID string, c callInfo, state PartState, value string) string {
 	return s.sum(sigResult, msgID, c.id, c.name, c.input, string(state), value)
+}
+
+// appendOutput appends the signature of a call's output to dst, the
+// output given as JSON not yet in canonical form: the canonical form is
+// written into the MAC's message rather than made a string first. It
+// appends s.result(msgID, c, StateOutputAvailable, canonicalValue(output)).
+func (s *signer) appendOutput(dst []byte, msgID string, c callInfo, output json.RawMessage) []byte {
+	st := s.macs.Get().(*macState)
+	st.val = appendCanonical(st.val[:0], output)
+	if !utf8.Valid(st.val) { // text that is not JSON, as the client reads it back
+		st.val = []byte(wireText(string(st.val)))
+	}
+	st.msg = appendFields(st.msg[:0], []string{sigResult, msgID, c.id, c.name, c.input, string(StateOutputAvailable)})
+	st.msg = binary.AppendUvarint(st.msg, uint64(len(st.val)))
+	st.msg = append(st.msg, st.val...)
+	if cap(st.val) > 64<<10 {
+		st.val = nil
+	}
+	st.mac.Reset()
+	st.mac.Write(st.msg)
+	return s.seal(dst, st)
 }
 
 func (s *signer) approval(msgID, callID, approvalID string) string {
@@ -330,6 +370,24 @@ func sigMetadata(sig string) ProviderMetadata {
 type reusedSig struct {
 	mds []sigMD
 	n   int // how many of mds this Map call has used
+
+	// calls is the Mapper's signedCall cache (Mapper.signed), kept empty
+	// here for the next Mapper: one Mapper at a time holds a reusedSig.
+	calls map[string]signedCall
+}
+
+// maxReusedCalls is the most calls a reused signedCall cache may have
+// held to be kept for the next Mapper.
+const maxReusedCalls = 64
+
+// release empties r's call cache (so that it keeps no call alive) and
+// puts r back in reusedSigs.
+func (r *reusedSig) release() {
+	if len(r.calls) > maxReusedCalls {
+		r.calls = nil
+	}
+	clear(r.calls)
+	reusedSigs.Put(r)
 }
 
 type sigMD struct {
@@ -351,9 +409,17 @@ var reusedSigs = sync.Pool{New: func() any { return new(reusedSig) }}
 
 // sigMetadata returns sigMetadata(sig), in m.sigReuse when m has one.
 func (m *Mapper) sigMetadata(sig string) ProviderMetadata {
+	return m.sigMetadataOf(func(dst []byte) []byte { return append(dst, sig...) })
+}
+
+// sigMetadataOf returns the providerMetadata of the signature that sig
+// appends to a buffer: written in place into m.sigReuse when m has one,
+// so that the signature is never a string of its own.
+func (m *Mapper) sigMetadataOf(sig func(dst []byte) []byte) ProviderMetadata {
 	r := m.sigReuse
 	if r == nil {
-		return sigMetadata(sig)
+		var buf [64]byte
+		return sigMetadata(string(sig(buf[:0])))
 	}
 	if r.n == len(r.mds) {
 		inner := make(map[string]json.RawMessage, 1)
@@ -361,7 +427,7 @@ func (m *Mapper) sigMetadata(sig string) ProviderMetadata {
 	}
 	e := &r.mds[r.n]
 	r.n++
-	e.quoted = append(append(append(e.quoted[:0], '"'), sig...), '"')
+	e.quoted = append(sig(append(e.quoted[:0], '"')), '"')
 	e.inner["sig"] = e.quoted
 	return e.md
 }
