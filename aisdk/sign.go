@@ -124,6 +124,14 @@ func appendFields(b []byte, fields []string) []byte {
 // in a time that does not depend on where they differ (as hmac.Equal,
 // without copying the strings to byte slices).
 func matches(posted, want string) bool {
+	return matchesSig(posted, func(dst []byte) []byte { return append(dst, want...) })
+}
+
+// matchesSig is matches for the signature that sign appends to a buffer,
+// so that it is never made a string.
+func matchesSig(posted string, sign func(dst []byte) []byte) bool {
+	var buf [64]byte // a signature is 43 bytes
+	want := sign(buf[:0])
 	if posted == "" || len(posted) != len(want) {
 		return false
 	}
@@ -137,9 +145,15 @@ func matches(posted, want string) bool {
 // text returns the signature of a whole text part, as streamText
 // computes it delta by delta.
 func (s *signer) text(msgID, text string) string {
+	var buf [64]byte
+	return string(s.appendText(buf[:0], msgID, text))
+}
+
+// appendText appends the signature of a whole text part (text) to dst.
+func (s *signer) appendText(dst []byte, msgID, text string) []byte {
 	t := s.streamText(msgID)
 	t.write(text)
-	return s.endText(t)
+	return s.appendEndText(dst, t)
 }
 
 // streamText starts the signature of the text part of msgID that streams
@@ -201,7 +215,12 @@ func (s *signer) appendCall(dst []byte, msgID string, c callInfo, owner string) 
 }
 
 func (s *signer) result(msgID string, c callInfo, state PartState, value string) string {
-	return s.sum(sigResult, msgID, c.id, c.name, c.input, string(state), value)
+	var buf [64]byte
+	return string(s.appendResult(buf[:0], msgID, c, state, value))
+}
+
+func (s *signer) appendResult(dst []byte, msgID string, c callInfo, state PartState, value string) []byte {
+	return s.appendSum(dst, sigResult, msgID, c.id, c.name, c.input, string(state), value)
 }
 
 // appendOutput appends the signature of a call's output to dst, the
@@ -541,7 +560,8 @@ func (s *signer) verifyPart(msgID string, p *UIPart) (verdict, error) {
 		if p.Text == "" {
 			return keepPart, nil
 		}
-		if sig := metadataSig(p.ProviderMetadata); matches(sig, s.text(msgID, p.Text)) || matches(sig, s.textV1(msgID, p.Text)) {
+		sig := metadataSig(p.ProviderMetadata)
+		if matchesSig(sig, func(dst []byte) []byte { return s.appendText(dst, msgID, p.Text) }) || matches(sig, s.textV1(msgID, p.Text)) {
 			return keepPart, nil
 		}
 		if p.State == StateStreaming {
@@ -583,7 +603,7 @@ func (s *signer) verifyTool(msgID string, p *UIPart) (verdict, error) {
 	resultOK := false
 	if hasResult {
 		if sig := metadataSig(p.ResultProviderMetadata); sig != "" {
-			if !matches(sig, s.result(msgID, c, p.State, resultValue(p))) {
+			if !matchesSig(sig, func(dst []byte) []byte { return s.appendResultOf(dst, msgID, c, p) }) {
 				return 0, errors.New("the result " + errNotSigned)
 			}
 			resultOK = true
@@ -593,9 +613,9 @@ func (s *signer) verifyTool(msgID string, p *UIPart) (verdict, error) {
 	if !resultOK {
 		callSig := metadataSig(p.CallProviderMetadata)
 		switch {
-		case matches(callSig, s.call(msgID, c, ownerServer)):
+		case matchesSig(callSig, func(dst []byte) []byte { return s.appendCall(dst, msgID, c, ownerServer) }):
 			owner = ownerServer
-		case matches(callSig, s.call(msgID, c, ownerClient)):
+		case matchesSig(callSig, func(dst []byte) []byte { return s.appendCall(dst, msgID, c, ownerClient) }):
 			owner = ownerClient
 		default:
 			return 0, errors.New("the tool call " + errNotSigned)
@@ -619,6 +639,15 @@ func (s *signer) verifyTool(msgID string, p *UIPart) (verdict, error) {
 		return unansweredPart, nil
 	}
 	return keepPart, nil
+}
+
+// appendResultOf appends the signature of the result of the tool part p
+// to dst: s.result of resultValue(p), without making the value a string.
+func (s *signer) appendResultOf(dst []byte, msgID string, c callInfo, p *UIPart) []byte {
+	if p.State == StateOutputError {
+		return s.appendResult(dst, msgID, c, p.State, p.ErrorText)
+	}
+	return s.appendOutput(dst, msgID, c, p.Output)
 }
 
 // resultValue is what a result signature covers: the canonical output, or
