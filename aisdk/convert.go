@@ -81,8 +81,9 @@ func toHistory(msgs []UIMessage) (agentloop.History, *nestedAnswers, error) {
 			lastUser = i
 		}
 	}
-	var h agentloop.History
+	h := make(agentloop.History, 0, len(msgs))
 	var nested *nestedAnswers
+	var slab partSlab
 	for i, m := range msgs {
 		switch m.Role {
 		case "system":
@@ -98,7 +99,7 @@ func toHistory(msgs []UIMessage) (agentloop.History, *nestedAnswers, error) {
 				h = append(h, msg)
 			}
 		case "user":
-			parts, err := userParts(m.Parts, i)
+			parts, err := userParts(m.Parts, i, &slab)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -115,7 +116,7 @@ func toHistory(msgs []UIMessage) (agentloop.History, *nestedAnswers, error) {
 			if taken != nil && last {
 				nested = &a
 			}
-			if h, err = appendAssistant(h, m, i, taken, i < lastUser, last); err != nil {
+			if h, err = appendAssistant(h, m, i, taken, i < lastUser, last, &slab); err != nil {
 				return nil, nil, err
 			}
 		default:
@@ -125,11 +126,36 @@ func toHistory(msgs []UIMessage) (agentloop.History, *nestedAnswers, error) {
 	return h, nested, nil
 }
 
-func userParts(ps []UIPart, msg int) ([]agentloop.Part, error) {
+// maxHistorySlab is the most parts a partSlab allocates at once (6.5 KB),
+// unless one message needs more.
+const maxHistorySlab = 64
+
+// partSlab hands out the parts of a history's messages from shared
+// slabs, so that a long chat costs a few allocations for its parts rather
+// than one or more per message. Slabs grow from the first message's size,
+// so a short chat allocates little.
+type partSlab struct {
+	free []agentloop.Part // not yet handed out
+	size int              // of the last slab
+}
+
+// take returns an empty slice with room for n parts, whose capacity is n,
+// so that an append to it never reaches a neighbour's parts.
+func (s *partSlab) take(n int) []agentloop.Part {
+	if n > len(s.free) {
+		s.size = max(n, min(2*s.size, maxHistorySlab))
+		s.free = make([]agentloop.Part, s.size)
+	}
+	parts := s.free[:0:n]
+	s.free = s.free[n:]
+	return parts
+}
+
+func userParts(ps []UIPart, msg int, slab *partSlab) ([]agentloop.Part, error) {
 	var parts []agentloop.Part
 	add := func(p agentloop.Part) {
 		if parts == nil {
-			parts = make([]agentloop.Part, 0, len(ps))
+			parts = slab.take(len(ps))
 		}
 		parts = append(parts, p)
 	}
@@ -192,7 +218,7 @@ type block struct {
 // appendAssistant appends the messages of one assistant UIMessage.
 // Parts marked in taken (a paused sub-run's parts, see nestedAnswers) are
 // left out; msg is the message's index, for errors.
-func appendAssistant(h agentloop.History, m UIMessage, msg int, taken []bool, beforeLastUser, lastMessage bool) (agentloop.History, error) {
+func appendAssistant(h agentloop.History, m UIMessage, msg int, taken []bool, beforeLastUser, lastMessage bool, slab *partSlab) (agentloop.History, error) {
 	var buf [8]block
 	blocks := buf[:0]
 	start := 0
@@ -220,7 +246,7 @@ func appendAssistant(h agentloop.History, m UIMessage, msg int, taken []bool, be
 		var approvals []agentloop.Part
 		add := func(msg *agentloop.Message, p agentloop.Part) {
 			if msg.Parts == nil {
-				msg.Parts = make([]agentloop.Part, 0, n)
+				msg.Parts = slab.take(n)
 			}
 			msg.Parts = append(msg.Parts, p)
 		}
@@ -292,7 +318,7 @@ func appendAssistant(h agentloop.History, m UIMessage, msg int, taken []bool, be
 			}
 		}
 		if b.steering != nil {
-			parts, err := userParts(b.steering.Parts, msg)
+			parts, err := userParts(b.steering.Parts, msg, slab)
 			if err != nil {
 				return nil, err
 			}
