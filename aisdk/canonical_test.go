@@ -192,3 +192,10 @@ func TestSignerAppendOutput_SignsAsResultOfTheCanonicalValue(t *testing.T) {
 		}
 	}
 }
+
+func TestMetadataSigBytes_KeepsAnUnquotedSignaturePastLaterEscapes(t *testing.T) {
+	md := json.RawMessage(`{"agentloop":{"sig":"a\u0062c","n\u006fte":"\u0078\u0078\u0078"},"o\u0074her":"\u0079"}`)
+	if got := string(metadataSigBytes(md)); got != "abc" {
+		t.Errorf("metadataSigBytes(%s) = %q, want \"abc\"", md, got)
+	}
+}

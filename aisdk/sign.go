@@ -129,10 +129,10 @@ func matches(posted, want string) bool {
 
 // matchesSig is matches for the signature that sign appends to a buffer,
 // so that it is never made a string.
-func matchesSig(posted string, sign func(dst []byte) []byte) bool {
+func matchesSig[S string | []byte](posted S, sign func(dst []byte) []byte) bool {
 	var buf [64]byte // a signature is 43 bytes
 	want := sign(buf[:0])
-	if posted == "" || len(posted) != len(want) {
+	if len(posted) == 0 || len(posted) != len(want) {
 		return false
 	}
 	var diff byte
@@ -265,8 +265,14 @@ func partCall(p *UIPart) callInfo {
 // metadataSig returns the signature stored under "agentloop" in a
 // providerMetadata object, or "".
 func metadataSig(md json.RawMessage) string {
+	return string(metadataSigBytes(md))
+}
+
+// metadataSigBytes is metadataSig without making a string: the bytes are
+// md's own when the signature needs no unquoting, as the Mapper writes it.
+func metadataSigBytes(md json.RawMessage) []byte {
 	if len(md) == 0 {
-		return ""
+		return nil
 	}
 	if sig, ok := metadataSigFast(md); ok {
 		return sig
@@ -277,22 +283,23 @@ func metadataSig(md json.RawMessage) string {
 		} `json:"agentloop"`
 	}
 	if json.Unmarshal(md, &m) != nil {
-		return ""
+		return nil
 	}
-	return m.Agentloop.Sig
+	return []byte(m.Agentloop.Sig)
 }
 
 // metadataSigFast is metadataSig in one pass over the metadata the Mapper
 // writes, {"agentloop":{"sig":"…"}, …}; it reports false for anything
 // else (a duplicate or case-folded key, a signature that is not a string,
 // invalid JSON), which encoding/json then reads.
-func metadataSigFast(md json.RawMessage) (string, bool) {
+func metadataSigFast(md json.RawMessage) ([]byte, bool) {
 	var d jsonscan.Decoder
 	d.Reset(md)
 	if !d.BeginObject() {
-		return "", false
+		return nil, false
 	}
-	sig, found := "", false
+	var sig []byte
+	found := false
 	for {
 		k, ok := d.Key()
 		if !ok {
@@ -302,7 +309,7 @@ func metadataSigFast(md json.RawMessage) (string, bool) {
 		case string(k) == metadataKey && !found:
 			found = true
 			if !d.BeginObject() {
-				return "", false
+				return nil, false
 			}
 			seen := false
 			for {
@@ -313,24 +320,27 @@ func metadataSigFast(md json.RawMessage) (string, bool) {
 				switch {
 				case string(k) == "sig" && !seen:
 					seen = true
-					s, ok := d.Text()
+					s, at, ok := d.TextAt()
 					if !ok {
-						return "", false
+						return nil, false
 					}
-					sig = string(s)
+					sig = s
+					if at < 0 { // in the decoder's buffer, which the next string reuses
+						sig = append([]byte(nil), s...)
+					}
 				case strings.EqualFold(string(k), "sig"):
-					return "", false
+					return nil, false
 				default:
 					if !d.Skip() {
-						return "", false
+						return nil, false
 					}
 				}
 			}
 		case strings.EqualFold(string(k), metadataKey):
-			return "", false
+			return nil, false
 		default:
 			if !d.Skip() {
-				return "", false
+				return nil, false
 			}
 		}
 	}
@@ -560,8 +570,8 @@ func (s *signer) verifyPart(msgID string, p *UIPart) (verdict, error) {
 		if p.Text == "" {
 			return keepPart, nil
 		}
-		sig := metadataSig(p.ProviderMetadata)
-		if matchesSig(sig, func(dst []byte) []byte { return s.appendText(dst, msgID, p.Text) }) || matches(sig, s.textV1(msgID, p.Text)) {
+		sig := metadataSigBytes(p.ProviderMetadata)
+		if matchesSig(sig, func(dst []byte) []byte { return s.appendText(dst, msgID, p.Text) }) || matches(string(sig), s.textV1(msgID, p.Text)) {
 			return keepPart, nil
 		}
 		if p.State == StateStreaming {
@@ -602,7 +612,7 @@ func (s *signer) verifyTool(msgID string, p *UIPart) (verdict, error) {
 	hasResult := (p.State == StateOutputAvailable && !isTrue(p.Preliminary)) || p.State == StateOutputError
 	resultOK := false
 	if hasResult {
-		if sig := metadataSig(p.ResultProviderMetadata); sig != "" {
+		if sig := metadataSigBytes(p.ResultProviderMetadata); len(sig) != 0 {
 			if !matchesSig(sig, func(dst []byte) []byte { return s.appendResultOf(dst, msgID, c, p) }) {
 				return 0, errors.New("the result " + errNotSigned)
 			}
@@ -611,7 +621,7 @@ func (s *signer) verifyTool(msgID string, p *UIPart) (verdict, error) {
 	}
 	owner := ""
 	if !resultOK {
-		callSig := metadataSig(p.CallProviderMetadata)
+		callSig := metadataSigBytes(p.CallProviderMetadata)
 		switch {
 		case matchesSig(callSig, func(dst []byte) []byte { return s.appendCall(dst, msgID, c, ownerServer) }):
 			owner = ownerServer
