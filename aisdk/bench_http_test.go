@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,12 +18,11 @@ import (
 	"testing"
 
 	"github.com/agentloop/agentloop"
-	"github.com/agentloop/agentloop/simtest"
 )
 
 // BenchmarkHTTP_ConcurrentRuns is issue 16's web-scale row: one op is
 // 1,000 chat requests posted at once to a real HTTP server on loopback,
-// each answered by a scripted model with 200 text deltas, every response
+// each answered by a model with 200 text deltas, every response
 // read to its end by its own client. The server runs in a process of its
 // own (this test binary, re-run as [TestHTTPBenchServer]), so that its
 // memory is measured apart from the clients': the benchmark reports ms
@@ -132,7 +132,7 @@ const (
 
 // TestHTTPBenchServer is the server process of
 // [BenchmarkHTTP_ConcurrentRuns] (skipped otherwise): it serves a Handler
-// whose scripted model answers every request with 200 text deltas, prints
+// whose model answers every request with 200 pre-built text deltas, prints
 // its address, and when its stdin closes prints its peak resident memory
 // in bytes, how many allocations and bytes it allocated and how many
 // write system calls it made (0 where the system does not tell it) and
@@ -141,9 +141,20 @@ func TestHTTPBenchServer(t *testing.T) {
 	if os.Getenv(httpBenchServerEnv) == "" {
 		t.Skip("the server process of BenchmarkHTTP_ConcurrentRuns")
 	}
-	text := strings.Repeat("word ", httpBenchDeltas)
-	model := simtest.NewFuncModel(func(*agentloop.Request) ([]simtest.Step, error) {
-		return []simtest.Step{simtest.Text(text)}, nil
+	// The model yields pre-built chunks, so that the server's figures are
+	// aisdk's and the loop's, not a scripted model's boxing of each delta.
+	chunks := make([]agentloop.Chunk, httpBenchDeltas)
+	for i := range chunks {
+		chunks[i] = agentloop.TextDelta{Text: "word "}
+	}
+	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			for _, c := range chunks {
+				if !yield(c, nil) {
+					return
+				}
+			}
+		}
 	})
 	srv := httptest.NewServer(&Handler{Agent: &agentloop.Agent{Model: model}})
 	fmt.Println(srv.Listener.Addr())

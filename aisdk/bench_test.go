@@ -409,7 +409,7 @@ func BenchmarkMapper_ToolCallRun(b *testing.B) {
 				}
 				out.flush()
 				if m.sigReuse != nil {
-					reusedSigs.Put(m.sigReuse)
+					m.sigReuse.release()
 				}
 			}
 		})

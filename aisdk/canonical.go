@@ -43,6 +43,17 @@ func canonicalFast(raw json.RawMessage) (string, bool) {
 	return "", false
 }
 
+// appendCanonical appends canonicalValue(raw) to dst.
+func appendCanonical(dst []byte, raw json.RawMessage) []byte {
+	c := canonicalizers.Get().(*canonicalizer)
+	defer c.release()
+	c.d.Reset(raw)
+	if c.value() && c.d.Finish() {
+		return append(dst, c.out...)
+	}
+	return append(dst, canonicalStd(raw)...)
+}
+
 // canonicalizers are reused, with their buffers, from value to value:
 // a value's canonical form then costs the allocation of its string only.
 var canonicalizers = sync.Pool{New: func() any { return new(canonicalizer) }}

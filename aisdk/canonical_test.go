@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var jsonValueSeeds = []string{
@@ -146,4 +147,55 @@ func FuzzOutputContent_OnePassAgreesWithEncodingJSON(f *testing.F) {
 			t.Fatalf("outputContent(%q) = %q, encoding/json gives %q", output, got, want)
 		}
 	})
+}
+
+// jsonValueStd is jsonValue as encoding/json would write it: the value
+// must decode into an any, and comes back compacted.
+func jsonValueStd(data []byte) (json.RawMessage, bool) {
+	if !utf8.Valid(data) {
+		return nil, false
+	}
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return nil, false
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, data) != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+// jsonValue's one pass takes and writes what encoding/json does.
+func FuzzJSONValue_OnePassAgreesWithEncodingJSON(f *testing.F) {
+	for _, s := range jsonValueSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`[1e308,1.8e308,-1.7976931348623157e308,1e-400,` + strings.Repeat("9", 320) + `]`))
+	f.Add([]byte(`{"a\"1e999":1E999}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, ok := jsonValue(data)
+		want, wantOK := jsonValueStd(data)
+		if ok != wantOK || !bytes.Equal(got, want) {
+			t.Fatalf("jsonValue(%q) = %q, %v; encoding/json gives %q, %v", data, got, ok, want, wantOK)
+		}
+	})
+}
+
+func TestSignerAppendOutput_SignsAsResultOfTheCanonicalValue(t *testing.T) {
+	s := newSigner([]byte("a test secret of 32 bytes or more"))
+	c := callInfo{id: "call_1", name: "get_weather", input: `{"city":"Oslo"}`}
+	for _, v := range append(jsonValueSeeds, "not json \xff", "\xff") {
+		want := s.result("msg_1", c, StateOutputAvailable, canonicalValue(json.RawMessage(v)))
+		if got := string(s.appendOutput(nil, "msg_1", c, json.RawMessage(v))); got != want {
+			t.Errorf("output(%q) = %s, want %s", v, got, want)
+		}
+	}
+}
+
+func TestMetadataSigBytes_KeepsAnUnquotedSignaturePastLaterEscapes(t *testing.T) {
+	md := json.RawMessage(`{"agentloop":{"sig":"a\u0062c","n\u006fte":"\u0078\u0078\u0078"},"o\u0074her":"\u0079"}`)
+	if got := string(metadataSigBytes(md)); got != "abc" {
+		t.Errorf("metadataSigBytes(%s) = %q, want \"abc\"", md, got)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"mime"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -80,8 +81,9 @@ func toHistory(msgs []UIMessage) (agentloop.History, *nestedAnswers, error) {
 			lastUser = i
 		}
 	}
-	var h agentloop.History
+	h := make(agentloop.History, 0, len(msgs))
 	var nested *nestedAnswers
+	var slab partSlab
 	for i, m := range msgs {
 		switch m.Role {
 		case "system":
@@ -97,7 +99,7 @@ func toHistory(msgs []UIMessage) (agentloop.History, *nestedAnswers, error) {
 				h = append(h, msg)
 			}
 		case "user":
-			parts, err := userParts(m.Parts, i)
+			parts, err := userParts(m.Parts, i, &slab)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -114,7 +116,7 @@ func toHistory(msgs []UIMessage) (agentloop.History, *nestedAnswers, error) {
 			if taken != nil && last {
 				nested = &a
 			}
-			if h, err = appendAssistant(h, m, i, taken, i < lastUser, last); err != nil {
+			if h, err = appendAssistant(h, m, i, taken, i < lastUser, last, &slab); err != nil {
 				return nil, nil, err
 			}
 		default:
@@ -124,11 +126,36 @@ func toHistory(msgs []UIMessage) (agentloop.History, *nestedAnswers, error) {
 	return h, nested, nil
 }
 
-func userParts(ps []UIPart, msg int) ([]agentloop.Part, error) {
+// maxHistorySlab is the most parts a partSlab allocates at once (6.5 KB),
+// unless one message needs more.
+const maxHistorySlab = 64
+
+// partSlab hands out the parts of a history's messages from shared
+// slabs, so that a long chat costs a few allocations for its parts rather
+// than one or more per message. Slabs grow from the first message's size,
+// so a short chat allocates little.
+type partSlab struct {
+	free []agentloop.Part // not yet handed out
+	size int              // of the last slab
+}
+
+// take returns an empty slice with room for n parts, whose capacity is n,
+// so that an append to it never reaches a neighbour's parts.
+func (s *partSlab) take(n int) []agentloop.Part {
+	if n > len(s.free) {
+		s.size = max(n, min(2*s.size, maxHistorySlab))
+		s.free = make([]agentloop.Part, s.size)
+	}
+	parts := s.free[:0:n]
+	s.free = s.free[n:]
+	return parts
+}
+
+func userParts(ps []UIPart, msg int, slab *partSlab) ([]agentloop.Part, error) {
 	var parts []agentloop.Part
 	add := func(p agentloop.Part) {
 		if parts == nil {
-			parts = make([]agentloop.Part, 0, len(ps))
+			parts = slab.take(len(ps))
 		}
 		parts = append(parts, p)
 	}
@@ -191,7 +218,7 @@ type block struct {
 // appendAssistant appends the messages of one assistant UIMessage.
 // Parts marked in taken (a paused sub-run's parts, see nestedAnswers) are
 // left out; msg is the message's index, for errors.
-func appendAssistant(h agentloop.History, m UIMessage, msg int, taken []bool, beforeLastUser, lastMessage bool) (agentloop.History, error) {
+func appendAssistant(h agentloop.History, m UIMessage, msg int, taken []bool, beforeLastUser, lastMessage bool, slab *partSlab) (agentloop.History, error) {
 	var buf [8]block
 	blocks := buf[:0]
 	start := 0
@@ -219,7 +246,7 @@ func appendAssistant(h agentloop.History, m UIMessage, msg int, taken []bool, be
 		var approvals []agentloop.Part
 		add := func(msg *agentloop.Message, p agentloop.Part) {
 			if msg.Parts == nil {
-				msg.Parts = make([]agentloop.Part, 0, n)
+				msg.Parts = slab.take(n)
 			}
 			msg.Parts = append(msg.Parts, p)
 		}
@@ -291,7 +318,7 @@ func appendAssistant(h agentloop.History, m UIMessage, msg int, taken []bool, be
 			}
 		}
 		if b.steering != nil {
-			parts, err := userParts(b.steering.Parts, msg)
+			parts, err := userParts(b.steering.Parts, msg, slab)
 			if err != nil {
 				return nil, err
 			}
@@ -692,13 +719,45 @@ func jsonValue(data []byte) (json.RawMessage, bool) {
 	if !utf8.Valid(data) {
 		return nil, false
 	}
-	var v any
-	if json.Unmarshal(data, &v) != nil {
+	out, ok := jsonscan.AppendCompact(make([]byte, 0, len(data)), data)
+	if !ok || !numbersFitFloat64(out) {
 		return nil, false
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, data) != nil {
-		return nil, false
+	return out, true
+}
+
+// numbersFitFloat64 reports whether every number of the compact JSON
+// value v is one a float64 holds, as encoding/json checks when it decodes
+// into an any. Only a number with an exponent or of over 300 characters
+// can be out of range, so only those are parsed.
+func numbersFitFloat64(v []byte) bool {
+	inString := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			inString = true
+		case c == '-' || '0' <= c && c <= '9':
+			j, exp := i, false
+			for ; j < len(v) && strings.IndexByte("+-.eE0123456789", v[j]) >= 0; j++ {
+				exp = exp || v[j] == 'e' || v[j] == 'E'
+			}
+			if exp || j-i > 300 {
+				if _, err := strconv.ParseFloat(string(v[i:j]), 64); err != nil {
+					return false
+				}
+			}
+			i = j - 1
+		}
 	}
-	return buf.Bytes(), true
+	return true
 }

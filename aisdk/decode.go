@@ -23,35 +23,40 @@ import (
 type bodyDecoder struct {
 	d     jsonscan.Decoder
 	types map[string]string // tool part types, interned
-	slab  []UIPart          // zeroed parts not yet handed out (newParts)
+	slab  []UIPart          // zeroed parts not yet handed out (parts)
 	slabs int               // the size of the last slab
+	depth int               // of the parts array being read: 1 for a message's
+
+	// A body the decoder owns (share) is kept whole, once as bytes and
+	// once as a string: a raw value is a slice of the bytes and a string
+	// without escapes a substring of the string, instead of a copy each.
+	// Otherwise (own is false: UnmarshalJSON) each value is copied.
+	own  bool
+	body string
 }
 
-// maxPartSlab is the most parts newParts allocates at once beyond what
-// it is asked for (32 KB).
+// maxPartSlab is the most parts a slab holds (32 KB), unless one message
+// needs more.
 const maxPartSlab = 64
 
-// newParts returns an empty slice with room for n zeroed parts, cut from
-// a slab shared by the body's messages, so that a long chat costs a few
-// allocations for its parts rather than one per message. Its capacity is
-// n, so that an append to it never reaches a neighbour's parts. Slabs
-// grow from the first request's size, so a short body allocates little.
-func (b *bodyDecoder) newParts(n int) []UIPart {
-	if n > len(b.slab) {
-		b.slabs = max(n, min(2*b.slabs, maxPartSlab))
-		b.slab = make([]UIPart, b.slabs)
-	}
-	parts := b.slab[:0:n]
-	b.slab = b.slab[n:]
-	return parts
+// share makes the decoder read data into values that share its memory:
+// the caller hands data over and never changes it. It costs one copy of
+// the body (as a string) instead of one allocation per value; the values
+// keep the whole body alive, which a request's messages do for its run
+// anyway.
+func (b *bodyDecoder) share(data []byte) {
+	b.own = true
+	b.body = string(data)
 }
 
 // decodeBodyFast decodes the body, or reports false for decodeBodyStd to
-// decode it.
+// decode it. The request's raw values are slices of data (share), which
+// the caller must not change afterwards.
 func decodeBodyFast(data []byte, limits Limits) (*ChatRequest, bool) {
 	var b bodyDecoder
 	d := &b.d
 	d.Reset(data)
+	b.share(data)
 	if !d.BeginObject() {
 		return nil, false
 	}
@@ -187,27 +192,65 @@ func (b *bodyDecoder) message(m *UIMessage) bool {
 }
 
 // parts reads an array of parts; null leaves *dst nil.
+//
+// A message's parts are read in place into a slab shared by the body's
+// messages, so that a long chat costs a few allocations for its parts
+// rather than one per message, and the array is read once: the parts go
+// into the rest of the slab, and when it runs out those read so far move
+// to a new one. Only the first message's parts are counted first, to size
+// the first slab, so that a short body allocates little. Each slice's
+// capacity is its length, so that an append to it never reaches a
+// neighbour's parts. The parts of a part (nested) get their own slice.
 func (b *bodyDecoder) parts(dst *[]UIPart) bool {
 	d := &b.d
 	if d.Null() {
 		*dst = nil
 		return true
 	}
-	// The parts are read in place, into a slice sized by a quick count.
-	parts := b.newParts(d.ArrayLen())
+	if b.depth > 0 {
+		return b.nestedParts(dst)
+	}
+	if b.slabs == 0 {
+		b.slabs = max(d.ArrayLen(), 1)
+		b.slab = make([]UIPart, b.slabs)
+	}
 	if !d.BeginArray() {
 		return false
 	}
+	b.depth++
+	parts := b.slab[:0]
 	for d.More() {
-		if len(parts) < cap(parts) {
-			parts = parts[:len(parts)+1] // zero: new memory
-		} else {
-			parts = append(parts, UIPart{})
+		if len(parts) == cap(parts) {
+			b.slabs = max(min(max(2*b.slabs, 8), maxPartSlab), 2*len(parts))
+			b.slab = make([]UIPart, b.slabs)
+			parts = b.slab[:copy(b.slab, parts)]
 		}
+		parts = parts[:len(parts)+1] // zero: new memory
 		if !b.part(&parts[len(parts)-1]) {
 			return false
 		}
 	}
+	b.depth--
+	b.slab = b.slab[len(parts):]
+	*dst = parts[:len(parts):len(parts)]
+	return d.Err() == nil
+}
+
+// nestedParts reads the parts of a part.
+func (b *bodyDecoder) nestedParts(dst *[]UIPart) bool {
+	d := &b.d
+	if !d.BeginArray() {
+		return false
+	}
+	b.depth++
+	parts := []UIPart{}
+	for d.More() {
+		parts = append(parts, UIPart{})
+		if !b.part(&parts[len(parts)-1]) {
+			return false
+		}
+	}
+	b.depth--
 	*dst = parts
 	return d.Err() == nil
 }
@@ -369,8 +412,12 @@ func (b *bodyDecoder) str(dst *string) bool {
 	if b.d.Null() {
 		return true
 	}
-	s, ok := b.d.Text()
-	if ok {
+	s, at, ok := b.d.TextAt()
+	switch {
+	case !ok:
+	case b.own && at >= 0:
+		*dst = b.body[at : at+len(s)]
+	default:
 		*dst = string(s)
 	}
 	return ok
@@ -379,7 +426,11 @@ func (b *bodyDecoder) str(dst *string) bool {
 // raw reads any value as it stands (null included).
 func (b *bodyDecoder) raw(dst *json.RawMessage) bool {
 	raw, ok := b.d.Raw()
-	if ok {
+	switch {
+	case !ok:
+	case b.own:
+		*dst = raw[:len(raw):len(raw)]
+	default:
 		*dst = append(json.RawMessage(nil), raw...)
 	}
 	return ok

@@ -350,7 +350,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m := h.newMapper(messageID)
 	m.signWith(h.signer, history.Unanswered())
 	m.sigReuse = reusedSigs.Get().(*reusedSig) // stream encodes each chunk before it maps the next
-	defer reusedSigs.Put(m.sigReuse)
+	defer m.sigReuse.release()
 	h.stream(w, r, req, history, opts, m, nil)
 }
 

@@ -350,7 +350,8 @@ func (m *Mapper) handOver(dst []Chunk, c agentloop.ToolCall, client bool) []Chun
 		if client {
 			owner = ownerClient
 		}
-		ch.ProviderMetadata = m.sigMetadata(m.sign.call(m.messageID, m.signedCall(c, ch.Input), owner))
+		info := m.signedCall(c, ch.Input)
+		ch.ProviderMetadata = m.sigMetadataOf(func(dst []byte) []byte { return m.sign.appendCall(dst, m.messageID, info, owner) })
 	}
 	return append(dst, ch)
 }
@@ -372,7 +373,10 @@ func (m *Mapper) result(dst []Chunk, it agentloop.ToolResultReady) []Chunk {
 		return append(dst, c)
 	default:
 		c := ToolOutputAvailableChunk{ToolCallID: r.CallID, Output: outputJSON(r.Content)}
-		c.ProviderMetadata = m.resultSig(r.CallID, StateOutputAvailable, canonicalValue(c.Output))
+		if call, ok := m.calls[r.CallID]; ok && m.sign != nil {
+			info := m.signedCall(call, nil)
+			c.ProviderMetadata = m.sigMetadataOf(func(dst []byte) []byte { return m.sign.appendOutput(dst, m.messageID, info, c.Output) })
+		}
 		return append(dst, c)
 	}
 }
@@ -417,7 +421,15 @@ func (m *Mapper) signedCall(c agentloop.ToolCall, input json.RawMessage) callInf
 	}
 	info := callInfo{id: c.ID, name: c.Name, input: canonicalValue(input)}
 	if m.signed == nil {
-		m.signed = make(map[string]signedCall)
+		switch r := m.sigReuse; {
+		case r == nil:
+			m.signed = make(map[string]signedCall)
+		case r.calls == nil:
+			r.calls = make(map[string]signedCall)
+			fallthrough
+		default:
+			m.signed = r.calls
+		}
 	}
 	m.signed[c.ID] = signedCall{args: c.Args, info: info}
 	return info
@@ -482,7 +494,7 @@ func (m *Mapper) closeText(dst []Chunk) []Chunk {
 	c := TextEndChunk{ID: m.textID}
 	if m.sign != nil {
 		m.signText("") // starts the signature if no delta did
-		c.ProviderMetadata = m.sigMetadata(m.sign.endText(m.text))
+		c.ProviderMetadata = m.sigMetadataOf(func(dst []byte) []byte { return m.sign.appendEndText(dst, m.text) })
 		m.text = textMAC{}
 	}
 	m.textID = ""

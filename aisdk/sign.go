@@ -51,8 +51,9 @@ type signer struct {
 
 // macState is one HMAC and the buffers of its signatures.
 type macState struct {
-	mac           hash.Hash
-	msg, sum, enc []byte
+	mac      hash.Hash
+	msg, sum []byte
+	val      []byte // a value in canonical form (appendOutput)
 }
 
 func newSigner(secret []byte) *signer {
@@ -83,17 +84,29 @@ const (
 // will read it back (invalid UTF-8 replaced byte by byte, as the encoders
 // write it) and length-prefixed, so that no two lists of fields sign alike.
 func (s *signer) sum(fields ...string) string {
+	var buf [64]byte // a signature is 43 bytes
+	return string(s.appendSum(buf[:0], fields...))
+}
+
+// appendSum appends the signature of fields (sum) to dst.
+func (s *signer) appendSum(dst []byte, fields ...string) []byte {
 	st := s.macs.Get().(*macState)
-	defer s.macs.Put(st)
 	st.msg = appendFields(st.msg[:0], fields)
 	st.mac.Reset()
 	st.mac.Write(st.msg)
+	return s.seal(dst, st)
+}
+
+// seal appends the signature that st's MAC has taken to dst, and puts st
+// back.
+func (s *signer) seal(dst []byte, st *macState) []byte {
 	st.sum = st.mac.Sum(st.sum[:0])
-	st.enc = base64.RawURLEncoding.AppendEncode(st.enc[:0], st.sum)
+	dst = base64.RawURLEncoding.AppendEncode(dst, st.sum)
 	if cap(st.msg) > 64<<10 {
 		st.msg = nil // a long text's buffer is not kept for the next one
 	}
-	return string(st.enc)
+	s.macs.Put(st)
+	return dst
 }
 
 // appendFields appends what a signature covers: each field as a client
@@ -111,7 +124,15 @@ func appendFields(b []byte, fields []string) []byte {
 // in a time that does not depend on where they differ (as hmac.Equal,
 // without copying the strings to byte slices).
 func matches(posted, want string) bool {
-	if posted == "" || len(posted) != len(want) {
+	return matchesSig(posted, func(dst []byte) []byte { return append(dst, want...) })
+}
+
+// matchesSig is matches for the signature that sign appends to a buffer,
+// so that it is never made a string.
+func matchesSig[S string | []byte](posted S, sign func(dst []byte) []byte) bool {
+	var buf [64]byte // a signature is 43 bytes
+	want := sign(buf[:0])
+	if len(posted) == 0 || len(posted) != len(want) {
 		return false
 	}
 	var diff byte
@@ -124,9 +145,15 @@ func matches(posted, want string) bool {
 // text returns the signature of a whole text part, as streamText
 // computes it delta by delta.
 func (s *signer) text(msgID, text string) string {
+	var buf [64]byte
+	return string(s.appendText(buf[:0], msgID, text))
+}
+
+// appendText appends the signature of a whole text part (text) to dst.
+func (s *signer) appendText(dst []byte, msgID, text string) []byte {
 	t := s.streamText(msgID)
 	t.write(text)
-	return s.endText(t)
+	return s.appendEndText(dst, t)
 }
 
 // streamText starts the signature of the text part of msgID that streams
@@ -160,12 +187,13 @@ func (t textMAC) write(delta string) {
 
 // endText returns the signature of the text t and puts t's MAC back.
 func (s *signer) endText(t textMAC) string {
-	st := t.st
-	st.sum = st.mac.Sum(st.sum[:0])
-	st.enc = base64.RawURLEncoding.AppendEncode(st.enc[:0], st.sum)
-	sig := string(st.enc)
-	s.macs.Put(st)
-	return sig
+	var buf [64]byte
+	return string(s.appendEndText(buf[:0], t))
+}
+
+// appendEndText appends the signature of the text t (endText) to dst.
+func (s *signer) appendEndText(dst []byte, t textMAC) []byte {
+	return s.seal(dst, t.st)
 }
 
 // textV1 is the signature of a text part as builds before streamText
@@ -178,11 +206,42 @@ func (s *signer) textV1(msgID, text string) string {
 }
 
 func (s *signer) call(msgID string, c callInfo, owner string) string {
-	return s.sum(sigCall, msgID, c.id, c.name, c.input, owner)
+	var buf [64]byte
+	return string(s.appendCall(buf[:0], msgID, c, owner))
+}
+
+func (s *signer) appendCall(dst []byte, msgID string, c callInfo, owner string) []byte {
+	return s.appendSum(dst, sigCall, msgID, c.id, c.name, c.input, owner)
 }
 
 func (s *signer) result(msgID string, c callInfo, state PartState, value string) string {
-	return s.sum(sigResult, msgID, c.id, c.name, c.input, string(state), value)
+	var buf [64]byte
+	return string(s.appendResult(buf[:0], msgID, c, state, value))
+}
+
+func (s *signer) appendResult(dst []byte, msgID string, c callInfo, state PartState, value string) []byte {
+	return s.appendSum(dst, sigResult, msgID, c.id, c.name, c.input, string(state), value)
+}
+
+// appendOutput appends the signature of a call's output to dst, the
+// output given as JSON not yet in canonical form: the canonical form is
+// written into the MAC's message rather than made a string first. It
+// appends s.result(msgID, c, StateOutputAvailable, canonicalValue(output)).
+func (s *signer) appendOutput(dst []byte, msgID string, c callInfo, output json.RawMessage) []byte {
+	st := s.macs.Get().(*macState)
+	st.val = appendCanonical(st.val[:0], output)
+	if !utf8.Valid(st.val) { // text that is not JSON, as the client reads it back
+		st.val = []byte(wireText(string(st.val)))
+	}
+	st.msg = appendFields(st.msg[:0], []string{sigResult, msgID, c.id, c.name, c.input, string(StateOutputAvailable)})
+	st.msg = binary.AppendUvarint(st.msg, uint64(len(st.val)))
+	st.msg = append(st.msg, st.val...)
+	if cap(st.val) > 64<<10 {
+		st.val = nil
+	}
+	st.mac.Reset()
+	st.mac.Write(st.msg)
+	return s.seal(dst, st)
 }
 
 func (s *signer) approval(msgID, callID, approvalID string) string {
@@ -206,8 +265,14 @@ func partCall(p *UIPart) callInfo {
 // metadataSig returns the signature stored under "agentloop" in a
 // providerMetadata object, or "".
 func metadataSig(md json.RawMessage) string {
+	return string(metadataSigBytes(md))
+}
+
+// metadataSigBytes is metadataSig without making a string: the bytes are
+// md's own when the signature needs no unquoting, as the Mapper writes it.
+func metadataSigBytes(md json.RawMessage) []byte {
 	if len(md) == 0 {
-		return ""
+		return nil
 	}
 	if sig, ok := metadataSigFast(md); ok {
 		return sig
@@ -218,22 +283,23 @@ func metadataSig(md json.RawMessage) string {
 		} `json:"agentloop"`
 	}
 	if json.Unmarshal(md, &m) != nil {
-		return ""
+		return nil
 	}
-	return m.Agentloop.Sig
+	return []byte(m.Agentloop.Sig)
 }
 
 // metadataSigFast is metadataSig in one pass over the metadata the Mapper
 // writes, {"agentloop":{"sig":"…"}, …}; it reports false for anything
 // else (a duplicate or case-folded key, a signature that is not a string,
 // invalid JSON), which encoding/json then reads.
-func metadataSigFast(md json.RawMessage) (string, bool) {
+func metadataSigFast(md json.RawMessage) ([]byte, bool) {
 	var d jsonscan.Decoder
 	d.Reset(md)
 	if !d.BeginObject() {
-		return "", false
+		return nil, false
 	}
-	sig, found := "", false
+	var sig []byte
+	found := false
 	for {
 		k, ok := d.Key()
 		if !ok {
@@ -243,7 +309,7 @@ func metadataSigFast(md json.RawMessage) (string, bool) {
 		case string(k) == metadataKey && !found:
 			found = true
 			if !d.BeginObject() {
-				return "", false
+				return nil, false
 			}
 			seen := false
 			for {
@@ -254,24 +320,27 @@ func metadataSigFast(md json.RawMessage) (string, bool) {
 				switch {
 				case string(k) == "sig" && !seen:
 					seen = true
-					s, ok := d.Text()
+					s, at, ok := d.TextAt()
 					if !ok {
-						return "", false
+						return nil, false
 					}
-					sig = string(s)
+					sig = s
+					if at < 0 { // in the decoder's buffer, which the next string reuses
+						sig = append([]byte(nil), s...)
+					}
 				case strings.EqualFold(string(k), "sig"):
-					return "", false
+					return nil, false
 				default:
 					if !d.Skip() {
-						return "", false
+						return nil, false
 					}
 				}
 			}
 		case strings.EqualFold(string(k), metadataKey):
-			return "", false
+			return nil, false
 		default:
 			if !d.Skip() {
-				return "", false
+				return nil, false
 			}
 		}
 	}
@@ -330,6 +399,24 @@ func sigMetadata(sig string) ProviderMetadata {
 type reusedSig struct {
 	mds []sigMD
 	n   int // how many of mds this Map call has used
+
+	// calls is the Mapper's signedCall cache (Mapper.signed), kept empty
+	// here for the next Mapper: one Mapper at a time holds a reusedSig.
+	calls map[string]signedCall
+}
+
+// maxReusedCalls is the most calls a reused signedCall cache may have
+// held to be kept for the next Mapper.
+const maxReusedCalls = 64
+
+// release empties r's call cache (so that it keeps no call alive) and
+// puts r back in reusedSigs.
+func (r *reusedSig) release() {
+	if len(r.calls) > maxReusedCalls {
+		r.calls = nil
+	}
+	clear(r.calls)
+	reusedSigs.Put(r)
 }
 
 type sigMD struct {
@@ -351,9 +438,17 @@ var reusedSigs = sync.Pool{New: func() any { return new(reusedSig) }}
 
 // sigMetadata returns sigMetadata(sig), in m.sigReuse when m has one.
 func (m *Mapper) sigMetadata(sig string) ProviderMetadata {
+	return m.sigMetadataOf(func(dst []byte) []byte { return append(dst, sig...) })
+}
+
+// sigMetadataOf returns the providerMetadata of the signature that sig
+// appends to a buffer: written in place into m.sigReuse when m has one,
+// so that the signature is never a string of its own.
+func (m *Mapper) sigMetadataOf(sig func(dst []byte) []byte) ProviderMetadata {
 	r := m.sigReuse
 	if r == nil {
-		return sigMetadata(sig)
+		var buf [64]byte
+		return sigMetadata(string(sig(buf[:0])))
 	}
 	if r.n == len(r.mds) {
 		inner := make(map[string]json.RawMessage, 1)
@@ -361,7 +456,7 @@ func (m *Mapper) sigMetadata(sig string) ProviderMetadata {
 	}
 	e := &r.mds[r.n]
 	r.n++
-	e.quoted = append(append(append(e.quoted[:0], '"'), sig...), '"')
+	e.quoted = append(sig(append(e.quoted[:0], '"')), '"')
 	e.inner["sig"] = e.quoted
 	return e.md
 }
@@ -475,7 +570,8 @@ func (s *signer) verifyPart(msgID string, p *UIPart) (verdict, error) {
 		if p.Text == "" {
 			return keepPart, nil
 		}
-		if sig := metadataSig(p.ProviderMetadata); matches(sig, s.text(msgID, p.Text)) || matches(sig, s.textV1(msgID, p.Text)) {
+		sig := metadataSigBytes(p.ProviderMetadata)
+		if matchesSig(sig, func(dst []byte) []byte { return s.appendText(dst, msgID, p.Text) }) || matches(string(sig), s.textV1(msgID, p.Text)) {
 			return keepPart, nil
 		}
 		if p.State == StateStreaming {
@@ -516,8 +612,8 @@ func (s *signer) verifyTool(msgID string, p *UIPart) (verdict, error) {
 	hasResult := (p.State == StateOutputAvailable && !isTrue(p.Preliminary)) || p.State == StateOutputError
 	resultOK := false
 	if hasResult {
-		if sig := metadataSig(p.ResultProviderMetadata); sig != "" {
-			if !matches(sig, s.result(msgID, c, p.State, resultValue(p))) {
+		if sig := metadataSigBytes(p.ResultProviderMetadata); len(sig) != 0 {
+			if !matchesSig(sig, func(dst []byte) []byte { return s.appendResultOf(dst, msgID, c, p) }) {
 				return 0, errors.New("the result " + errNotSigned)
 			}
 			resultOK = true
@@ -525,11 +621,11 @@ func (s *signer) verifyTool(msgID string, p *UIPart) (verdict, error) {
 	}
 	owner := ""
 	if !resultOK {
-		callSig := metadataSig(p.CallProviderMetadata)
+		callSig := metadataSigBytes(p.CallProviderMetadata)
 		switch {
-		case matches(callSig, s.call(msgID, c, ownerServer)):
+		case matchesSig(callSig, func(dst []byte) []byte { return s.appendCall(dst, msgID, c, ownerServer) }):
 			owner = ownerServer
-		case matches(callSig, s.call(msgID, c, ownerClient)):
+		case matchesSig(callSig, func(dst []byte) []byte { return s.appendCall(dst, msgID, c, ownerClient) }):
 			owner = ownerClient
 		default:
 			return 0, errors.New("the tool call " + errNotSigned)
@@ -553,6 +649,15 @@ func (s *signer) verifyTool(msgID string, p *UIPart) (verdict, error) {
 		return unansweredPart, nil
 	}
 	return keepPart, nil
+}
+
+// appendResultOf appends the signature of the result of the tool part p
+// to dst: s.result of resultValue(p), without making the value a string.
+func (s *signer) appendResultOf(dst []byte, msgID string, c callInfo, p *UIPart) []byte {
+	if p.State == StateOutputError {
+		return s.appendResult(dst, msgID, c, p.State, p.ErrorText)
+	}
+	return s.appendOutput(dst, msgID, c, p.Output)
 }
 
 // resultValue is what a result signature covers: the canonical output, or

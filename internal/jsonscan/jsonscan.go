@@ -69,6 +69,7 @@ type Decoder struct {
 	spaced bool // whitespace was skipped
 	err    error
 	buf    []byte // unquoted strings that had escapes or invalid UTF-8
+	copied bool   // the last string read was unquoted into buf
 }
 
 // Reset makes d read data from its start, keeping d's buffer.
@@ -340,6 +341,19 @@ func (d *Decoder) Text() ([]byte, bool) {
 	return d.text()
 }
 
+// TextAt is Text that also says where the string stands in the data: at
+// is the offset of its first byte when the bytes returned are the data's
+// own (the string has no escapes and is valid UTF-8), so that a caller
+// holding the data as a string can take a substring instead of a copy; it
+// is -1 when they were unquoted into the decoder's buffer.
+func (d *Decoder) TextAt() (s []byte, at int, ok bool) {
+	s, ok = d.Text()
+	if !ok || d.copied {
+		return s, -1, ok
+	}
+	return s, d.pos - 1 - len(s), true
+}
+
 // plain marks the bytes that stand for themselves in a string: not '"',
 // '\\', a control character, or the start of a multi-byte UTF-8 sequence.
 var plain = func() (t [256]bool) {
@@ -365,6 +379,7 @@ func (d *Decoder) text() ([]byte, bool) {
 			s := data[start:i]
 			if high < 0 || utf8.Valid(s) {
 				d.pos = i + 1
+				d.copied = false
 				return s, true
 			}
 			break
@@ -399,6 +414,7 @@ func (d *Decoder) unquote(start, i int) ([]byte, bool) {
 		case c == '"':
 			d.pos = i + 1
 			d.buf = b
+			d.copied = true
 			return b, true
 		case c == '\\':
 			if i+1 >= len(data) {

@@ -212,3 +212,31 @@ func TestFoldsToAny_MatchesAKeyAsEncodingJSONMatchesAField(t *testing.T) {
 		}
 	}
 }
+
+func TestDecoder_TextAtGivesTheOffsetOfAStringWithoutEscapes(t *testing.T) {
+	data := []byte(`["plain", "caf\u00e9", "é", "a\nb", "bad` + "\xff" + `"]`)
+	var d Decoder
+	d.Reset(data)
+	if !d.BeginArray() {
+		t.Fatal(d.Err())
+	}
+	type got struct {
+		Text string
+		At   int
+	}
+	var all []got
+	for d.More() {
+		s, at, ok := d.TextAt()
+		if !ok {
+			t.Fatal(d.Err())
+		}
+		if at >= 0 && string(data[at:at+len(s)]) != string(s) {
+			t.Errorf("TextAt(%q) = %d, where the data holds %q", s, at, data[at:at+len(s)])
+		}
+		all = append(all, got{string(s), at})
+	}
+	want := []got{{"plain", 2}, {"café", -1}, {"é", 24}, {"a\nb", -1}, {"bad\ufffd", -1}}
+	if diff := cmp.Diff(want, all); diff != "" {
+		t.Error(diff)
+	}
+}
