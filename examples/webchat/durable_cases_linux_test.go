@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -57,29 +56,6 @@ func newMarkingRun(t *testing.T, release bool) *markingRun {
 	helper := fmt.Sprintf("env WEBCHAT_MARKS_HELPER=1 %s %s -test.run=^TestHelperMarkingMCPServer$", env, os.Args[0])
 	m.args = []string{"-script", script, "-mcp", helper}
 	return m
-}
-
-// waitFIFO waits until the slow tool writes its line on the FIFO path,
-// failing t if p ends first.
-func waitFIFO(t *testing.T, path string, p *process) {
-	t.Helper()
-	got := make(chan error, 1)
-	go func() {
-		f, err := os.Open(path) // until the tool opens it
-		if err == nil {
-			_, err = bufio.NewReader(f).ReadString('\n')
-			f.Close()
-		}
-		got <- err
-	}()
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-p.done:
-		t.Fatalf("the webchat process ended:\n%s", p.logs)
-	}
 }
 
 // checkFinished checks that chat c, as p serves it, ended with the whole

@@ -131,23 +131,7 @@ func stopAndRestart(t *testing.T, db string, stop func(*process, *testing.T)) {
 		_, err := client.Send(ctx, "Go")
 		sent <- err
 	}()
-	started := make(chan error, 1)
-	go func() {
-		f, err := os.Open(fifo) // until the slow tool opens it
-		if err == nil {
-			_, err = bufio.NewReader(f).ReadString('\n')
-			f.Close()
-		}
-		started <- err
-	}()
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-first.done:
-		t.Fatalf("the webchat process ended before the slow tool started:\n%s", first.logs)
-	}
+	waitFIFO(t, fifo, first) // the slow tool started
 	stop(first, t)
 	<-sent // cut off, or ended by the shutdown: the run goes on without it
 
@@ -220,30 +204,10 @@ func TestDurable_ALiveReplicaTakesOverTheRunOfAKilledOne(t *testing.T) {
 		_, err := client.Send(ctx, "Go")
 		sent <- err
 	}()
-	readFIFO := func(path string, p *process) {
-		t.Helper()
-		got := make(chan error, 1)
-		go func() {
-			f, err := os.Open(path) // until the tool opens it
-			if err == nil {
-				_, err = bufio.NewReader(f).ReadString('\n')
-				f.Close()
-			}
-			got <- err
-		}()
-		select {
-		case err := <-got:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-p.done:
-			t.Fatalf("the webchat process ended:\n%s", p.logs)
-		}
-	}
-	readFIFO(fifo, a)
+	waitFIFO(t, fifo, a)
 	a.kill(t)
 	<-sent
-	readFIFO(again, b) // B runs the slow tool again: it took the run over
+	waitFIFO(t, again, b) // B runs the slow tool again: it took the run over
 
 	resumer := &aisdktest.ChatClient{URL: b.url + "/api/chat", ChatID: "c"}
 	resumer.SetMessages(client.Messages()[:1])
@@ -269,5 +233,28 @@ func TestDurable_ALiveReplicaTakesOverTheRunOfAKilledOne(t *testing.T) {
 	}
 	if string(got) != "mark\nslow\nslow\n" {
 		t.Errorf("marks %q: mark must run once, and slow, in flight when A died, twice", got)
+	}
+}
+
+// waitFIFO waits until the slow tool writes its line on the FIFO path,
+// failing t if p ends first.
+func waitFIFO(t *testing.T, path string, p *process) {
+	t.Helper()
+	got := make(chan error, 1)
+	go func() {
+		f, err := os.Open(path) // until the tool opens it
+		if err == nil {
+			_, err = bufio.NewReader(f).ReadString('\n')
+			f.Close()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-p.done:
+		t.Fatalf("the webchat process ended:\n%s", p.logs)
 	}
 }

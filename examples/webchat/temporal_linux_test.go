@@ -104,23 +104,7 @@ func TestRealServer_TemporalALiveReplicaFinishesTheRunOfAKilledOne(t *testing.T)
 	}
 	readers.Wait()
 	survivor := procs[1-victim]
-	done := make(chan error, 1)
-	go func() {
-		f, err := os.Open(again) // the survivor runs the slow tool again
-		if err == nil {
-			_, err = bufio.NewReader(f).ReadString('\n')
-			f.Close()
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-survivor.done:
-		t.Fatalf("the surviving webchat process ended:\n%s", survivor.logs)
-	}
+	waitFIFO(t, again, survivor) // the survivor runs the slow tool again
 	if victim == 0 {
 		<-sent // its request died with it: follow the run on the survivor
 		resumer := &aisdktest.ChatClient{URL: survivor.url + "/api/chat", ChatID: "c"}
