@@ -377,15 +377,46 @@ func TestApprovalPausesTheRun(t *testing.T) {
 	}
 }
 
+// crashable is a server-side transport whose connections a test can cut
+// as a crash does. A ServerSession's Close is not that: it first waits for
+// the calls in flight, and whether it cancels them first depends on timing.
+type crashable struct {
+	mcp.Transport
+	conns chan<- mcp.Connection
+}
+
+func (c crashable) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := c.Transport.Connect(ctx)
+	if err == nil {
+		c.conns <- conn
+	}
+	return conn, err
+}
+
 func TestServerExitMidCallGivesAnErrorAndTheNextCallReconnects(t *testing.T) {
 	f := newFake(t, nil)
-	tools, err := newServer(t, f, mcptools.ServerOptions{}).Tools(context.Background())
+	t.Cleanup(func() { close(f.release) }) // the cut-off call's handler, if it still waits
+	conns := make(chan mcp.Connection, 4)
+	dial := func(ctx context.Context) (mcp.Transport, error) {
+		f.dials.Add(1)
+		serverSide, clientSide := mcp.NewInMemoryTransports()
+		if _, err := f.srv.Connect(ctx, crashable{serverSide, conns}, nil); err != nil {
+			return nil, err
+		}
+		return clientSide, nil
+	}
+	s, err := mcptools.NewServer(dial, mcptools.ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	tools, err := s.Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() {
-		ss := <-f.started
-		ss.Close() // the server goes away mid-call
+		<-f.started
+		(<-conns).Close() // the server goes away mid-call
 	}()
 	res := resultOf(t, run(t, context.Background(), tools, "hang", map[string]any{}))
 	if !res.IsError || !strings.Contains(res.Content, "connection to MCP server \"fake\" was lost during the call") {
