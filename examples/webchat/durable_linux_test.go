@@ -28,6 +28,14 @@ func TestHelperMarkingMCPServer(t *testing.T) {
 	if os.Getenv("WEBCHAT_MARKS_HELPER") != "1" {
 		t.Skip("helper process for TestDurable_*")
 	}
+	// Die with the webchat process that started this one: a killed
+	// webchat leaves no MCP server behind, waiting in its slow tool.
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0); errno != 0 {
+		t.Fatal(errno)
+	}
+	if os.Getppid() == 1 {
+		os.Exit(0) // the parent died before the line above
+	}
 	marks, fifo := os.Getenv("WEBCHAT_MARKS"), os.Getenv("WEBCHAT_FIFO")
 	leave := func(line string) (first bool) {
 		before, _ := os.ReadFile(marks)
@@ -59,7 +67,7 @@ func TestHelperMarkingMCPServer(t *testing.T) {
 					}
 					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slow done"}}}, nil, nil
 				}
-				select {} // until the process is killed
+				select {} // until the process is killed (with its webchat process)
 			}
 			if again := os.Getenv("WEBCHAT_FIFO_AGAIN"); again != "" {
 				if err := os.WriteFile(again, []byte("again\n"), 0); err != nil {
