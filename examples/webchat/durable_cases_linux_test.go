@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/pgstore"
@@ -58,33 +57,6 @@ func newMarkingRun(t *testing.T, release bool) *markingRun {
 	return m
 }
 
-// checkFinished checks that chat c, as p serves it, ended with the whole
-// answer, each text once, and that mark ran once and slow twice (the call
-// in flight when its first process stopped ran again: at least once).
-func (m *markingRun) checkFinished(t *testing.T, p *process) {
-	t.Helper()
-	view := getChat(t, p.url, "c")
-	var texts []string
-	for _, msg := range view.Messages {
-		for _, part := range msg.Parts {
-			if part.Type == "text" {
-				texts = append(texts, part.Text)
-			}
-		}
-	}
-	want := []string{"Go", "Marking.", "Now the slow one.", "All done."}
-	if fmt.Sprint(texts) != fmt.Sprint(want) || view.LastRun != aisdk.RunFinished || view.Streaming {
-		t.Errorf("the chat: texts %q (want %q), last run %q, streaming %v\nlog:\n%s", texts, want, view.LastRun, view.Streaming, p.logs)
-	}
-	got, err := os.ReadFile(m.marks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != "mark\nslow\nslow\n" {
-		t.Errorf("marks %q: mark must run once, and slow, in flight when its process stopped, twice", got)
-	}
-}
-
 // A deploy with two replicas on one PostgreSQL (-release): A gets SIGTERM
 // while a run's slow tool runs; B, which stays up, takes the run over
 // without waiting out A's stream lease (A released it as it handed the run
@@ -128,5 +100,5 @@ func TestDurable_ASIGTERMedReplicasRunIsFinishedByAnotherWithoutWaitingOutItsLea
 	if _, err := resumer.Resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	m.checkFinished(t, b)
+	checkFinished(t, m.marks, b)
 }

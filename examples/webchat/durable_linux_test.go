@@ -119,10 +119,7 @@ func stopAndRestart(t *testing.T, db string, stop func(*process, *testing.T)) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := os.WriteFile(script, []byte(`{"turns_by":"conversation","turns":[
-		{"reply":[{"text":"Marking."},{"tool_call":{"id":"m","name":"mark","args":{}}}]},
-		{"expect":{"tool_results":{"m":"marked"}},"reply":[{"text":"Now the slow one."},{"tool_call":{"id":"s","name":"slow","args":{}}}]},
-		{"expect":{"tool_results":{"s":"slow done"}},"reply":[{"text":"All done."}]}]}`), 0o600)
+	err := os.WriteFile(script, []byte(markingScript), 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,10 +188,7 @@ func TestDurable_ALiveReplicaTakesOverTheRunOfAKilledOne(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	err := os.WriteFile(script, []byte(`{"turns_by":"conversation","turns":[
-		{"reply":[{"text":"Marking."},{"tool_call":{"id":"m","name":"mark","args":{}}}]},
-		{"expect":{"tool_results":{"m":"marked"}},"reply":[{"text":"Now the slow one."},{"tool_call":{"id":"s","name":"slow","args":{}}}]},
-		{"expect":{"tool_results":{"s":"slow done"}},"reply":[{"text":"All done."}]}]}`), 0o600)
+	err := os.WriteFile(script, []byte(markingScript), 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,26 +216,7 @@ func TestDurable_ALiveReplicaTakesOverTheRunOfAKilledOne(t *testing.T) {
 	if _, err := resumer.Resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	view := getChat(t, b.url, "c")
-	var texts []string
-	for _, m := range view.Messages {
-		for _, p := range m.Parts {
-			if p.Type == "text" {
-				texts = append(texts, p.Text)
-			}
-		}
-	}
-	want := []string{"Go", "Marking.", "Now the slow one.", "All done."}
-	if fmt.Sprint(texts) != fmt.Sprint(want) || view.LastRun != aisdk.RunFinished || view.Streaming {
-		t.Errorf("the chat: texts %q (want %q), last run %q, streaming %v\nB's log:\n%s", texts, want, view.LastRun, view.Streaming, b.logs)
-	}
-	got, err := os.ReadFile(marks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != "mark\nslow\nslow\n" {
-		t.Errorf("marks %q: mark must run once, and slow, in flight when A died, twice", got)
-	}
+	checkFinished(t, marks, b)
 }
 
 // waitFIFO waits until the slow tool writes its line on the FIFO path,
@@ -264,5 +239,33 @@ func waitFIFO(t *testing.T, path string, p *process) {
 		}
 	case <-p.done:
 		t.Fatalf("the webchat process ended:\n%s", p.logs)
+	}
+}
+
+// checkFinished checks that chat c, as p serves it, ended with the whole
+// answer, each text once, and that the marks file shows mark ran once and
+// slow twice (the call in flight when its first process stopped ran
+// again: at least once).
+func checkFinished(t *testing.T, marks string, p *process) {
+	t.Helper()
+	view := getChat(t, p.url, "c")
+	var texts []string
+	for _, msg := range view.Messages {
+		for _, part := range msg.Parts {
+			if part.Type == "text" {
+				texts = append(texts, part.Text)
+			}
+		}
+	}
+	want := []string{"Go", "Marking.", "Now the slow one.", "All done."}
+	if fmt.Sprint(texts) != fmt.Sprint(want) || view.LastRun != aisdk.RunFinished || view.Streaming {
+		t.Errorf("the chat: texts %q (want %q), last run %q, streaming %v\nlog:\n%s", texts, want, view.LastRun, view.Streaming, p.logs)
+	}
+	got, err := os.ReadFile(marks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "mark\nslow\nslow\n" {
+		t.Errorf("marks %q: mark must run once, and slow, in flight when its process stopped, twice", got)
 	}
 }
