@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/internal/backend"
@@ -40,7 +41,9 @@ func (s *Store) GetChat(ctx context.Context, id string) (*store.Chat, error) {
 // chatVersion returns the stored version of the chat, 0 if there is none.
 func (s *Store) chatVersion(ctx context.Context, id string) (int64, error) {
 	var v int64
-	err := s.pool.QueryRow(ctx, `SELECT version FROM agentloop_chats WHERE id = $1`, id).Scan(&v)
+	err := s.retryRead(ctx, func() error {
+		return s.pool.QueryRow(ctx, `SELECT version FROM agentloop_chats WHERE id = $1`, id).Scan(&v)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
 	}
@@ -65,17 +68,21 @@ func (s *Store) PutChat(ctx context.Context, c *store.Chat) error {
 	var created, updated time.Time
 	for attempt := 1; ; attempt++ {
 		if c.Version == 0 {
-			err = s.pool.QueryRow(ctx, `INSERT INTO agentloop_chats (id, owner, title, history, version, created, updated)
-				VALUES ($1, $2, $3, $4, nextval('agentloop_versions'), coalesce($5::timestamptz, now()), coalesce($5::timestamptz, now()))
-				ON CONFLICT (id) DO NOTHING
-				RETURNING version, created, updated`,
-				c.ID, c.Owner, c.Title, history, s.clockArg()).Scan(&version, &created, &updated)
+			err = s.retryWrite(ctx, func() error {
+				return s.pool.QueryRow(ctx, `INSERT INTO agentloop_chats (id, owner, title, history, version, created, updated)
+					VALUES ($1, $2, $3, $4, nextval('agentloop_versions'), coalesce($5::timestamptz, now()), coalesce($5::timestamptz, now()))
+					ON CONFLICT (id) DO NOTHING
+					RETURNING version, created, updated`,
+					c.ID, c.Owner, c.Title, history, s.clockArg()).Scan(&version, &created, &updated)
+			})
 		} else {
-			err = s.pool.QueryRow(ctx, `UPDATE agentloop_chats
-				SET owner = $2, title = $3, history = $4, version = nextval('agentloop_versions'), updated = coalesce($6::timestamptz, now())
-				WHERE id = $1 AND version = $5
-				RETURNING version, created, updated`,
-				c.ID, c.Owner, c.Title, history, c.Version, s.clockArg()).Scan(&version, &created, &updated)
+			err = s.retryWrite(ctx, func() error {
+				return s.pool.QueryRow(ctx, `UPDATE agentloop_chats
+					SET owner = $2, title = $3, history = $4, version = nextval('agentloop_versions'), updated = coalesce($6::timestamptz, now())
+					WHERE id = $1 AND version = $5
+					RETURNING version, created, updated`,
+					c.ID, c.Owner, c.Title, history, c.Version, s.clockArg()).Scan(&version, &created, &updated)
+			})
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			break
@@ -107,12 +114,14 @@ func (s *Store) DeleteChat(ctx context.Context, id string, version int64) error 
 	// Followers of the chat's streams hear of it: the streams go with the
 	// chat (by cascade), in the same statement.
 	var deleted bool
-	err := s.pool.QueryRow(ctx, `WITH d AS (
-			DELETE FROM agentloop_chats WHERE id = $1 AND version = $2 RETURNING id
-		), n AS (
-			SELECT pg_notify('`+channel+`', st.id) FROM agentloop_streams st, d WHERE st.chat_id = d.id
-		)
-		SELECT EXISTS (SELECT FROM d), (SELECT count(*) FROM n)`, id, version).Scan(&deleted, nil)
+	err := s.retryWrite(ctx, func() error {
+		return s.pool.QueryRow(ctx, `WITH d AS (
+				DELETE FROM agentloop_chats WHERE id = $1 AND version = $2 RETURNING id
+			), n AS (
+				SELECT pg_notify('`+channel+`', st.id) FROM agentloop_streams st, d WHERE st.chat_id = d.id
+			)
+			SELECT EXISTS (SELECT FROM d), (SELECT count(*) FROM n)`, id, version).Scan(&deleted, nil)
+	})
 	if err != nil {
 		return s.fail("delete chat", err)
 	}
@@ -217,9 +226,11 @@ func docTable(chatID string) string {
 // docVersion returns the stored version of the document (0 if there is
 // none) and whether its chat exists.
 func (s *Store) docVersion(ctx context.Context, chatID, name string) (version int64, chatExists bool, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT
+	err = s.retryRead(ctx, func() error {
+		return s.pool.QueryRow(ctx, `SELECT
 			coalesce((SELECT version FROM `+docTable(chatID)+` WHERE chat_id = $1 AND name = $2), 0),
 			$1 = '' OR EXISTS (SELECT FROM agentloop_chats WHERE id = $1)`, chatID, name).Scan(&version, &chatExists)
+	})
 	return version, chatExists, err
 }
 
@@ -239,15 +250,19 @@ func (s *Store) PutDoc(ctx context.Context, d *store.Doc) error {
 	var updated time.Time
 	var err error
 	if d.Version == 0 {
-		err = s.pool.QueryRow(ctx, `INSERT INTO `+docTable(d.ChatID)+` (chat_id, name, data, version, updated)
-			VALUES ($1, $2, $3, nextval('agentloop_versions'), coalesce($4::timestamptz, now()))
-			ON CONFLICT (chat_id, name) DO NOTHING
-			RETURNING version, updated`, d.ChatID, d.Name, data, s.clockArg()).Scan(&version, &updated)
+		err = s.retryWrite(ctx, func() error {
+			return s.pool.QueryRow(ctx, `INSERT INTO `+docTable(d.ChatID)+` (chat_id, name, data, version, updated)
+				VALUES ($1, $2, $3, nextval('agentloop_versions'), coalesce($4::timestamptz, now()))
+				ON CONFLICT (chat_id, name) DO NOTHING
+				RETURNING version, updated`, d.ChatID, d.Name, data, s.clockArg()).Scan(&version, &updated)
+		})
 	} else {
-		err = s.pool.QueryRow(ctx, `UPDATE `+docTable(d.ChatID)+`
-			SET data = $3, version = nextval('agentloop_versions'), updated = coalesce($5::timestamptz, now())
-			WHERE chat_id = $1 AND name = $2 AND version = $4
-			RETURNING version, updated`, d.ChatID, d.Name, data, d.Version, s.clockArg()).Scan(&version, &updated)
+		err = s.retryWrite(ctx, func() error {
+			return s.pool.QueryRow(ctx, `UPDATE `+docTable(d.ChatID)+`
+				SET data = $3, version = nextval('agentloop_versions'), updated = coalesce($5::timestamptz, now())
+				WHERE chat_id = $1 AND name = $2 AND version = $4
+				RETURNING version, updated`, d.ChatID, d.Name, data, d.Version, s.clockArg()).Scan(&version, &updated)
+		})
 	}
 	switch {
 	case pgCode(err) == foreignKeyViolation:
@@ -276,7 +291,11 @@ func (s *Store) DeleteDoc(ctx context.Context, chatID, name string, version int6
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM `+docTable(chatID)+` WHERE chat_id = $1 AND name = $2 AND version = $3`, chatID, name, version)
+	var tag pgconn.CommandTag
+	err := s.retryWrite(ctx, func() (err error) {
+		tag, err = s.pool.Exec(ctx, `DELETE FROM `+docTable(chatID)+` WHERE chat_id = $1 AND name = $2 AND version = $3`, chatID, name, version)
+		return err
+	})
 	if err != nil {
 		return s.fail("delete document", err)
 	}

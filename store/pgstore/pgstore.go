@@ -82,6 +82,11 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	if opts.Schema != "" {
 		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{opts.Schema}.Sanitize()
 	}
+	// A connection the server has ended is dropped, not handed out
+	// (reconnect.go).
+	cfg.PrepareConn = func(_ context.Context, c *pgx.Conn) (bool, error) {
+		return !c.IsClosed() && !peerGone(c.PgConn().Conn()), nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)

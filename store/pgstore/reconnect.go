@@ -12,12 +12,21 @@ import (
 )
 
 // A database restart (or a network cut) breaks every pooled connection at
-// once, while the pool hands them out as if they were sound until each
-// fails a query. The store tells such a failure apart (connLost), empties
-// the pool then (fail calls pool.Reset, so that the next calls connect
-// anew), and does again a read that failed so (retryRead), while the
-// database comes back: a reader sees a delay, not an error. A write is not
-// done again, since it may have been done before the connection broke.
+// once, while the pool would hand them out as if they were sound until
+// each fails a query. Three things keep a caller from seeing it:
+//
+//   - Before a pooled connection is handed out, one non-blocking peek at
+//     its socket (peerGone, in the pool's PrepareConn) finds a connection
+//     the server has ended (a restarting server sends an error and closes
+//     its end); the pool drops it and takes or makes another, so no query
+//     is sent on it.
+//   - A failure that tells of a lost connection (connLost) empties the
+//     pool (fail calls pool.Reset), so that the next calls connect anew.
+//   - A read that failed so is done again (retry), while the database
+//     comes back: a reader sees a delay, not an error. A write is done
+//     again only when nothing of it was sent (unsent: the connection could
+//     not be made, or broke before the query went out); one sent on a
+//     connection that then broke may have been done, so its error stays.
 
 // Bounds of retryRead's waits between attempts, and of its attempts.
 const (
@@ -45,15 +54,33 @@ func connLost(err error) bool {
 		errors.Is(err, net.ErrClosed) || (errors.As(err, &netErr) && !netErr.Timeout())
 }
 
+// unsent reports whether err came before any byte of the query was sent:
+// the connection could not be made, or pgconn says so.
+func unsent(err error) bool {
+	var connectErr *pgconn.ConnectError
+	return errors.As(err, &connectErr) || pgconn.SafeToRetry(err)
+}
+
 // retryRead calls read until it succeeds, fails otherwise than by a lost
 // connection (connLost), ctx is done, the store is closed or
 // retryAttempts calls failed, waiting longer after each failure; it
 // returns read's last error.
 func (s *Store) retryRead(ctx context.Context, read func() error) error {
+	return s.retry(ctx, false, read)
+}
+
+// retryWrite is retryRead for a write: it calls write again only after a
+// failure that sent nothing (unsent).
+func (s *Store) retryWrite(ctx context.Context, write func() error) error {
+	return s.retry(ctx, true, write)
+}
+
+// retry is retryRead, or retryWrite when write is true.
+func (s *Store) retry(ctx context.Context, write bool, op func() error) error {
 	wait := retryFirst
 	for attempt := 1; ; attempt++ {
-		err := read()
-		if err == nil || !connLost(err) || attempt == retryAttempts || s.closed.Load() {
+		err := op()
+		if err == nil || !connLost(err) || (write && !unsent(err)) || attempt == retryAttempts || s.closed.Load() {
 			return err
 		}
 		t := time.NewTimer(wait)

@@ -100,17 +100,19 @@ var errStreamJustEnded = errors.New("pgstore: the active stream ended meanwhile"
 // startStream is one try of StartStream.
 func (s *Store) startStream(ctx context.Context, chatID string, ttl time.Duration) (store.Lease, error) {
 	l := store.Lease{ChatID: chatID, StreamID: backend.RandomID(), Token: backend.RandomID()}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// A stream whose holder let its lease expire is interrupted, and
-		// its followers hear of it.
-		if _, err := tx.Exec(ctx, `UPDATE agentloop_streams SET state = 'interrupted', ended = lease_expires
+	err := s.retryWrite(ctx, func() error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			// A stream whose holder let its lease expire is interrupted, and
+			// its followers hear of it.
+			if _, err := tx.Exec(ctx, `UPDATE agentloop_streams SET state = 'interrupted', ended = lease_expires
 			WHERE chat_id = $1 AND state = 'active' AND lease_expires <= coalesce($2::timestamptz, now())
 			RETURNING pg_notify('`+channel+`', id)`, chatID, s.clockArg()); err != nil {
-			return err
-		}
-		return tx.QueryRow(ctx, `INSERT INTO agentloop_streams (id, chat_id, token, state, started, lease_expires)
+				return err
+			}
+			return tx.QueryRow(ctx, `INSERT INTO agentloop_streams (id, chat_id, token, state, started, lease_expires)
 			VALUES ($1, $2, $3, 'active', coalesce($4::timestamptz, now()), coalesce($4::timestamptz, now()) + $5::float8 * interval '1 microsecond')
 			RETURNING lease_expires`, l.StreamID, chatID, l.Token, s.clockArg(), float64(ttl.Microseconds())).Scan(&l.Expires)
+		})
 	})
 	switch pgCode(err) {
 	case "":
@@ -151,17 +153,19 @@ func (s *Store) AppendChunks(ctx context.Context, l store.Lease, chunks ...[]byt
 		data[i] = c
 	}
 	var next int64
-	err := s.pool.QueryRow(ctx, `WITH s AS (
-			UPDATE agentloop_streams SET next_seq = next_seq + cardinality($4::bytea[])
-			WHERE `+heldBy+`
-			RETURNING next_seq
-		), ins AS (
-			INSERT INTO agentloop_chunks (stream_id, seq, data)
-			SELECT $1, s.next_seq - cardinality($4::bytea[]) + c.ord - 1, c.data
-			FROM s, unnest($4::bytea[]) WITH ORDINALITY AS c (data, ord)
-		)
-		SELECT next_seq, CASE WHEN cardinality($4::bytea[]) > 0 THEN pg_notify('`+channel+`', $1) END FROM s`,
-		l.StreamID, l.Token, s.clockArg(), data).Scan(&next, nil)
+	err := s.retryWrite(ctx, func() error {
+		return s.pool.QueryRow(ctx, `WITH s AS (
+				UPDATE agentloop_streams SET next_seq = next_seq + cardinality($4::bytea[])
+				WHERE `+heldBy+`
+				RETURNING next_seq
+			), ins AS (
+				INSERT INTO agentloop_chunks (stream_id, seq, data)
+				SELECT $1, s.next_seq - cardinality($4::bytea[]) + c.ord - 1, c.data
+				FROM s, unnest($4::bytea[]) WITH ORDINALITY AS c (data, ord)
+			)
+			SELECT next_seq, CASE WHEN cardinality($4::bytea[]) > 0 THEN pg_notify('`+channel+`', $1) END FROM s`,
+			l.StreamID, l.Token, s.clockArg(), data).Scan(&next, nil)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, s.lost(ctx, "append chunks", l)
 	}
@@ -179,13 +183,15 @@ func (s *Store) RenewLease(ctx context.Context, l store.Lease, ttl time.Duration
 	if err := s.check(ctx); err != nil {
 		return store.Lease{}, err
 	}
-	err := s.pool.QueryRow(ctx, `WITH s AS (
-			UPDATE agentloop_streams SET lease_expires = coalesce($3::timestamptz, now()) + $4::float8 * interval '1 microsecond'
-			WHERE `+heldBy+`
-			RETURNING lease_expires
-		)
-		SELECT lease_expires, pg_notify('`+channel+`', $1) FROM s`,
-		l.StreamID, l.Token, s.clockArg(), float64(ttl.Microseconds())).Scan(&l.Expires, nil)
+	err := s.retryWrite(ctx, func() error {
+		return s.pool.QueryRow(ctx, `WITH s AS (
+				UPDATE agentloop_streams SET lease_expires = coalesce($3::timestamptz, now()) + $4::float8 * interval '1 microsecond'
+				WHERE `+heldBy+`
+				RETURNING lease_expires
+			)
+			SELECT lease_expires, pg_notify('`+channel+`', $1) FROM s`,
+			l.StreamID, l.Token, s.clockArg(), float64(ttl.Microseconds())).Scan(&l.Expires, nil)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Lease{}, s.lost(ctx, "renew lease", l)
 	}
@@ -204,13 +210,15 @@ func (s *Store) EndStream(ctx context.Context, l store.Lease, state store.Stream
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	err := s.pool.QueryRow(ctx, `WITH s AS (
-			UPDATE agentloop_streams SET state = $4, ended = coalesce($3::timestamptz, now())
-			WHERE `+heldBy+`
-			RETURNING id
-		)
-		SELECT pg_notify('`+channel+`', $1) FROM s`,
-		l.StreamID, l.Token, s.clockArg(), string(state)).Scan(nil)
+	err := s.retryWrite(ctx, func() error {
+		return s.pool.QueryRow(ctx, `WITH s AS (
+				UPDATE agentloop_streams SET state = $4, ended = coalesce($3::timestamptz, now())
+				WHERE `+heldBy+`
+				RETURNING id
+			)
+			SELECT pg_notify('`+channel+`', $1) FROM s`,
+			l.StreamID, l.Token, s.clockArg(), string(state)).Scan(nil)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s.lost(ctx, "end stream", l)
 	}
@@ -251,12 +259,14 @@ func (s *Store) StopStream(ctx context.Context, chatID string) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	err := s.pool.QueryRow(ctx, `WITH s AS (
-			UPDATE agentloop_streams SET stop_requested = true
-			WHERE chat_id = $1 AND state = 'active' AND lease_expires > coalesce($2::timestamptz, now())
-			RETURNING id
-		)
-		SELECT pg_notify('`+channel+`', id) FROM s`, chatID, s.clockArg()).Scan(nil)
+	err := s.retryWrite(ctx, func() error {
+		return s.pool.QueryRow(ctx, `WITH s AS (
+				UPDATE agentloop_streams SET stop_requested = true
+				WHERE chat_id = $1 AND state = 'active' AND lease_expires > coalesce($2::timestamptz, now())
+				RETURNING id
+			)
+			SELECT pg_notify('`+channel+`', id) FROM s`, chatID, s.clockArg()).Scan(nil)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return noActiveStream(chatID)
 	}
@@ -351,15 +361,17 @@ func (s *Store) DeleteEndedStreams(ctx context.Context, before time.Time) (int64
 		return 0, err
 	}
 	var n int64
-	err := s.pool.QueryRow(ctx, `WITH d AS (
-			DELETE FROM agentloop_streams
-			WHERE (state <> 'active' AND ended < $1)
-			   OR (state = 'active' AND lease_expires <= coalesce($2::timestamptz, now()) AND lease_expires < $1)
-			RETURNING id
-		), n AS (
-			SELECT pg_notify('`+channel+`', id) FROM d
-		)
-		SELECT count(*) FROM n`, before, s.clockArg()).Scan(&n)
+	err := s.retryWrite(ctx, func() error {
+		return s.pool.QueryRow(ctx, `WITH d AS (
+				DELETE FROM agentloop_streams
+				WHERE (state <> 'active' AND ended < $1)
+				   OR (state = 'active' AND lease_expires <= coalesce($2::timestamptz, now()) AND lease_expires < $1)
+				RETURNING id
+			), n AS (
+				SELECT pg_notify('`+channel+`', id) FROM d
+			)
+			SELECT count(*) FROM n`, before, s.clockArg()).Scan(&n)
+	})
 	if err != nil {
 		return 0, s.fail("delete ended streams", err)
 	}
