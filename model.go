@@ -41,7 +41,9 @@ type Request struct {
 	System string
 	// Messages is the history so far, oldest first. Every tool call in it
 	// has a result. Without a BeforeModelCall hook it shares memory with the
-	// run's history; with one, it is a deep copy the hooks may change.
+	// run's history; with one, it is a deep copy the hooks may change. After
+	// a handoff to an agent with a HandoffFilter, it is what the filter
+	// returned (the hooks may change it too).
 	Messages History
 	// Tools are the tools offered on this call; empty means none.
 	Tools []ToolDef
