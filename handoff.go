@@ -176,7 +176,9 @@ func handoffAt(h History, name string) int {
 
 // handoffInput sets req.Messages to what the agent's HandoffFilter makes of
 // the history, when the agent has one and was handed the conversation; it
-// reports whether it did. The filter gets a deep copy.
+// reports whether it did. The filter gets a deep copy of its own (not the
+// reused hook copy: a filter that moves messages within it would leave
+// that copy's messages sharing parts, which the next turn could keep).
 func (r *run) handoffInput(req *Request) (bool, error) {
 	f := r.agent.HandoffFilter
 	if f == nil || r.graph == nil {
@@ -186,7 +188,7 @@ func (r *run) handoffInput(req *Request) (bool, error) {
 	if at < 0 {
 		return false, nil
 	}
-	msgs := f(r.hookCopy(), at)
+	msgs := f(r.history.Clone(), at)
 	if err := checkModelInput(msgs); err != nil {
 		return true, fmt.Errorf("agentloop: agent %q: its HandoffFilter returned messages the model cannot take: %w", r.agent.Name, err)
 	}
