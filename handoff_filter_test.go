@@ -141,8 +141,10 @@ func TestHandoff_BeforeModelCallHooksGetTheFiltersMessages(t *testing.T) {
 	})
 	triage, _ := filterAgents(t, triageTurns(), billingModel, agentloop.DropToolsBeforeHandoff)
 	var seen []int
+	var agents []string
 	triage.Hooks = &agentloop.Hooks{BeforeModelCall: func(ctx context.Context, req *agentloop.Request) error {
 		seen = append(seen, len(req.Messages))
+		agents = append(agents, req.Agent)
 		if req.Turn == 3 {
 			req.Messages = req.Messages[1:] // leave the user's message out, for this call only
 		}
@@ -151,6 +153,7 @@ func TestHandoff_BeforeModelCallHooksGetTheFiltersMessages(t *testing.T) {
 	items, err := collect(triage.Stream(context.Background(), user("refund order 42"), nil))
 	require.NoError(t, err)
 	assert.Equal(t, []int{1, 3, 3}, seen, "triage's calls see 1 and 3 messages, billing's the 3 the filter left")
+	assert.Equal(t, []string{"triage", "triage", "billing"}, agents, "Request.Agent names the agent whose model is called")
 	assert.Len(t, final(t, items).History, 6)
 }
 

@@ -59,8 +59,9 @@ type Agent struct {
 	// model is offered a tool "transfer_to_<Name>" for each; once a turn's
 	// transfer call has its result, the next turns of the run use that
 	// agent's Model, System, Settings, Tools and Handoffs (the run's hooks,
-	// limits, budget and RunOptions.Tools stay; RunOptions.System and Settings apply
-	// to the agent Stream was called on only). Assistant messages then
+	// limits, budget and RunOptions.Tools stay, and tell the agents apart by
+	// Request.Agent; RunOptions.System and Settings apply to the agent
+	// Stream was called on only). Assistant messages then
 	// record their agent ([Message.Agent]), and a run resumed on this agent
 	// goes on with the agent that holds the conversation. Every agent
 	// reachable through Handoffs needs a unique Name.
@@ -500,7 +501,7 @@ type turnResult struct {
 
 // request builds the request of the next model call.
 func (r *run) request(noTools bool) *Request {
-	req := &Request{Turn: r.turns, System: r.system, Messages: r.snapshot(), Settings: r.settings}
+	req := &Request{Turn: r.turns, System: r.system, Messages: r.snapshot(), Settings: r.settings, Agent: r.speakerName()}
 	if !noTools {
 		req.Tools = make([]ToolDef, len(r.toolOrder))
 		for i, t := range r.toolOrder {

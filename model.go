@@ -50,6 +50,10 @@ type Request struct {
 	// Settings are optional sampling settings. Zero values mean the
 	// provider's defaults.
 	Settings Settings
+	// Agent names the agent whose model is called, in runs with handoffs
+	// (as [TurnStart.Agent]); "" in other runs. Hooks that serve several
+	// agents of a run tell them apart by it (ctxwindow's Config.Agent).
+	Agent string
 }
 
 // Settings are the sampling settings of a [Request]. A nil pointer or a zero
