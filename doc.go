@@ -34,7 +34,9 @@
 // in the caller's history ([SubRun]) so that it resumes like any other.
 // An agent can also hand the conversation to another ([Agent.Handoffs]):
 // the next turns run with that agent, and the history records who spoke
-// ([Message.Agent]).
+// ([Message.Agent]). The receiving agent's [Agent.HandoffFilter] chooses
+// what its model is given of the conversation before it
+// ([DropToolsBeforeHandoff]: without the earlier agents' tool work).
 //
 // [Hooks] observe or steer every step and can cancel the run with a reason
 // ([Cancel]), as can the caller (a context cancelled with a [Cancel] cause).

@@ -126,7 +126,9 @@ func (e *TurnLimitError) Is(target error) bool { return target == ErrTurnLimit }
 type TurnError struct {
 	// Turn is the 1-based number of the model call that failed.
 	Turn int
-	// Err is the model's error (or [ErrTruncated]); never nil.
+	// Err is the model's error (or [ErrTruncated]), or the error of what an
+	// [Agent.HandoffFilter] returned (wrapping [ErrInvalidHistory]); never
+	// nil.
 	Err error
 	// History is the transcript up to the failure, with a result for every
 	// tool call.

@@ -150,3 +150,105 @@ func (r *run) handOff() error {
 	}
 	return nil
 }
+
+// handoffAt returns where the conversation was last handed to the agent
+// named name in h: the index of the first message after the turn whose
+// successful transfer_to_<name> call handed it over (after that turn's
+// tool messages), or -1 when h has no such transfer.
+func handoffAt(h History, name string) int {
+	tool := handoffPrefix + name
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Role != RoleTool {
+			continue
+		}
+		for _, p := range h[i].Parts {
+			if r := p.ToolResult; p.Type == PartToolResult && r != nil && !r.IsError && r.Name == tool {
+				j := i + 1
+				for j < len(h) && h[j].Role == RoleTool {
+					j++
+				}
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// handoffInput sets req.Messages to what the agent's HandoffFilter makes of
+// the history, when the agent has one and was handed the conversation; it
+// reports whether it did. The filter gets a deep copy of its own (not the
+// reused hook copy: a filter that moves messages within it would leave
+// that copy's messages sharing parts, which the next turn could keep).
+func (r *run) handoffInput(req *Request) (bool, error) {
+	f := r.agent.HandoffFilter
+	if f == nil || r.graph == nil {
+		return false, nil
+	}
+	at := handoffAt(r.history, r.agent.Name)
+	if at < 0 {
+		return false, nil
+	}
+	msgs := f(r.history.Clone(), at)
+	if err := checkModelInput(msgs); err != nil {
+		return true, fmt.Errorf("agentloop: agent %q: its HandoffFilter returned messages the model cannot take: %w", r.agent.Name, err)
+	}
+	req.Messages = msgs[:len(msgs):len(msgs)]
+	return true, nil
+}
+
+// checkModelInput checks that h can be sent to a model: valid, and every
+// tool call in it has a result.
+func checkModelInput(h History) error {
+	if err := h.Validate(); err != nil {
+		return err
+	}
+	answered := make(map[string]bool)
+	for _, m := range h {
+		for _, p := range m.Parts {
+			if p.Type == PartToolResult {
+				answered[p.ToolResult.CallID] = true
+			}
+		}
+	}
+	for i, m := range h {
+		for _, c := range m.ToolCalls() {
+			if !answered[c.ID] {
+				return fmt.Errorf("%w: message %d: tool call %q has no result", ErrInvalidHistory, i, c.ID)
+			}
+		}
+	}
+	return nil
+}
+
+// DropToolsBeforeHandoff is an [Agent.HandoffFilter] for the common case:
+// the new agent sees what was said before the handoff, not the earlier
+// agents' tool work. From h[:handoff] it leaves out every tool call (the
+// transfer included) with its results, approval parts and sub-runs, and
+// then every message left without text or a file (an assistant message
+// that only called tools, or only reasoned before calling them); the user's
+// messages and the earlier agents' text stay. Messages from handoff on are
+// kept as they are. It changes h's messages in place and returns h's
+// backing array, as a filter may.
+func DropToolsBeforeHandoff(h History, handoff int) History {
+	handoff = min(max(handoff, 0), len(h))
+	out := h[:0]
+	for _, m := range h[:handoff] {
+		parts := m.Parts[:0]
+		kept := false
+		for _, p := range m.Parts {
+			switch p.Type {
+			case PartToolCall, PartToolResult, PartApprovalRequest, PartApprovalResponse, PartSubRun:
+				continue
+			case PartText, PartFile:
+				kept = true
+			}
+			parts = append(parts, p)
+		}
+		if !kept {
+			continue
+		}
+		m.Parts = parts
+		out = append(out, m)
+	}
+	return append(out, h[handoff:]...)
+}

@@ -77,11 +77,13 @@ func TestHandoff_AgentsNeedNames(t *testing.T) {
 	require.ErrorContains(t, err, "need a Name")
 }
 
-// Runs without handoffs record no agent.
+// Runs without handoffs record no agent, on messages or requests.
 func TestHandoff_RunsWithoutHandoffsRecordNoAgent(t *testing.T) {
-	a := &agentloop.Agent{Name: "solo", Model: simtest.NewModel(turn(simtest.Text("hi")))}
+	model := simtest.NewModel(turn(simtest.Text("hi")))
+	a := &agentloop.Agent{Name: "solo", Model: model}
 	items, err := collect(a.Stream(context.Background(), user("x"), nil))
 	require.NoError(t, err)
+	assert.Empty(t, model.Requests()[0].Agent)
 	for _, m := range final(t, items).History {
 		assert.Empty(t, m.Agent)
 	}

@@ -59,8 +59,9 @@ type Agent struct {
 	// model is offered a tool "transfer_to_<Name>" for each; once a turn's
 	// transfer call has its result, the next turns of the run use that
 	// agent's Model, System, Settings, Tools and Handoffs (the run's hooks,
-	// limits, budget and RunOptions.Tools stay; RunOptions.System and Settings apply
-	// to the agent Stream was called on only). Assistant messages then
+	// limits, budget and RunOptions.Tools stay, and tell the agents apart by
+	// Request.Agent; RunOptions.System and Settings apply to the agent
+	// Stream was called on only). Assistant messages then
 	// record their agent ([Message.Agent]), and a run resumed on this agent
 	// goes on with the agent that holds the conversation. Every agent
 	// reachable through Handoffs needs a unique Name.
@@ -68,6 +69,25 @@ type Agent struct {
 	// HandoffDescription tells a model that may hand over to this agent
 	// what it does; "" means a generic description naming the agent.
 	HandoffDescription string
+	// HandoffFilter, when not nil, chooses what this agent's model is
+	// given once another agent handed it the conversation. Before each of
+	// this agent's model calls it gets a deep copy of the history, which it
+	// may change, and handoff, the index of the first message after the
+	// turn that handed over (h[:handoff] is the conversation before this
+	// agent got it, the transfer call and that turn's results included);
+	// what it returns is the call's Request.Messages. The run's history
+	// (its items, TurnEnd.History, Final, Pending) keeps every message.
+	// The handoff is found in the history (the last successful transfer to
+	// this agent), so the filter applies in every later turn and in later
+	// runs that continue the conversation; it is not called while this
+	// agent holds a conversation nobody handed it. In what it returns,
+	// every tool call needs its result and every result, approval and
+	// sub-run its call; otherwise the run fails with a [*TurnError]
+	// wrapping [ErrInvalidHistory] that names the agent. It runs before
+	// the run's BeforeModelCall hooks, which get what it returned. nil
+	// means the model sees the whole history. [DropToolsBeforeHandoff]
+	// leaves out the earlier agents' tool calls and results.
+	HandoffFilter func(h History, handoff int) History
 
 	// Logger receives what no item or error reports: tool and hook panics
 	// (with their stacks), hook errors, and results dropped because their
@@ -481,7 +501,7 @@ type turnResult struct {
 
 // request builds the request of the next model call.
 func (r *run) request(noTools bool) *Request {
-	req := &Request{Turn: r.turns, System: r.system, Messages: r.snapshot(), Settings: r.settings}
+	req := &Request{Turn: r.turns, System: r.system, Messages: r.snapshot(), Settings: r.settings, Agent: r.speakerName()}
 	if !noTools {
 		req.Tools = make([]ToolDef, len(r.toolOrder))
 		for i, t := range r.toolOrder {
@@ -512,8 +532,14 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 		}
 		return turnResult{}, err
 	}
+	filtered, err := r.handoffInput(req)
+	if err != nil {
+		return fail(&TurnError{Turn: r.turns, Err: err, History: r.snapshot()})
+	}
 	if h := r.hooks; h != nil && h.BeforeModelCall != nil {
-		req.Messages = r.hookCopy() // the hook may edit them for this call only
+		if !filtered {
+			req.Messages = r.hookCopy() // the hook may edit them for this call only
+		}
 		if err := h.BeforeModelCall(r.ctx, req); err != nil {
 			return fail(r.hookFailed("BeforeModelCall", err))
 		}

@@ -41,13 +41,19 @@ type Request struct {
 	System string
 	// Messages is the history so far, oldest first. Every tool call in it
 	// has a result. Without a BeforeModelCall hook it shares memory with the
-	// run's history; with one, it is a deep copy the hooks may change.
+	// run's history; with one, it is a deep copy the hooks may change. After
+	// a handoff to an agent with a HandoffFilter, it is what the filter
+	// returned (the hooks may change it too).
 	Messages History
 	// Tools are the tools offered on this call; empty means none.
 	Tools []ToolDef
 	// Settings are optional sampling settings. Zero values mean the
 	// provider's defaults.
 	Settings Settings
+	// Agent names the agent whose model is called, in runs with handoffs
+	// (as [TurnStart.Agent]); "" in other runs. Hooks that serve several
+	// agents of a run tell them apart by it (ctxwindow's Config.Agent).
+	Agent string
 }
 
 // Settings are the sampling settings of a [Request]. A nil pointer or a zero

@@ -3,6 +3,7 @@ package aisdk_test
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"sync/atomic"
 	"testing"
 
@@ -73,4 +74,58 @@ func TestJSClient_SubagentApprovalIsApprovedLikeAnyOther(t *testing.T) {
 		"the resumed sub-run's view goes on from its state")
 	assert.Contains(t, res.Views, `tool-researcher input-available null | data-subagent l1 researcher paused [text:Checking., get_weather(approval-requested)] | tool-get_weather approval-requested null`,
 		"the page showed the sub-agent's call awaiting approval")
+}
+
+// jsLocator is a lead agent whose "locator" sub-agent calls the client
+// tool getLocation (a tool without Func, run by the page) and reports back;
+// its second turn expects the page's answer.
+func jsLocator(t *testing.T) *agentloop.Agent {
+	t.Helper()
+	loc, err := agentloop.NewClientTool("getLocation", "The user's location.", locationSchema)
+	require.NoError(t, err)
+	locator := &agentloop.Agent{Name: "locator", Tools: []*agentloop.Tool{loc}, Model: simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Text("Asking the page."), simtest.Call("g1", "getLocation", map[string]string{"precision": "city"})}},
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"g1": "Berlin"}}, Reply: []simtest.Step{simtest.Text("You are in Berlin.")}},
+	)}
+	lt, err := agentloop.AgentTool(locator, agentloop.AgentToolOptions{})
+	require.NoError(t, err)
+	return &agentloop.Agent{Name: "lead", Tools: []*agentloop.Tool{lt}, Model: simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("l1", "locator", map[string]string{"task": "Where is the user?"})}},
+		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"l1": "You are in Berlin."}}, Reply: []simtest.Step{simtest.Text("You are in Berlin, it seems.")}},
+	)}
+}
+
+// A sub-agent's client tool pauses the whole run and reaches the real
+// client as a call of the page's tool; the client's answer (addToolOutput)
+// resumes the sub-run where it stopped, and the lead answers with the
+// sub-agent's answer. In the stateless mode the sub-run's state comes back
+// signed; in the stored mode it is the stored chat's.
+func TestJSClient_SubagentClientToolIsRunByThePage(t *testing.T) {
+	node := requireNodeHarness(t)
+	for _, mode := range []string{"stateless", "stored"} {
+		t.Run(mode, func(t *testing.T) {
+			var h http.Handler = &aisdk.Handler{Agent: jsLocator(t), NewMessageID: func() string { return "msg-js-1" }, Logger: slog.New(slog.DiscardHandler)}
+			if mode == "stored" {
+				cs := &aisdk.ChatServer{Agent: jsLocator(t), Store: newStore(t), NewMessageID: func() string { return "msg-js-1" }, Logger: slog.New(slog.DiscardHandler)}
+				h = cs.Routes("/api")
+			}
+			res := runJSClient(t, node, h, "subagent-client-tool")
+			// The scripts' Expects check that the sub-run was given the
+			// page's answer and the lead the sub-agent's.
+			want := []string{"step-start", `tool-locator(output-available) -> "You are in Berlin."`, "data-subagent"}
+			if mode == "stateless" {
+				want = append(want, "data-subrun") // the paused sub-run's signed state
+			}
+			want = append(want,
+				"step-start", `tool-getLocation(output-available) -> {"city":"Berlin","precision":"city"}`,
+				"step-start", "text(done) You are in Berlin, it seems.")
+			asst := assertChat(t, res, want)
+			assert.Equal(t, "l1/g1", asst.Parts[len(want)-3]["toolCallId"], "the page answered the sub-agent's call")
+			assert.Contains(t, res.Views, `tool-locator input-available null | data-subagent l1 locator paused [text:Asking the page., getLocation(input-available)] | tool-getLocation input-available null`,
+				"the whole run paused with the sub-agent's call handed to the page")
+			assert.Equal(t, `tool-locator output-available "You are in Berlin." | data-subagent l1 locator done [text:Asking the page., getLocation(output-available), text:You are in Berlin.] | tool-getLocation output-available {"city":"Berlin","precision":"city"}`,
+				res.Views[len(res.Views)-1], "the resumed sub-run's view goes on from its state")
+			assertContinuation(t, res.requests(t), asst.ID, "output-available")
+		})
+	}
 }

@@ -18,6 +18,10 @@
 // system messages at the start, the first and the newest user message, and
 // the latest turn, so that every provider accepts the request.
 //
+// In a run with handoffs the run's hooks serve every agent the conversation
+// is handed to; Config.Agent limits a Manager to one agent's requests, so
+// that Managers of different windows compose, one per model.
+//
 // [LargeResults] keeps huge tool results out of every request (a preview is
 // sent), and [Manager.ReadResultTool] gives the model a tool to read the
 // rest.

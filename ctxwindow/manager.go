@@ -81,6 +81,13 @@ type Config struct {
 	// [SummaryDoc]; nil keeps each summary for the run that made it only.
 	// Runs without a conversation id do not use it.
 	Docs store.Docs
+	// Agent, when not empty, makes the Manager shape only the requests of
+	// the agent of that name (agentloop.Request.Agent): in a run with
+	// handoffs, whose hooks serve every agent the conversation is handed
+	// to, compose one Manager per agent whose model has a window of its
+	// own. "" shapes every request. Such a Manager's [Summarize] needs its
+	// own Model: the run's agent is the one the run started with.
+	Agent string
 	// OnReport, when non-nil, is called once for every request the
 	// Manager shapes (every model call of every run whose hooks it
 	// serves), with what it did, also when the request stays over budget;
@@ -229,7 +236,8 @@ func checkStrategy(s Strategy, window int) error {
 // Agent.Hooks (with [agentloop.ComposeHooks] beside others) or pass them
 // with [agentloop.RunOptions.Hooks]. Put them after hooks that edit the request, so
 // that the Manager measures what is really sent. OnRunStart notes the run's
-// conversation id, agent and logger; BeforeModelCall shapes the request;
+// conversation id, agent and logger; BeforeModelCall shapes the request
+// (only Config.Agent's, when that is set);
 // OnTurnEnd learns the correction from the provider's input count. The same
 // Hooks serve every run.
 func (m *Manager) Hooks() *agentloop.Hooks {
@@ -247,6 +255,9 @@ func (m *Manager) Hooks() *agentloop.Hooks {
 			return context.WithValue(ctx, stateKey{m}, st), nil
 		},
 		BeforeModelCall: func(ctx context.Context, req *agentloop.Request) error {
+			if m.cfg.Agent != "" && req.Agent != m.cfg.Agent {
+				return nil
+			}
 			return m.shape(ctx, m.state(ctx), req)
 		},
 		OnTurnEnd: func(ctx context.Context, end agentloop.TurnEnd) error {

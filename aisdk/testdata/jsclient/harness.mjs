@@ -62,6 +62,11 @@ const scenarios = {
   subagent: { say: 'Weather in Oslo?' },
   // A sub-agent's call that needs approval, approved in the page.
   'subagent-approval': { say: 'Weather in Oslo?', approve: { approved: true } },
+  // A sub-agent's client tool: the page runs getLocation for the sub-agent.
+  'subagent-client-tool': {
+    say: 'Where am I?',
+    clientTools: { getLocation: input => ({ city: 'Berlin', precision: input.precision }) },
+  },
   // The page goes away while the server waits in a tool (the chat's stop
   // aborts its fetch), then reloads: it loads the stored chat (GET
   // /api/chats/{id}) and resumes the stream, as useChat({resume: true})
