@@ -1,6 +1,7 @@
 package agentloop
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -14,7 +15,8 @@ import (
 type assembler struct {
 	run     *run
 	offered map[string]*Tool
-	prefix  string // of the ids the loop makes up on this turn
+	prefix  string                              // of the ids the loop makes up on this turn
+	onText  func(context.Context, string) error // Hooks.OnTextDelta; nil if none
 
 	parts     []Part
 	text      strings.Builder
@@ -42,8 +44,8 @@ func (a *assembler) add(chunk Chunk) error {
 			a.open = PartText
 		}
 		a.text.WriteString(c.Text)
-		if h != nil && h.OnTextDelta != nil {
-			if err := h.OnTextDelta(r.ctx, c.Text); err != nil {
+		if a.onText != nil {
+			if err := a.onText(r.ctx, c.Text); err != nil {
 				return r.hookCancel("OnTextDelta", err)
 			}
 		}

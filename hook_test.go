@@ -81,14 +81,14 @@ func TestHooks_SeeEveryStepInOrder(t *testing.T) {
 			return nil
 		},
 	}
-	m := simtest.NewModel(turn(simtest.Reasoning("hm"), simtest.Call("c1", "echo", `{"text":"a"}`)), turn(simtest.Text("done")))
+	m := simtest.NewModel(turn(simtest.Reasoning("hm"), simtest.Call("c1", "echo", `{"text":"a"}`)), turn(simtest.Text("do"), simtest.Text("ne")))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Hooks: h}
 	_, err := collect(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"model", "reasoning:hm", "delta:c1", "delta:c1", "delta:c1", "end:tool_calls",
 		"before:c1", "after:c1",
-		"model", "text:done", "end:stop",
+		"model", "text:do", "text:ne", "end:stop", // every delta of a text block
 	}, events)
 }
 

@@ -540,6 +540,31 @@ func TestCancel_FromAnotherGoroutineStopsModelStream(t *testing.T) {
 	assert.Equal(t, 0, m.Open())
 }
 
+// design.md §7.3: a cancel from the consumer's own loop body, in the middle
+// of a text block, is seen before the next delta: no delta follows it.
+func TestCancel_FromTheLoopBodyStopsBeforeTheNextDelta(t *testing.T) {
+	m := simtest.NewModel(turn(simtest.Text("one two three four")))
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	a := &agentloop.Agent{Model: m}
+	var seen string
+	var err error
+	for it, e := range a.Stream(ctx, user("x"), nil) {
+		if d, ok := it.(agentloop.TextDelta); ok {
+			if seen += d.Text; seen == "one two " {
+				cancel(agentloop.Cancel("enough"))
+			}
+		}
+		err = e
+	}
+	var ce *agentloop.CancelledError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "enough", ce.Reason)
+	assert.Equal(t, "one two ", seen, "no delta after the cancel")
+	assert.Equal(t, "one two ", ce.History.LastAssistantText(), "what was shown is kept")
+	assert.Equal(t, 0, m.Open())
+}
+
 // design.md §7.3: the first reason given wins.
 func TestCancel_FirstReasonWins(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("hi"), simtest.Hang()))
@@ -599,11 +624,12 @@ func TestEarlyExit_BreakClosesModelStreamAndLeaksNothing(t *testing.T) {
 	for it, err := range a.Stream(t.Context(), user("x"), nil) {
 		require.NoError(t, err)
 		if _, ok := it.(agentloop.TextDelta); ok {
-			n++
-			break
+			if n++; n == 2 { // in the middle of the text block
+				break
+			}
 		}
 	}
-	assert.Equal(t, 1, n)
+	assert.Equal(t, 2, n)
 	assert.Equal(t, 0, m.Open(), "the model stream was closed")
 }
 
