@@ -796,3 +796,31 @@ func TestDeniedContent_NamesTheReasonWhenGiven(t *testing.T) {
 	assert.Equal(t, "The user denied this tool call.", agentloop.DeniedContent(""))
 	assert.Equal(t, "The user denied this tool call. Reason: keep b", agentloop.DeniedContent("keep b"))
 }
+
+// design.md §4.1: a TextDelta the model has boxed already is yielded as the
+// same value: the loop adds no allocation per delta (only its text buffer
+// grows, a few times per turn).
+func TestStream_PassesBoxedTextDeltasOnWithoutAnAllocationPerDelta(t *testing.T) {
+	delta := agentloop.Chunk(agentloop.TextDelta{Text: "ab "})
+	model := func(n int) agentloop.Model {
+		return agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				for range n {
+					if !yield(delta, nil) {
+						return
+					}
+				}
+			}
+		})
+	}
+	allocs := func(n int) float64 {
+		a := &agentloop.Agent{Model: model(n)}
+		history := user("x")
+		return testing.AllocsPerRun(20, func() {
+			for range a.Stream(context.Background(), history, nil) {
+			}
+		})
+	}
+	few, many := allocs(1000), allocs(9000)
+	assert.LessOrEqual(t, many-few, 8.0, "8,000 more deltas: %v allocations, then %v", few, many)
+}
