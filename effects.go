@@ -218,7 +218,7 @@ func (r *run) streamModel(req *Request, asm *assembler) error {
 		// The bulk of a stream: text that goes on an open text block, with
 		// no OnTextDelta hook. asm.add does the same, one call deeper.
 		if c, ok := chunk.(TextDelta); ok && asm.open == PartText && asm.onText == nil && c.Text != "" {
-			asm.text.WriteString(c.Text)
+			asm.text = append(asm.text, c.Text...)
 			// The chunk is yielded as the model boxed it: no allocation.
 			if !r.yield(chunk.(Item), nil) {
 				streamErr = r.consumerStopped()

@@ -541,6 +541,7 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 	if h := r.hooks; h != nil {
 		asm.onText = h.OnTextDelta
 	}
+	defer asm.release()
 	streamErr := r.modelCall(req, &asm)
 	if errors.Is(streamErr, ErrStopped) {
 		return fail(ErrStopped)
