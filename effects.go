@@ -215,10 +215,16 @@ func (r *run) streamModel(req *Request, asm *assembler) error {
 			streamErr = err
 			break
 		}
-		// The bulk of a stream: text that goes on an open text block, with
-		// no OnTextDelta hook. asm.add does the same, one call deeper.
-		if c, ok := chunk.(TextDelta); ok && asm.open == PartText && asm.onText == nil && c.Text != "" {
+		// The bulk of a stream: text that goes on an open text block.
+		// asm.add does the same, one call deeper.
+		if c, ok := chunk.(TextDelta); ok && asm.open == PartText && c.Text != "" {
 			asm.text = append(asm.text, c.Text...)
+			if asm.onText != nil {
+				if err := asm.onText(r.ctx, c.Text); err != nil {
+					streamErr = r.hookCancel("OnTextDelta", err)
+					break
+				}
+			}
 			// The chunk is yielded as the model boxed it: no allocation.
 			if !r.yield(chunk.(Item), nil) {
 				streamErr = r.consumerStopped()

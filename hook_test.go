@@ -178,6 +178,30 @@ func TestHooks_EditingRequestMessagesDoesNotChangeHistory(t *testing.T) {
 	assert.Equal(t, "my password is hunter2", final(t, items).History[0].Text())
 }
 
+// design.md §7.3: OnTextDelta cancels in the middle of a text block: the
+// delta it refused is not yielded, nor anything after it.
+func TestHooks_OnTextDeltaCancelsInTheMiddleOfABlock(t *testing.T) {
+	m := simtest.NewModel(turn(simtest.Text("one two three")))
+	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{OnTextDelta: func(_ context.Context, text string) error {
+		if text == "two " {
+			return agentloop.Cancel("stop here")
+		}
+		return nil
+	}}}
+	items, err := collect(a.Stream(t.Context(), user("x"), nil))
+	var ce *agentloop.CancelledError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "stop here", ce.Reason)
+	var shown []string
+	for _, it := range items {
+		if d, ok := it.(agentloop.TextDelta); ok {
+			shown = append(shown, d.Text)
+		}
+	}
+	assert.Equal(t, []string{"one "}, shown)
+	assert.Equal(t, 0, m.Open())
+}
+
 // design.md §7.3: every hook point can cancel the run with a reason: the run stops before
 // its next side effect, and the error's history has a result for every call.
 func TestHooks_EveryPointCanCancelWithAReason(t *testing.T) {
