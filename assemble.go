@@ -1,11 +1,13 @@
 package agentloop
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // assembler turns a model call's chunks into the parts of one assistant
@@ -14,10 +16,12 @@ import (
 type assembler struct {
 	run     *run
 	offered map[string]*Tool
-	prefix  string // of the ids the loop makes up on this turn
+	prefix  string                              // of the ids the loop makes up on this turn
+	onText  func(context.Context, string) error // Hooks.OnTextDelta; nil if none
 
 	parts     []Part
-	text      strings.Builder
+	text      []byte  // the open text block; from textBufs, once a block opens
+	textBuf   *[]byte // the pooled buffer text lives in; nil until then
 	reasoning strings.Builder
 	open      PartType // PartText, PartReasoning or ""
 	calls     int      // ToolCall chunks seen
@@ -40,10 +44,14 @@ func (a *assembler) add(chunk Chunk) error {
 				return err
 			}
 			a.open = PartText
+			if a.textBuf == nil {
+				a.textBuf = textBufs.Get().(*[]byte)
+				a.text = (*a.textBuf)[:0]
+			}
 		}
-		a.text.WriteString(c.Text)
-		if h != nil && h.OnTextDelta != nil {
-			if err := h.OnTextDelta(r.ctx, c.Text); err != nil {
+		a.text = append(a.text, c.Text...)
+		if a.onText != nil {
+			if err := a.onText(r.ctx, c.Text); err != nil {
 				return r.hookCancel("OnTextDelta", err)
 			}
 		}
@@ -158,9 +166,30 @@ func (a *assembler) flushAll() {
 }
 
 func (a *assembler) flushText() {
-	a.parts = append(a.parts, Part{Type: PartText, Text: a.text.String()})
-	a.text.Reset()
+	a.parts = append(a.parts, Part{Type: PartText, Text: string(a.text)})
+	a.text = a.text[:0]
 	a.open = ""
+}
+
+// textBufs holds the buffers in which assemblers collect text blocks: a
+// block's text is copied out once when it ends, instead of growing a new
+// buffer (and copying it) several times as its deltas come.
+var textBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledText is the largest text buffer returned to textBufs.
+const maxPooledText = 64 << 10
+
+// release returns the text buffer to textBufs; the assembler must not
+// take text after it.
+func (a *assembler) release() {
+	if a.textBuf == nil {
+		return
+	}
+	if cap(a.text) <= maxPooledText {
+		*a.textBuf = a.text[:0]
+		textBufs.Put(a.textBuf)
+	}
+	a.textBuf, a.text = nil, nil
 }
 
 // closeBlocks ends an open text or reasoning block, yielding a ReasoningEnd

@@ -202,7 +202,9 @@ func (r *run) modelCall(req *Request, asm *assembler) error {
 	return err
 }
 
-// streamModel ranges over the model's stream, feeding asm.
+// streamModel ranges over the model's stream, feeding asm. A cancel
+// stops it before the next chunk: no hook runs and no item is yielded
+// after it.
 func (r *run) streamModel(req *Request, asm *assembler) error {
 	var streamErr error
 	for chunk, err := range r.agent.Model.Stream(r.ctx, req) {
@@ -212,6 +214,23 @@ func (r *run) streamModel(req *Request, asm *assembler) error {
 		if err != nil {
 			streamErr = err
 			break
+		}
+		// The bulk of a stream: text that goes on an open text block.
+		// asm.add does the same, one call deeper.
+		if c, ok := chunk.(TextDelta); ok && asm.open == PartText && c.Text != "" {
+			asm.text = append(asm.text, c.Text...)
+			if asm.onText != nil {
+				if err := asm.onText(r.ctx, c.Text); err != nil {
+					streamErr = r.hookCancel("OnTextDelta", err)
+					break
+				}
+			}
+			// The chunk is yielded as the model boxed it: no allocation.
+			if !r.yield(chunk.(Item), nil) {
+				streamErr = r.consumerStopped()
+				break
+			}
+			continue
 		}
 		if streamErr = asm.add(chunk); streamErr != nil {
 			break

@@ -81,14 +81,14 @@ func TestHooks_SeeEveryStepInOrder(t *testing.T) {
 			return nil
 		},
 	}
-	m := simtest.NewModel(turn(simtest.Reasoning("hm"), simtest.Call("c1", "echo", `{"text":"a"}`)), turn(simtest.Text("done")))
+	m := simtest.NewModel(turn(simtest.Reasoning("hm"), simtest.Call("c1", "echo", `{"text":"a"}`)), turn(simtest.Text("do"), simtest.Text("ne")))
 	a := &agentloop.Agent{Model: m, Tools: []*agentloop.Tool{echoTool(t, "echo")}, Hooks: h}
 	_, err := collect(a.Stream(t.Context(), user("x"), nil))
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"model", "reasoning:hm", "delta:c1", "delta:c1", "delta:c1", "end:tool_calls",
 		"before:c1", "after:c1",
-		"model", "text:done", "end:stop",
+		"model", "text:do", "text:ne", "end:stop", // every delta of a text block
 	}, events)
 }
 
@@ -176,6 +176,30 @@ func TestHooks_EditingRequestMessagesDoesNotChangeHistory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "[redacted]", m.Requests()[0].Messages[0].Text())
 	assert.Equal(t, "my password is hunter2", final(t, items).History[0].Text())
+}
+
+// design.md §7.3: OnTextDelta cancels in the middle of a text block: the
+// delta it refused is not yielded, nor anything after it.
+func TestHooks_OnTextDeltaCancelsInTheMiddleOfABlock(t *testing.T) {
+	m := simtest.NewModel(turn(simtest.Text("one two three")))
+	a := &agentloop.Agent{Model: m, Hooks: &agentloop.Hooks{OnTextDelta: func(_ context.Context, text string) error {
+		if text == "two " {
+			return agentloop.Cancel("stop here")
+		}
+		return nil
+	}}}
+	items, err := collect(a.Stream(t.Context(), user("x"), nil))
+	var ce *agentloop.CancelledError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "stop here", ce.Reason)
+	var shown []string
+	for _, it := range items {
+		if d, ok := it.(agentloop.TextDelta); ok {
+			shown = append(shown, d.Text)
+		}
+	}
+	assert.Equal(t, []string{"one "}, shown)
+	assert.Equal(t, 0, m.Open())
 }
 
 // design.md §7.3: every hook point can cancel the run with a reason: the run stops before

@@ -167,7 +167,7 @@ func (a *Agent) Stream(ctx context.Context, history History, opts *RunOptions) i
 type run struct {
 	agent  *Agent
 	ctx    context.Context
-	done   <-chan struct{} // ctx.Done(), checked on every chunk
+	done   <-chan struct{} // ctx.Done(), for selects
 	cancel context.CancelCauseFunc
 	// release cancels the context the run started with, when OnRunStart
 	// replaced it; nil otherwise.
@@ -317,23 +317,25 @@ func (r *run) close() {
 
 // stopped reports whether the run's context is done: cancelled, past its
 // deadline, or stopped by the consumer.
-func (r *run) stopped() bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
-	}
-}
+//
+// It is checked on every chunk: the context's Err, an atomic load, costs
+// less than a non-blocking receive from its Done channel.
+func (r *run) stopped() bool { return r.ctx.Err() != nil }
 
 // emit yields an item; it returns ErrStopped when the consumer stopped
 // ranging.
 func (r *run) emit(it Item) error {
-	if !r.yield(it, nil) {
-		r.cancel(ErrStopped)
-		return ErrStopped
+	if r.yield(it, nil) {
+		return nil
 	}
-	return nil
+	return r.consumerStopped()
+}
+
+// consumerStopped cancels the run when the consumer stopped ranging, and
+// returns ErrStopped.
+func (r *run) consumerStopped() error {
+	r.cancel(ErrStopped)
+	return ErrStopped
 }
 
 // snapshot returns the history so far, capped so that appending to it
@@ -562,6 +564,10 @@ func (r *run) modelTurn(noTools bool) (turnResult, error) {
 	}
 
 	asm := assembler{run: r, offered: offered, prefix: "call_" + strconv.Itoa(r.assistants) + "_"}
+	if h := r.hooks; h != nil {
+		asm.onText = h.OnTextDelta
+	}
+	defer asm.release()
 	streamErr := r.modelCall(req, &asm)
 	if errors.Is(streamErr, ErrStopped) {
 		return fail(ErrStopped)

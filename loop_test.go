@@ -540,6 +540,31 @@ func TestCancel_FromAnotherGoroutineStopsModelStream(t *testing.T) {
 	assert.Equal(t, 0, m.Open())
 }
 
+// design.md §7.3: a cancel from the consumer's own loop body, in the middle
+// of a text block, is seen before the next delta: no delta follows it.
+func TestCancel_FromTheLoopBodyStopsBeforeTheNextDelta(t *testing.T) {
+	m := simtest.NewModel(turn(simtest.Text("one two three four")))
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	a := &agentloop.Agent{Model: m}
+	var seen string
+	var err error
+	for it, e := range a.Stream(ctx, user("x"), nil) {
+		if d, ok := it.(agentloop.TextDelta); ok {
+			if seen += d.Text; seen == "one two " {
+				cancel(agentloop.Cancel("enough"))
+			}
+		}
+		err = e
+	}
+	var ce *agentloop.CancelledError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "enough", ce.Reason)
+	assert.Equal(t, "one two ", seen, "no delta after the cancel")
+	assert.Equal(t, "one two ", ce.History.LastAssistantText(), "what was shown is kept")
+	assert.Equal(t, 0, m.Open())
+}
+
 // design.md §7.3: the first reason given wins.
 func TestCancel_FirstReasonWins(t *testing.T) {
 	m := simtest.NewModel(turn(simtest.Text("hi"), simtest.Hang()))
@@ -599,11 +624,12 @@ func TestEarlyExit_BreakClosesModelStreamAndLeaksNothing(t *testing.T) {
 	for it, err := range a.Stream(t.Context(), user("x"), nil) {
 		require.NoError(t, err)
 		if _, ok := it.(agentloop.TextDelta); ok {
-			n++
-			break
+			if n++; n == 2 { // in the middle of the text block
+				break
+			}
 		}
 	}
-	assert.Equal(t, 1, n)
+	assert.Equal(t, 2, n)
 	assert.Equal(t, 0, m.Open(), "the model stream was closed")
 }
 
@@ -769,4 +795,32 @@ func TestStream_ClientToolWithInvalidArgsGetsErrorResultNotPending(t *testing.T)
 func TestDeniedContent_NamesTheReasonWhenGiven(t *testing.T) {
 	assert.Equal(t, "The user denied this tool call.", agentloop.DeniedContent(""))
 	assert.Equal(t, "The user denied this tool call. Reason: keep b", agentloop.DeniedContent("keep b"))
+}
+
+// design.md §4.1: a TextDelta the model has boxed already is yielded as the
+// same value: the loop adds no allocation per delta (only its text buffer
+// grows, a few times per turn).
+func TestStream_PassesBoxedTextDeltasOnWithoutAnAllocationPerDelta(t *testing.T) {
+	delta := agentloop.Chunk(agentloop.TextDelta{Text: "ab "})
+	model := func(n int) agentloop.Model {
+		return agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				for range n {
+					if !yield(delta, nil) {
+						return
+					}
+				}
+			}
+		})
+	}
+	allocs := func(n int) float64 {
+		a := &agentloop.Agent{Model: model(n)}
+		history := user("x")
+		return testing.AllocsPerRun(20, func() {
+			for range a.Stream(context.Background(), history, nil) {
+			}
+		})
+	}
+	few, many := allocs(1000), allocs(9000)
+	assert.LessOrEqual(t, many-few, 8.0, "8,000 more deltas: %v allocations, then %v", few, many)
 }

@@ -118,7 +118,10 @@ type Chunk interface{ isChunk() }
 type Item interface{ isItem() }
 
 // TextDelta is a piece of the model's visible answer. It is both a [Chunk]
-// and an [Item]; the loop passes it through unchanged.
+// and an [Item]; the loop passes it through unchanged, as the same interface
+// value: a model that yields a TextDelta it holds boxed already (chunks
+// kept in memory and streamed again) costs no allocation per delta, and
+// one that boxes a new TextDelta per delta costs that one allocation.
 type TextDelta struct {
 	// Text is the piece, never empty when yielded by the loop.
 	Text string
