@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,7 +125,7 @@ func TestOpenAI_TwoCallsThenAnswerThroughTheLoopResendsTheRecordedHistory(t *tes
 		}
 	}
 
-	srv := newServer(t, fixtureBody(t, name+".turn1.sse"), fixtureBody(t, name+".turn2.sse"))
+	srv := providertest.NewSSEServer(t, fixtureBody(t, name+".turn1.sse"), fixtureBody(t, name+".turn2.sse"))
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), System: system, Tools: tools}
 	last, err := agentloop.Drain(agent.Stream(context.Background(), history, nil))
 	require.NoError(t, err)
@@ -133,10 +134,10 @@ func TestOpenAI_TwoCallsThenAnswerThroughTheLoopResendsTheRecordedHistory(t *tes
 	assert.Equal(t, 2, final.Turns)
 	assert.Equal(t, `The harbor label is "crimson-harbor" and the orchard label is "silver-orchard".`, final.History.LastAssistantText())
 
-	require.Len(t, srv.requests, 2)
+	require.Len(t, srv.Requests(), 2)
 	for i, r := range rec {
 		var ours map[string]any
-		require.NoError(t, json.Unmarshal(srv.request(i), &ours))
+		require.NoError(t, json.Unmarshal(srv.Request(t, i).Body, &ours))
 		assert.Equal(t, normalize(r.RequestBody), normalize(ours), "history of turn %d", r.Turn)
 		assert.Equal(t, normalizeTools(r.RequestBody), normalizeTools(ours), "tools of turn %d", r.Turn)
 		assert.Equal(t, r.RequestBody["stream_options"], ours["stream_options"])
