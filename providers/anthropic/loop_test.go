@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,7 +147,7 @@ func runRecorded(t *testing.T, name string, turns int) agentloop.Final {
 	for i := 1; i <= turns; i++ {
 		bodies = append(bodies, fixtureBody(t, fmt.Sprintf("%s.turn%d.sse", name, i)))
 	}
-	srv := newServer(t, bodies...)
+	srv := providertest.NewSSEServer(t, bodies...)
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), System: textOf(first["system"]), Tools: tools}
 	last2, err := agentloop.Drain(agent.Stream(context.Background(), history, nil))
 	require.NoError(t, err)
@@ -154,10 +155,10 @@ func runRecorded(t *testing.T, name string, turns int) agentloop.Final {
 	require.True(t, ok, "the run ends with Final, got %T", last2)
 	assert.Equal(t, turns, final.Turns)
 
-	require.Len(t, srv.requests, turns)
+	require.Len(t, srv.Requests(), turns)
 	for i, rec := range turnsRec {
 		var ours map[string]any
-		require.NoError(t, json.Unmarshal(srv.request(i), &ours))
+		require.NoError(t, json.Unmarshal(srv.Request(t, i).Body, &ours))
 		assert.Equal(t, normalize(rec.RequestBody), normalize(ours), "history of turn %d", rec.Turn)
 		assert.Equal(t, normalizeTools(rec.RequestBody), normalizeTools(ours), "tools of turn %d", rec.Turn)
 		assert.Equal(t, true, ours["stream"])
