@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"strings"
 	"testing"
 
@@ -99,7 +100,7 @@ func normalizeTools(body map[string]any) []string {
 func TestResponses_ReasoningAndTwoCallsThroughTheLoopResendTheRecordedHistory(t *testing.T) {
 	const name = "rig-reasoning-two-calls-session"
 	var rec []recordedTurn
-	require.NoError(t, json.Unmarshal(fixture(t, name+".requests.json"), &rec))
+	require.NoError(t, json.Unmarshal(providertest.Testdata(t, name+".requests.json"), &rec))
 	require.Len(t, rec, 2)
 	first := rec[0].RequestBody
 
@@ -123,7 +124,7 @@ func TestResponses_ReasoningAndTwoCallsThroughTheLoopResendTheRecordedHistory(t 
 	})
 	require.NoError(t, err)
 
-	srv := newServer(t, fixture(t, name+".turn1.sse"), fixture(t, name+".turn2.sse"))
+	srv := providertest.NewSSEServer(t, providertest.Testdata(t, name+".turn1.sse"), providertest.Testdata(t, name+".turn2.sse"))
 	m, err := openairesponses.New(openairesponses.Config{Model: "gpt-5.2", BaseURL: srv.URL, ReasoningEffort: "low"})
 	require.NoError(t, err)
 	agent := &agentloop.Agent{
@@ -141,7 +142,7 @@ func TestResponses_ReasoningAndTwoCallsThroughTheLoopResendTheRecordedHistory(t 
 	assert.Equal(t, agentloop.Usage{Input: 144 + 276, Output: 62 + 89, Reasoning: 12}, final.Usage)
 
 	for i, r := range rec {
-		ours := srv.request(t, i)
+		ours := srv.Request(t, i).JSON(t)
 		assert.Equal(t, normalize(r.RequestBody), normalize(ours), "input of turn %d", r.Turn)
 		assert.Equal(t, normalizeTools(r.RequestBody), normalizeTools(ours), "tools of turn %d", r.Turn)
 		for _, k := range []string{"model", "instructions", "max_output_tokens", "reasoning", "include", "stream"} {
@@ -176,7 +177,7 @@ func TestResponses_FourTurnRunSendsBackReasoningSummaryEncryptedContentAndCalls(
 		return 0, fmt.Errorf("unknown op %q", a.Op)
 	})
 	require.NoError(t, err)
-	srv := newServer(t, bodies...)
+	srv := providertest.NewSSEServer(t, bodies...)
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{calc}, ToolConcurrency: 1}
 	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("(12 + 7) * 3 * 10?")}, nil))
 	require.NoError(t, err)
@@ -185,7 +186,7 @@ func TestResponses_FourTurnRunSendsBackReasoningSummaryEncryptedContentAndCalls(
 	assert.Equal(t, []string{"add", "multiply", "multiply"}, ops)
 	assert.Contains(t, final.Text, "570")
 
-	req4 := normalize(srv.request(t, 3))
+	req4 := normalize(srv.Request(t, 3).JSON(t))
 	require.Len(t, req4, 8, "user, reasoning, then three calls each with its output")
 	assert.Equal(t, `message user: "(12 + 7) * 3 * 10?"`, req4[0])
 	assert.True(t, strings.HasPrefix(req4[1], `reasoning rs_01830d662ab3856501693c321405c88190be3ab04d5782d5f9 summary=["**Calculating step-by-step using calculator**\n\nI'll compute 12 plus 7`), req4[1])
