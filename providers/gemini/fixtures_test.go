@@ -2,6 +2,7 @@ package gemini_test
 
 import (
 	"encoding/json"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,8 +31,8 @@ func TestGemini_RecordedStreamsYieldWhatTheSidecarsSay(t *testing.T) {
 		}},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			srv := newServer(t, reply{body: fixture(t, c.file)})
-			chunks, err := collect(newModel(t, srv.URL), hi())
+			srv := providertest.NewSSEServer(t, fixture(t, c.file))
+			chunks, err := providertest.Collect(newModel(t, srv.URL), providertest.UserRequest("hi"))
 			require.NoError(t, err)
 			if d := cmp.Diff(c.want, chunks); d != "" {
 				t.Errorf("chunks (-want +got):\n%s", d)
