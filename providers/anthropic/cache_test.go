@@ -2,11 +2,11 @@ package anthropic_test
 
 import (
 	"encoding/json"
-	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"testing"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/providers/anthropic"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -2,13 +2,13 @@ package anthropic_test
 
 import (
 	"context"
-	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"testing"
 	"time"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/providers"
 	"github.com/agentloop/agentloop/providers/anthropic"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

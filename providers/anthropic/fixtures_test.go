@@ -1,10 +1,10 @@
 package anthropic_test
 
 import (
-	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -3,12 +3,12 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"strconv"
 	"testing"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/providers/anthropic"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

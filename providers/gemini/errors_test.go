@@ -2,7 +2,6 @@ package gemini_test
 
 import (
 	"context"
-	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"net/http"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/agentloop/agentloop/providers"
 	"github.com/agentloop/agentloop/providers/gemini"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 )
 
 var okBody = []byte("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"ok\"}]},\"finishReason\":\"STOP\"}]}\r\n\r\n")

@@ -2,13 +2,13 @@ package gemini_test
 
 import (
 	"encoding/json"
-	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 )
 
 func TestGemini_RecordedStreamsYieldWhatTheSidecarsSay(t *testing.T) {

@@ -3,13 +3,13 @@ package gemini_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 )
 
 // Two parallel calls without ids (as the Gemini API sends them), a thought

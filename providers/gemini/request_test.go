@@ -2,7 +2,6 @@ package gemini_test
 
 import (
 	"encoding/json"
-	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/providers/gemini"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 )
 
 func TestGemini_SettingsResponseFormatAndThinkingGoInTheGenerationConfig(t *testing.T) {

@@ -3,11 +3,11 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"strconv"
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/agentloop/agentloop/providers/openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

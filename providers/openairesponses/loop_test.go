@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"strings"
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/agentloop/agentloop/providers/openairesponses"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
