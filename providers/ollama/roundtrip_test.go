@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +22,7 @@ type recordedTurn struct {
 func readRecordedRequests(t *testing.T, name string) []recordedTurn {
 	t.Helper()
 	var turns []recordedTurn
-	require.NoError(t, json.Unmarshal(readFixture(t, name+".requests.json"), &turns))
+	require.NoError(t, json.Unmarshal(providertest.Testdata(t, name+".requests.json"), &turns))
 	return turns
 }
 
@@ -124,7 +125,7 @@ func TestOllama_RecordedRoundTripsThroughTheRealLoopSendTheRecordedHistory(t *te
 			t.Run(tc.name, func(t *testing.T) {
 				want := readRecordedRequests(t, tc.name)
 				require.Len(t, want, 2)
-				srv := newNDJSONServer(t, readFixture(t, tc.name+".turn1.ndjson"), readFixture(t, tc.name+".turn2.ndjson"))
+				srv := newNDJSONServer(t, providertest.Testdata(t, tc.name+".turn1.ndjson"), providertest.Testdata(t, tc.name+".turn2.ndjson"))
 				m := rd.model(t, srv.URL, Config{Think: tc.think})
 
 				first := semanticMessages(t, want[0].RequestBody)
@@ -144,17 +145,17 @@ func TestOllama_RecordedRoundTripsThroughTheRealLoopSendTheRecordedHistory(t *te
 				got := srv.Requests()
 				require.Len(t, got, 2)
 				for i := range got {
-					assert.Equal(t, want[i].Path, got[i].Path, "turn %d path", i+1)
-					assert.Equal(t, semanticMessages(t, want[i].RequestBody), semanticMessages(t, got[i].Body), "turn %d messages", i+1)
-					assert.Equal(t, semanticTools(want[i].RequestBody), semanticTools(got[i].Body), "turn %d tools", i+1)
-					assert.Equal(t, want[i].RequestBody["think"], got[i].Body["think"], "turn %d think", i+1)
-					assert.Equal(t, want[i].RequestBody["model"], got[i].Body["model"], "turn %d model", i+1)
-					assert.Equal(t, true, got[i].Body["stream"], "turn %d stream", i+1)
+					assert.Equal(t, want[i].Path, got[i].URL.Path, "turn %d path", i+1)
+					assert.Equal(t, semanticMessages(t, want[i].RequestBody), semanticMessages(t, got[i].JSON(t)), "turn %d messages", i+1)
+					assert.Equal(t, semanticTools(want[i].RequestBody), semanticTools(got[i].JSON(t)), "turn %d tools", i+1)
+					assert.Equal(t, want[i].RequestBody["think"], got[i].JSON(t)["think"], "turn %d think", i+1)
+					assert.Equal(t, want[i].RequestBody["model"], got[i].JSON(t)["model"], "turn %d model", i+1)
+					assert.Equal(t, true, got[i].JSON(t)["stream"], "turn %d stream", i+1)
 				}
 
 				// What the recordings lack: the call id goes back on the call
 				// and on its result.
-				msgs := got[1].Body["messages"].([]any)
+				msgs := got[1].JSON(t)["messages"].([]any)
 				assistant := msgs[2].(map[string]any)
 				call := assistant["tool_calls"].([]any)[0].(map[string]any)
 				assert.Equal(t, tc.callID, call["id"])
