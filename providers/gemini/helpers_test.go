@@ -52,4 +52,5 @@ var provider = providertest.Provider{
 	Partial:        sse(`{"candidates":[{"content":{"role":"model","parts":[{"text":"Hel"}]}}]}`),
 	EndedEarly:     "gemini: the server ended the stream before a finish reason: unexpected EOF",
 	LostConnection: "gemini: reading the stream failed (connection lost?)",
+	Unreachable:    "the server",
 }

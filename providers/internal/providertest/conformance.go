@@ -46,6 +46,9 @@ type Provider struct {
 	// LostConnection is in the error when the connection drops after
 	// Partial; "" leaves the text unchecked.
 	LostConnection string
+	// Unreachable is in the error when the server cannot be reached, after
+	// Name+": cannot reach "; "" leaves the rest unchecked.
+	Unreachable string
 }
 
 // Errors runs, as subtests named after the behaviour, the checks that every
@@ -167,7 +170,7 @@ func Errors(t *testing.T, p Provider) {
 		srv.Close()
 		_, err := Collect(p.New(t, url, 1), UserRequest("hi"))
 		require.ErrorIs(t, err, providers.ErrUnreachable)
-		assert.Contains(t, err.Error(), p.Name+": cannot reach ")
+		assert.Contains(t, err.Error(), p.Name+": cannot reach "+p.Unreachable)
 		if p.Path != "" {
 			assert.Contains(t, err.Error(), "cannot reach "+url+p.Path+": server unreachable: dial tcp")
 			assert.Equal(t, 1, strings.Count(err.Error(), p.Path), "the URL is named once: %v", err)
