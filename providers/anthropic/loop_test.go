@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,20 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-type recordedTurn struct {
-	Turn        int            `json:"turn"`
-	RequestBody map[string]any `json:"request_body"`
-}
-
-func loadRequests(t *testing.T, name string) []recordedTurn {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", name+".requests.json"))
-	require.NoError(t, err)
-	var turns []recordedTurn
-	require.NoError(t, json.Unmarshal(raw, &turns))
-	return turns
-}
 
 // textOf reads Anthropic content: a string or a list of text blocks.
 func textOf(v any) string {
@@ -102,7 +86,7 @@ func normalizeTools(body map[string]any) []string {
 // server answers turn N with turnN.sse. It checks that every request our
 // provider sent carries the recorded history.
 func runRecorded(t *testing.T, name string, turns int) agentloop.Final {
-	turnsRec := loadRequests(t, name)
+	turnsRec := providertest.RecordedRequests(t, name)
 	require.Len(t, turnsRec, turns)
 	first := turnsRec[0].RequestBody
 	last := turnsRec[turns-1].RequestBody

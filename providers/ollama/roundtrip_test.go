@@ -12,20 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// recordedTurn is one entry of a <name>.requests.json file.
-type recordedTurn struct {
-	Turn        int            `json:"turn"`
-	Path        string         `json:"path"`
-	RequestBody map[string]any `json:"request_body"`
-}
-
-func readRecordedRequests(t *testing.T, name string) []recordedTurn {
-	t.Helper()
-	var turns []recordedTurn
-	require.NoError(t, json.Unmarshal(providertest.Testdata(t, name+".requests.json"), &turns))
-	return turns
-}
-
 // recordedTools returns the tools of a recorded request as agentloop tools
 // whose functions return the given results by tool name.
 func recordedTools(t *testing.T, body map[string]any, results map[string]string) []*agentloop.Tool {
@@ -123,7 +109,7 @@ func TestOllama_RecordedRoundTripsThroughTheRealLoopSendTheRecordedHistory(t *te
 			},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				want := readRecordedRequests(t, tc.name)
+				want := providertest.RecordedRequests(t, tc.name)
 				require.Len(t, want, 2)
 				srv := newNDJSONServer(t, providertest.Testdata(t, tc.name+".turn1.ndjson"), providertest.Testdata(t, tc.name+".turn2.ndjson"))
 				m := rd.model(t, srv.URL, Config{Think: tc.think})

@@ -1,10 +1,11 @@
 package openai
 
 import (
-	"bytes"
+	"io"
 	"testing"
 
 	"github.com/agentloop/agentloop"
+
 	"github.com/agentloop/agentloop/providers/internal/providertest"
 )
 
@@ -13,17 +14,11 @@ import (
 // (calls with non-empty arguments, at most one Finish, and Finish last). A
 // call's id may be empty: the loop fills it.
 func FuzzOpenAI_Decoder(f *testing.F) {
-	providertest.AddFixtures(f, "rig-parallel-chunked-args-gpt41.sse", "rig-tool-args-truncated-length.sse", "rig-text-then-tool-call-gpt4o.sse")
-	f.Fuzz(func(t *testing.T, body []byte) {
-		var chunks []agentloop.Chunk
-		var yielded error
-		err := new(decoder).run(bytes.NewReader(body), func(c agentloop.Chunk, err error) bool {
-			if err != nil && yielded == nil {
-				yielded = err
-			}
-			chunks = append(chunks, c)
-			return true
-		})
-		providertest.CheckDecoded(t, "openai", chunks, yielded, err)
-	})
+	providertest.FuzzDecoder(f, "openai", decode, nil,
+		"rig-parallel-chunked-args-gpt41.sse", "rig-tool-args-truncated-length.sse", "rig-text-then-tool-call-gpt4o.sse")
+}
+
+// decode runs a new decoder over body: nothing carries over between bodies.
+func decode(body io.Reader, yield func(agentloop.Chunk, error) bool) error {
+	return new(decoder).run(body, yield)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,11 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-type recordedTurn struct {
-	Turn        int            `json:"turn"`
-	RequestBody map[string]any `json:"request_body"`
-}
 
 // textOf reads Chat Completions content: a string or a list of text parts.
 func textOf(v any) string {
@@ -80,10 +73,7 @@ func normalizeTools(body map[string]any) []string {
 
 func TestOpenAI_TwoCallsThenAnswerThroughTheLoopResendsTheRecordedHistory(t *testing.T) {
 	const name = "rig-two-calls-then-answer"
-	raw, err := os.ReadFile(filepath.Join("testdata", name+".requests.json"))
-	require.NoError(t, err)
-	var rec []recordedTurn
-	require.NoError(t, json.Unmarshal(raw, &rec))
+	rec := providertest.RecordedRequests(t, name)
 	require.Len(t, rec, 2)
 	first := rec[0].RequestBody
 

@@ -14,11 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-type recordedTurn struct {
-	Turn        int            `json:"turn"`
-	RequestBody map[string]any `json:"request_body"`
-}
-
 func canonicalJSON(s any) string {
 	var v any
 	if str, ok := s.(string); ok && json.Unmarshal([]byte(str), &v) == nil {
@@ -99,8 +94,7 @@ func normalizeTools(body map[string]any) []string {
 // calls and both outputs.
 func TestResponses_ReasoningAndTwoCallsThroughTheLoopResendTheRecordedHistory(t *testing.T) {
 	const name = "rig-reasoning-two-calls-session"
-	var rec []recordedTurn
-	require.NoError(t, json.Unmarshal(providertest.Testdata(t, name+".requests.json"), &rec))
+	rec := providertest.RecordedRequests(t, name)
 	require.Len(t, rec, 2)
 	first := rec[0].RequestBody
 

@@ -5,7 +5,7 @@
 // chunks, and conformance tests that every HTTP provider runs with its own
 // constructor (errors and cancellation in [Errors], files it cannot take in
 // [RejectsFiles], files it sends in [SendsFiles], decoder output in
-// [CheckDecoded], parsing from memory in [BenchmarkStream]).
+// [FuzzDecoder], parsing from memory in [BenchmarkStream]).
 //
 // It is internal: only the providers' tests use it. A provider's own
 // behaviour (its wire format, its error bodies) stays tested in its own

@@ -77,3 +77,21 @@ func (f Framing) Fixture(t testing.TB, name string) []byte {
 	}
 	return raw
 }
+
+// RecordedTurn is one request of a recording, as its sidecar
+// testdata/<name>.requests.json lists them.
+type RecordedTurn struct {
+	Turn        int            `json:"turn"`
+	Path        string         `json:"path"`
+	RequestBody map[string]any `json:"request_body"`
+}
+
+// RecordedRequests returns the requests a recording made, in order, from
+// testdata/<name>.requests.json; it fails t if the file cannot be read or
+// decoded.
+func RecordedRequests(t testing.TB, name string) []RecordedTurn {
+	t.Helper()
+	var turns []RecordedTurn
+	require.NoError(t, json.Unmarshal(Testdata(t, name+".requests.json"), &turns))
+	return turns
+}
