@@ -13,23 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// textOf reads Anthropic content: a string or a list of text blocks.
-func textOf(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case []any:
-		var b strings.Builder
-		for _, x := range v {
-			if m, ok := x.(map[string]any); ok && m["type"] == "text" {
-				b.WriteString(m["text"].(string))
-			}
-		}
-		return b.String()
-	}
-	return ""
-}
-
 func canonical(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -40,7 +23,7 @@ func canonical(v any) string {
 // redacted data, tool_use id/name/input, tool_result id/content/is_error).
 func normalize(body map[string]any) []string {
 	var out []string
-	out = append(out, "system: "+textOf(body["system"]))
+	out = append(out, "system: "+providertest.TextOf(body["system"]))
 	for _, m := range body["messages"].([]any) {
 		msg := m.(map[string]any)
 		content := msg["content"]
@@ -60,7 +43,7 @@ func normalize(body map[string]any) []string {
 			case "tool_use":
 				line = fmt.Sprintf("tool_use %v %v %s", blk["id"], blk["name"], canonical(blk["input"]))
 			case "tool_result":
-				line = fmt.Sprintf("tool_result %v %q is_error=%v", blk["tool_use_id"], textOf(blk["content"]), blk["is_error"] == true)
+				line = fmt.Sprintf("tool_result %v %q is_error=%v", blk["tool_use_id"], providertest.TextOf(blk["content"]), blk["is_error"] == true)
 			default:
 				line = "other " + canonical(blk)
 			}
@@ -105,7 +88,7 @@ func runRecorded(t *testing.T, name string, turns int) agentloop.Final {
 			case "tool_use":
 				names[blk["id"].(string)] = blk["name"].(string)
 			case "tool_result":
-				results[names[blk["tool_use_id"].(string)]] = textOf(blk["content"])
+				results[names[blk["tool_use_id"].(string)]] = providertest.TextOf(blk["content"])
 			}
 		}
 	}
@@ -124,7 +107,7 @@ func runRecorded(t *testing.T, name string, turns int) agentloop.Final {
 	}
 	var history agentloop.History
 	for _, m := range first["messages"].([]any) {
-		history = append(history, agentloop.UserMessage(textOf(m.(map[string]any)["content"])))
+		history = append(history, agentloop.UserMessage(providertest.TextOf(m.(map[string]any)["content"])))
 	}
 
 	var bodies [][]byte
@@ -132,7 +115,7 @@ func runRecorded(t *testing.T, name string, turns int) agentloop.Final {
 		bodies = append(bodies, fixtureBody(t, fmt.Sprintf("%s.turn%d.sse", name, i)))
 	}
 	srv := providertest.NewSSEServer(t, bodies...)
-	agent := &agentloop.Agent{Model: newModel(t, srv.URL), System: textOf(first["system"]), Tools: tools}
+	agent := &agentloop.Agent{Model: newModel(t, srv.URL), System: providertest.TextOf(first["system"]), Tools: tools}
 	last2, err := agentloop.Drain(agent.Stream(context.Background(), history, nil))
 	require.NoError(t, err)
 	final, ok := last2.(agentloop.Final)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/agentloop/agentloop"
@@ -13,39 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// textOf reads Chat Completions content: a string or a list of text parts.
-func textOf(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case []any:
-		var b strings.Builder
-		for _, x := range v {
-			if m, ok := x.(map[string]any); ok && m["type"] == "text" {
-				b.WriteString(m["text"].(string))
-			}
-		}
-		return b.String()
-	}
-	return ""
-}
-
-func canonicalArgs(s any) string {
-	var v any
-	if str, ok := s.(string); ok && json.Unmarshal([]byte(str), &v) == nil {
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
-	return fmt.Sprint(s)
-}
-
 // normalize keeps what matters of a request's history: role, text, tool
 // calls (id, name, arguments as JSON) and tool_call_id.
 func normalize(body map[string]any) []string {
 	var out []string
 	for _, m := range body["messages"].([]any) {
 		msg := m.(map[string]any)
-		line := fmt.Sprintf("%v: %q", msg["role"], textOf(msg["content"]))
+		line := fmt.Sprintf("%v: %q", msg["role"], providertest.TextOf(msg["content"]))
 		if id, ok := msg["tool_call_id"]; ok {
 			line += fmt.Sprintf(" tool_call_id=%v", id)
 		}
@@ -53,7 +26,7 @@ func normalize(body map[string]any) []string {
 		for _, c := range calls {
 			call := c.(map[string]any)
 			fn := call["function"].(map[string]any)
-			line += fmt.Sprintf(" call(%v %v %s)", call["id"], fn["name"], canonicalArgs(fn["arguments"]))
+			line += fmt.Sprintf(" call(%v %v %s)", call["id"], fn["name"], providertest.CanonicalJSON(fn["arguments"]))
 		}
 		out = append(out, line)
 	}
@@ -88,7 +61,7 @@ func TestOpenAI_TwoCallsThenAnswerThroughTheLoopResendsTheRecordedHistory(t *tes
 			names[call["id"].(string)] = call["function"].(map[string]any)["name"].(string)
 		}
 		if id, ok := msg["tool_call_id"].(string); ok {
-			results[names[id]] = textOf(msg["content"])
+			results[names[id]] = providertest.TextOf(msg["content"])
 		}
 	}
 	var tools []*agentloop.Tool
@@ -109,9 +82,9 @@ func TestOpenAI_TwoCallsThenAnswerThroughTheLoopResendsTheRecordedHistory(t *tes
 	for _, m := range first["messages"].([]any) {
 		msg := m.(map[string]any)
 		if msg["role"] == "system" {
-			system = textOf(msg["content"])
+			system = providertest.TextOf(msg["content"])
 		} else {
-			history = append(history, agentloop.UserMessage(textOf(msg["content"])))
+			history = append(history, agentloop.UserMessage(providertest.TextOf(msg["content"])))
 		}
 	}
 

@@ -14,32 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func canonicalJSON(s any) string {
-	var v any
-	if str, ok := s.(string); ok && json.Unmarshal([]byte(str), &v) == nil {
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
-	return fmt.Sprint(s)
-}
-
-// contentText joins the text of a message's content parts.
-func contentText(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	var b strings.Builder
-	parts, _ := v.([]any)
-	for _, p := range parts {
-		if m, ok := p.(map[string]any); ok {
-			if t, ok := m["text"].(string); ok {
-				b.WriteString(t)
-			}
-		}
-	}
-	return b.String()
-}
-
 // normalize keeps what the API acts on of a request's input items: their
 // type, and per type the role and text, the reasoning item's id, summary
 // and encrypted content, the call's id, name and arguments (as JSON), and
@@ -57,7 +31,7 @@ func normalize(body map[string]any) []string {
 		var line string
 		switch typ {
 		case "message":
-			line = fmt.Sprintf("message %v: %q", it["role"], contentText(it["content"]))
+			line = fmt.Sprintf("message %v: %q", it["role"], providertest.TextOf(it["content"]))
 		case "reasoning":
 			var summary []string
 			ss, _ := it["summary"].([]any)
@@ -66,7 +40,7 @@ func normalize(body map[string]any) []string {
 			}
 			line = fmt.Sprintf("reasoning %v summary=%q encrypted=%v", it["id"], summary, it["encrypted_content"])
 		case "function_call":
-			line = fmt.Sprintf("function_call %v %v %s", it["call_id"], it["name"], canonicalJSON(it["arguments"]))
+			line = fmt.Sprintf("function_call %v %v %s", it["call_id"], it["name"], providertest.CanonicalJSON(it["arguments"]))
 		case "function_call_output":
 			line = fmt.Sprintf("function_call_output %v %q", it["call_id"], it["output"])
 		default:
@@ -127,7 +101,7 @@ func TestResponses_ReasoningAndTwoCallsThroughTheLoopResendTheRecordedHistory(t 
 		Tools:    []*agentloop.Tool{weather},
 		Settings: agentloop.Settings{MaxTokens: int(first["max_output_tokens"].(float64))},
 	}
-	user := contentText(first["input"].([]any)[0].(map[string]any)["content"])
+	user := providertest.TextOf(first["input"].([]any)[0].(map[string]any)["content"])
 	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(user)}, nil))
 	require.NoError(t, err)
 	final := last.(agentloop.Final)
