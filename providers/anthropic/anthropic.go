@@ -41,7 +41,6 @@ package anthropic
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -119,8 +118,8 @@ var (
 
 // New checks cfg and returns a Model. The error names the field at fault.
 func New(cfg Config) (*Model, error) {
-	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("anthropic: Config.Model is required")
+	if err := httpx.CheckModel("anthropic", cfg.Model); err != nil {
+		return nil, err
 	}
 	base, err := httpx.BaseURL("anthropic", "Config.BaseURL", cfg.BaseURL, DefaultBaseURL)
 	if err != nil {
@@ -135,21 +134,12 @@ func New(cfg Config) (*Model, error) {
 	if !strings.HasSuffix(base, "/v1") {
 		base += "/v1"
 	}
-	header := cfg.Header.Clone()
-	if header == nil {
-		header = http.Header{}
-	}
-	header.Set("Accept", "text/event-stream")
-	header.Set("anthropic-version", APIVersion)
-	if cfg.APIKey != "" {
-		header.Set("x-api-key", cfg.APIKey)
-	}
 	ep, err := httpx.NewEndpoint(httpx.EndpointConfig{
 		Provider:    "anthropic",
 		URL:         base + "/messages",
 		HTTPClient:  cfg.HTTPClient,
 		MaxAttempts: cfg.MaxAttempts,
-		Header:      header,
+		Header:      httpx.StreamHeader(cfg.Header, map[string]string{"anthropic-version": APIVersion, "x-api-key": cfg.APIKey}),
 	})
 	if err != nil {
 		return nil, err
@@ -168,20 +158,7 @@ func (m *Model) ModelInfo() agentloop.ModelInfo {
 // for what is mapped; a failure is yielded once, last, as an error that
 // starts with "anthropic:" or is a *providers.APIError.
 func (m *Model) Stream(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
-	return func(yield func(agentloop.Chunk, error) bool) {
-		if req == nil {
-			yield(nil, errors.New("anthropic: nil request"))
-			return
-		}
-		body, err := m.requestBody(req)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		var dec decoder
-		err = m.ep.Stream(ctx, body, func(r io.Reader) error { return dec.run(r, yield) })
-		if err != nil {
-			yield(nil, err)
-		}
-	}
+	return httpx.StreamChunks(ctx, m.ep, m, req, (*Model).requestBody, func(r io.Reader, yield func(agentloop.Chunk, error) bool) error {
+		return new(decoder).run(r, yield)
+	})
 }

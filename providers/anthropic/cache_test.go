@@ -6,12 +6,13 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/providers/anthropic"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestAnthropic_CachePromptsMarksToolsSystemAndTheLastTwoUserMessages(t *testing.T) {
-	srv := newServer(t, []byte(textBody))
+	srv := providertest.NewSSEServer(t, []byte(textBody))
 	m, err := anthropic.New(anthropic.Config{Model: "claude-test", BaseURL: srv.URL, CachePrompts: true})
 	require.NoError(t, err)
 	tools := []agentloop.ToolDef{{Name: "a"}, {Name: "b"}}
@@ -24,9 +25,9 @@ func TestAnthropic_CachePromptsMarksToolsSystemAndTheLastTwoUserMessages(t *test
 	turn1 := agentloop.History{agentloop.UserMessage("Hi."), agentloop.UserMessage("Use a.")}
 	turn2 := append(turn1[:len(turn1):len(turn1)], call, result)
 
-	_, err = collect(m, &agentloop.Request{System: "Be brief.", Messages: turn1, Tools: tools})
+	_, err = providertest.Collect(m, &agentloop.Request{System: "Be brief.", Messages: turn1, Tools: tools})
 	require.NoError(t, err)
-	_, err = collect(m, &agentloop.Request{System: "Be brief.", Messages: turn2, Tools: tools})
+	_, err = providertest.Collect(m, &agentloop.Request{System: "Be brief.", Messages: turn2, Tools: tools})
 	require.NoError(t, err)
 
 	const prefix = `{
@@ -44,7 +45,7 @@ func TestAnthropic_CachePromptsMarksToolsSystemAndTheLastTwoUserMessages(t *test
 	    {"type": "text", "text": "Hi."},
 	    {"type": "text", "text": "Use a.", "cache_control": {"type": "ephemeral"}}
 	  ]}
-	 ]}`, string(srv.request(0)), "turn 1: the one user message is the tail")
+	 ]}`, string(srv.Request(t, 0).Body), "turn 1: the one user message is the tail")
 	assert.JSONEq(t, prefix+`
 	 "messages": [
 	  {"role": "user", "content": [
@@ -55,16 +56,16 @@ func TestAnthropic_CachePromptsMarksToolsSystemAndTheLastTwoUserMessages(t *test
 	  {"role": "user", "content": [
 	    {"type": "tool_result", "tool_use_id": "t1", "content": "ok", "cache_control": {"type": "ephemeral"}}
 	  ]}
-	 ]}`, string(srv.request(1)), "turn 2 keeps turn 1's tail breakpoint and adds its own")
+	 ]}`, string(srv.Request(t, 1).Body), "turn 2 keeps turn 1's tail breakpoint and adds its own")
 }
 
 func TestAnthropic_CachePromptsWithoutSystemOrToolsMarksOnlyMessages(t *testing.T) {
-	srv := newServer(t, []byte(textBody))
+	srv := providertest.NewSSEServer(t, []byte(textBody))
 	m, err := anthropic.New(anthropic.Config{Model: "claude-test", BaseURL: srv.URL, CachePrompts: true})
 	require.NoError(t, err)
-	_, err = collect(m, &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("Hi.")}})
+	_, err = providertest.Collect(m, &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("Hi.")}})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"model": "claude-test", "max_tokens": 4096, "stream": true, "messages": [
 	  {"role": "user", "content": [{"type": "text", "text": "Hi.", "cache_control": {"type": "ephemeral"}}]}
-	]}`, string(srv.request(0)))
+	]}`, string(srv.Request(t, 0).Body))
 }

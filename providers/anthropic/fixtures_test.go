@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -46,10 +47,10 @@ var fixtureCases = []struct {
 func TestAnthropic_RecordedStreamsYieldWhatTheSidecarsSay(t *testing.T) {
 	for _, c := range fixtureCases {
 		t.Run(c.file, func(t *testing.T) {
-			srv := newServer(t, fixtureBody(t, c.file))
-			chunks, err := collect(newModel(t, srv.URL), &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
+			srv := providertest.NewSSEServer(t, fixtureBody(t, c.file))
+			chunks, err := providertest.Collect(newModel(t, srv.URL), &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
 			require.NoError(t, err)
-			s := summarize(chunks)
+			s := providertest.Summarize(chunks)
 			assert.Equal(t, c.text, s.Text)
 			assert.Equal(t, c.textDeltas, s.TextDeltas)
 			assert.Equal(t, c.reasoning, s.Reasoning)
@@ -60,7 +61,7 @@ func TestAnthropic_RecordedStreamsYieldWhatTheSidecarsSay(t *testing.T) {
 			for _, r := range c.redacted {
 				ends = append(ends, agentloop.ReasoningEnd{Redacted: r})
 			}
-			assert.Equal(t, ends, s.Ends)
+			assert.Equal(t, ends, s.ReasoningEnds)
 			require.Len(t, s.Calls, len(c.calls))
 			for i := range s.ArgFragments {
 				assert.Less(t, i, len(c.calls), "argument fragments only for the client's tool calls (not server_tool_use)")

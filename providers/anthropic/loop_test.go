@@ -4,46 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-type recordedTurn struct {
-	Turn        int            `json:"turn"`
-	RequestBody map[string]any `json:"request_body"`
-}
-
-func loadRequests(t *testing.T, name string) []recordedTurn {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", name+".requests.json"))
-	require.NoError(t, err)
-	var turns []recordedTurn
-	require.NoError(t, json.Unmarshal(raw, &turns))
-	return turns
-}
-
-// textOf reads Anthropic content: a string or a list of text blocks.
-func textOf(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case []any:
-		var b strings.Builder
-		for _, x := range v {
-			if m, ok := x.(map[string]any); ok && m["type"] == "text" {
-				b.WriteString(m["text"].(string))
-			}
-		}
-		return b.String()
-	}
-	return ""
-}
 
 func canonical(v any) string {
 	b, _ := json.Marshal(v)
@@ -55,7 +23,7 @@ func canonical(v any) string {
 // redacted data, tool_use id/name/input, tool_result id/content/is_error).
 func normalize(body map[string]any) []string {
 	var out []string
-	out = append(out, "system: "+textOf(body["system"]))
+	out = append(out, "system: "+providertest.TextOf(body["system"]))
 	for _, m := range body["messages"].([]any) {
 		msg := m.(map[string]any)
 		content := msg["content"]
@@ -75,7 +43,7 @@ func normalize(body map[string]any) []string {
 			case "tool_use":
 				line = fmt.Sprintf("tool_use %v %v %s", blk["id"], blk["name"], canonical(blk["input"]))
 			case "tool_result":
-				line = fmt.Sprintf("tool_result %v %q is_error=%v", blk["tool_use_id"], textOf(blk["content"]), blk["is_error"] == true)
+				line = fmt.Sprintf("tool_result %v %q is_error=%v", blk["tool_use_id"], providertest.TextOf(blk["content"]), blk["is_error"] == true)
 			default:
 				line = "other " + canonical(blk)
 			}
@@ -101,7 +69,7 @@ func normalizeTools(body map[string]any) []string {
 // server answers turn N with turnN.sse. It checks that every request our
 // provider sent carries the recorded history.
 func runRecorded(t *testing.T, name string, turns int) agentloop.Final {
-	turnsRec := loadRequests(t, name)
+	turnsRec := providertest.RecordedRequests(t, name)
 	require.Len(t, turnsRec, turns)
 	first := turnsRec[0].RequestBody
 	last := turnsRec[turns-1].RequestBody
@@ -120,7 +88,7 @@ func runRecorded(t *testing.T, name string, turns int) agentloop.Final {
 			case "tool_use":
 				names[blk["id"].(string)] = blk["name"].(string)
 			case "tool_result":
-				results[names[blk["tool_use_id"].(string)]] = textOf(blk["content"])
+				results[names[blk["tool_use_id"].(string)]] = providertest.TextOf(blk["content"])
 			}
 		}
 	}
@@ -139,25 +107,25 @@ func runRecorded(t *testing.T, name string, turns int) agentloop.Final {
 	}
 	var history agentloop.History
 	for _, m := range first["messages"].([]any) {
-		history = append(history, agentloop.UserMessage(textOf(m.(map[string]any)["content"])))
+		history = append(history, agentloop.UserMessage(providertest.TextOf(m.(map[string]any)["content"])))
 	}
 
 	var bodies [][]byte
 	for i := 1; i <= turns; i++ {
 		bodies = append(bodies, fixtureBody(t, fmt.Sprintf("%s.turn%d.sse", name, i)))
 	}
-	srv := newServer(t, bodies...)
-	agent := &agentloop.Agent{Model: newModel(t, srv.URL), System: textOf(first["system"]), Tools: tools}
+	srv := providertest.NewSSEServer(t, bodies...)
+	agent := &agentloop.Agent{Model: newModel(t, srv.URL), System: providertest.TextOf(first["system"]), Tools: tools}
 	last2, err := agentloop.Drain(agent.Stream(context.Background(), history, nil))
 	require.NoError(t, err)
 	final, ok := last2.(agentloop.Final)
 	require.True(t, ok, "the run ends with Final, got %T", last2)
 	assert.Equal(t, turns, final.Turns)
 
-	require.Len(t, srv.requests, turns)
+	require.Len(t, srv.Requests(), turns)
 	for i, rec := range turnsRec {
 		var ours map[string]any
-		require.NoError(t, json.Unmarshal(srv.request(i), &ours))
+		require.NoError(t, json.Unmarshal(srv.Request(t, i).Body, &ours))
 		assert.Equal(t, normalize(rec.RequestBody), normalize(ours), "history of turn %d", rec.Turn)
 		assert.Equal(t, normalizeTools(rec.RequestBody), normalizeTools(ours), "tools of turn %d", rec.Turn)
 		assert.Equal(t, true, ours["stream"])

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/httpx"
 )
 
 type messagesRequest struct {
@@ -242,16 +243,10 @@ func assistantBlocks(msg agentloop.Message) []any {
 	return append(reasoning, rest...)
 }
 
-// noFiles refuses a file in a message whose role Anthropic takes no files
-// in (system, assistant, tool).
+// noFiles refuses a file in a message whose role the API takes no files in
+// (system, assistant, tool).
 func noFiles(i int, msg agentloop.Message) error {
-	for j, p := range msg.Parts {
-		if p.Type == agentloop.PartFile && p.File != nil {
-			return &agentloop.FileError{Provider: "anthropic", Message: i, Part: j, MediaType: p.File.MediaType, Filename: p.File.Filename,
-				Reason: fmt.Sprintf("Anthropic takes files in user messages only, not in %s messages", msg.Role)}
-		}
-	}
-	return nil
+	return httpx.NoFiles("anthropic", "Anthropic takes files", i, msg)
 }
 
 func userBlocks(msg agentloop.Message, i int) ([]any, error) {

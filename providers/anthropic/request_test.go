@@ -8,12 +8,13 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/providers/anthropic"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestAnthropic_RequestPutsReasoningFirstAndMergesToolResultsIntoOneUserMessage(t *testing.T) {
-	srv := newServer(t, []byte(textBody))
+	srv := providertest.NewSSEServer(t, []byte(textBody))
 	m, err := anthropic.New(anthropic.Config{Model: "claude-test", BaseURL: srv.URL, ThinkingBudget: 2048})
 	require.NoError(t, err)
 	temp := 0.5
@@ -42,7 +43,7 @@ func TestAnthropic_RequestPutsReasoningFirstAndMergesToolResultsIntoOneUserMessa
 		Tools:    []agentloop.ToolDef{{Name: "weather", Description: "Weather of a city.", Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}, {Name: "ask_user"}},
 		Settings: agentloop.Settings{Temperature: &temp, Stop: []string{"END"}, MaxTokens: 1000},
 	}
-	_, err = collect(m, req)
+	_, err = providertest.Collect(m, req)
 	require.NoError(t, err)
 	want := `{
 	 "model": "claude-test",
@@ -71,7 +72,7 @@ func TestAnthropic_RequestPutsReasoningFirstAndMergesToolResultsIntoOneUserMessa
 	 "stop_sequences": ["END"],
 	 "thinking": {"type": "enabled", "budget_tokens": 2048}
 	}`
-	assert.JSONEq(t, want, string(srv.request(0)))
+	assert.JSONEq(t, want, string(srv.Request(t, 0).Body))
 }
 
 func TestAnthropic_MissingToolUseIDIsLeftEmpty(t *testing.T) {
@@ -80,13 +81,13 @@ func TestAnthropic_MissingToolUseIDIsLeftEmpty(t *testing.T) {
 		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
 		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":5}}\n\n" +
 		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
-	srv := newServer(t, []byte(body))
+	srv := providertest.NewSSEServer(t, []byte(body))
 	req := &agentloop.Request{Messages: agentloop.History{
 		agentloop.UserMessage("a"), {Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("b")}}, agentloop.UserMessage("c"),
 	}}
-	chunks, err := collect(newModel(t, srv.URL), req)
+	chunks, err := providertest.Collect(newModel(t, srv.URL), req)
 	require.NoError(t, err)
-	s := summarize(chunks)
+	s := providertest.Summarize(chunks)
 	require.Len(t, s.Calls, 1)
 	assert.Equal(t, agentloop.ToolCall{ID: "", Name: "f", Args: json.RawMessage(`{}`)}, s.Calls[0], "the provider invents no ids; the loop does")
 }
@@ -98,10 +99,10 @@ func TestAnthropic_StopReasonsMapOntoFinishReasons(t *testing.T) {
 	} {
 		body := "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"" + stop + "\"}}\n\n" +
 			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
-		srv := newServer(t, []byte(body))
-		chunks, err := collect(newModel(t, srv.URL), userReq())
+		srv := providertest.NewSSEServer(t, []byte(body))
+		chunks, err := providertest.Collect(newModel(t, srv.URL), providertest.UserRequest("hi"))
 		require.NoError(t, err)
-		assert.Equal(t, []agentloop.FinishReason{want}, summarize(chunks).Finish, stop)
+		assert.Equal(t, []agentloop.FinishReason{want}, providertest.Summarize(chunks).Finish, stop)
 	}
 }
 
@@ -121,13 +122,13 @@ func TestAnthropic_MaxTokensAfterWholeCallsRunsThemAndMidCallIsTruncated(t *test
 	f, err := agentloop.NewRawTool("f", "", nil, func(context.Context, json.RawMessage) (string, error) { ran++; return "ok", nil })
 	require.NoError(t, err)
 
-	srv := newServer(t, call(`{"x":1}`), []byte(textBody))
+	srv := providertest.NewSSEServer(t, call(`{"x":1}`), []byte(textBody))
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{f}}
 	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}, nil))
 	require.NoError(t, err)
 	assert.Equal(t, 1, ran)
 
-	srv = newServer(t, call(`{"x":`), []byte(textBody))
+	srv = providertest.NewSSEServer(t, call(`{"x":`), []byte(textBody))
 	agent.Model = newModel(t, srv.URL)
 	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}, nil))
 	assert.ErrorIs(t, err, agentloop.ErrTruncated)
@@ -135,20 +136,20 @@ func TestAnthropic_MaxTokensAfterWholeCallsRunsThemAndMidCallIsTruncated(t *test
 }
 
 func TestAnthropic_ResponseFormatIsSentAsNativeStructuredOutput(t *testing.T) {
-	srv := newServer(t, []byte(textBody))
+	srv := providertest.NewSSEServer(t, []byte(textBody))
 	m := newModel(t, srv.URL)
-	req := userReq()
+	req := providertest.UserRequest("hi")
 	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Name: "forecast", Schema: json.RawMessage(`{"type":"object","additionalProperties":false}`)}
-	_, err := collect(m, req)
+	_, err := providertest.Collect(m, req)
 	require.NoError(t, err)
 	var body map[string]any
-	require.NoError(t, json.Unmarshal(srv.request(0), &body))
+	require.NoError(t, json.Unmarshal(srv.Request(t, 0).Body, &body))
 	got, _ := json.Marshal(body["output_config"])
 	assert.JSONEq(t, `{"format":{"type":"json_schema","schema":{"type":"object","additionalProperties":false}}}`, string(got))
 	assert.NotContains(t, body, "tool_choice", "tools stay free")
 
 	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Name: "x"}
-	_, err = collect(m, req)
+	_, err = providertest.Collect(m, req)
 	assert.EqualError(t, err, "anthropic: Settings.ResponseFormat has no Schema")
 }
 
@@ -169,9 +170,9 @@ func TestAnthropic_MaxTokensAfterAToolUseWithoutDeltasDependsOnItsStartInput(t *
 			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
 	}
 	for input, want := range map[string]agentloop.FinishReason{`{"x":1}`: agentloop.FinishToolCalls, `{}`: agentloop.FinishLength} {
-		srv := newServer(t, body(input))
-		chunks, err := collect(newModel(t, srv.URL), userReq())
+		srv := providertest.NewSSEServer(t, body(input))
+		chunks, err := providertest.Collect(newModel(t, srv.URL), providertest.UserRequest("hi"))
 		require.NoError(t, err)
-		assert.Equal(t, []agentloop.FinishReason{want}, summarize(chunks).Finish, "start input %s", input)
+		assert.Equal(t, []agentloop.FinishReason{want}, providertest.Summarize(chunks).Finish, "start input %s", input)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 )
 
 func TestGemini_RecordedStreamsYieldWhatTheSidecarsSay(t *testing.T) {
@@ -30,8 +31,8 @@ func TestGemini_RecordedStreamsYieldWhatTheSidecarsSay(t *testing.T) {
 		}},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			srv := newServer(t, reply{body: fixture(t, c.file)})
-			chunks, err := collect(newModel(t, srv.URL), hi())
+			srv := providertest.NewSSEServer(t, fixture(t, c.file))
+			chunks, err := providertest.Collect(newModel(t, srv.URL), providertest.UserRequest("hi"))
 			require.NoError(t, err)
 			if d := cmp.Diff(c.want, chunks); d != "" {
 				t.Errorf("chunks (-want +got):\n%s", d)

@@ -45,7 +45,6 @@ import (
 	"iter"
 	"net"
 	"net/http"
-	"strings"
 
 	"google.golang.org/genai"
 
@@ -103,8 +102,8 @@ var (
 // New checks cfg and returns a Model. The error names what is missing (the
 // SDK's own, for a missing key or project).
 func New(ctx context.Context, cfg Config) (*Model, error) {
-	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("gemini: Config.Model is required")
+	if err := httpx.CheckModel("gemini", cfg.Model); err != nil {
+		return nil, err
 	}
 	if cfg.MaxAttempts < 0 {
 		return nil, fmt.Errorf("gemini: Config.MaxAttempts %d is negative", cfg.MaxAttempts)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 )
 
 // Two parallel calls without ids (as the Gemini API sends them), a thought
@@ -26,7 +27,7 @@ var answerTurn = sse(`{"candidates":[{"content":{"role":"model","parts":[{"text"
 	`"usageMetadata":{"promptTokenCount":200,"candidatesTokenCount":9,"totalTokenCount":209}}`)
 
 func TestGemini_ParallelCallsGetTheLoopsIdsAndGoBackWithTheirResponsesAndSignature(t *testing.T) {
-	srv := newServer(t, reply{body: parallelTurn}, reply{body: answerTurn})
+	srv := providertest.NewServer(t, providertest.SSE(parallelTurn), providertest.SSE(answerTurn))
 	weather, err := agentloop.NewRawTool("weather", "Weather of a city.", json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
 		func(_ context.Context, args json.RawMessage) (string, error) {
 			var a struct{ City string }
@@ -61,7 +62,7 @@ func TestGemini_ParallelCallsGetTheLoopsIdsAndGoBackWithTheirResponsesAndSignatu
 	  "generationConfig": {},
 	  "tools": [{"functionDeclarations": [{"name": "weather", "description": "Weather of a city.",
 	    "parametersJsonSchema": {"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]}]
-	}`, srv.request(1))
-	assert.Contains(t, srv.urls[0], "/models/gemini-test:streamGenerateContent?alt=sse")
-	assert.Equal(t, "test-key", srv.keys[0])
+	}`, string(srv.Request(t, 1).Body))
+	assert.Contains(t, srv.Request(t, 0).URL.String(), "/models/gemini-test:streamGenerateContent?alt=sse")
+	assert.Equal(t, "test-key", srv.Request(t, 0).Header.Get("x-goog-api-key"))
 }

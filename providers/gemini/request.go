@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/httpx"
 )
 
 // request maps req onto the SDK's contents and config.
@@ -171,13 +172,7 @@ func modelParts(msg agentloop.Message) []*genai.Part {
 // noFiles refuses a file in a message whose role this provider sends no
 // files in (system, assistant, tool).
 func noFiles(i int, msg agentloop.Message) error {
-	for j, p := range msg.Parts {
-		if p.Type == agentloop.PartFile && p.File != nil {
-			return &agentloop.FileError{Provider: "gemini", Message: i, Part: j, MediaType: p.File.MediaType, Filename: p.File.Filename,
-				Reason: fmt.Sprintf("Gemini is sent files in user messages only, not in %s messages", msg.Role)}
-		}
-	}
-	return nil
+	return httpx.NoFiles("gemini", "Gemini is sent files", i, msg)
 }
 
 // userParts maps a user message: text, and files inline (their content) or

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/ollama/ollama/api"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +31,7 @@ func BenchmarkStream(b *testing.B) {
 		model func(testing.TB, []byte) *Model
 	}{{"own", memoryOwnModel}, {"client", memoryModel}} {
 		for _, name := range benchFixtures {
-			body := readFixture(b, name)
+			body := providertest.Testdata(b, name)
 			chunks := bytes.Count(body, []byte("\n"))
 			b.Run(rd.name+"/"+strings.TrimSuffix(name, ".ndjson"), func(b *testing.B) {
 				m := rd.model(b, body)
@@ -60,7 +61,7 @@ func BenchmarkStream(b *testing.B) {
 func BenchmarkMapper(b *testing.B) {
 	for _, name := range benchFixtures {
 		var resps []api.ChatResponse
-		for line := range bytes.Lines(readFixture(b, name)) {
+		for line := range bytes.Lines(providertest.Testdata(b, name)) {
 			var r api.ChatResponse
 			require.NoError(b, json.Unmarshal(line, &r))
 			resps = append(resps, r)

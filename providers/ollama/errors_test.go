@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/providers"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,22 +32,24 @@ func handlerServer(t *testing.T, h http.HandlerFunc) *httptest.Server {
 }
 
 // errorServer answers every request with status and body.
-func errorServer(t *testing.T, status int, body string) *httptest.Server {
-	return handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	})
+func errorServer(t *testing.T, status int, body string) *providertest.Server {
+	return providertest.NewServer(t, providertest.Reply{Status: status, Body: []byte(body)})
 }
 
 // dyingServer writes body, then drops the connection without ending the
 // chunked response.
-func dyingServer(t *testing.T, body []byte) *httptest.Server {
-	return handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		writeLines(w, body)
-		panic(http.ErrAbortHandler)
-	})
+func dyingServer(t *testing.T, body []byte) *providertest.Server {
+	r := ndjsonReply(body)
+	r.Cut = true
+	return providertest.NewServer(t, r)
+}
+
+// holdingServer writes body, then holds the response open until the
+// client goes away (srv.Gone is closed then).
+func holdingServer(t *testing.T, body []byte) *providertest.Server {
+	r := ndjsonReply(body)
+	r.Hold = true
+	return providertest.NewServer(t, r)
 }
 
 func TestOllama_ServerDyingMidStreamIsAClearError(t *testing.T) {
@@ -206,13 +209,7 @@ func TestOllama_UnreachableServerSaysWhereItLooked(t *testing.T) {
 
 func TestOllama_CancellingTheContextMidStreamClosesTheConnection(t *testing.T) {
 	forEachReader(t, func(t *testing.T, rd reader) {
-		gone := make(chan struct{})
-		srv := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/x-ndjson")
-			writeLines(w, lines(lineHello))
-			<-r.Context().Done() // the client closed the connection
-			close(gone)
-		})
+		srv := holdingServer(t, lines(lineHello))
 		m := rd.model(t, srv.URL, Config{})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -232,34 +229,24 @@ func TestOllama_CancellingTheContextMidStreamClosesTheConnection(t *testing.T) {
 		assert.Equal(t, "Hello", text)
 		assert.ErrorIs(t, err, context.Canceled)
 		assert.ErrorContains(t, err, "ollama: request cancelled")
-		waitClosed(t, gone)
+		waitClosed(t, srv.Gone())
 	})
 }
 
 func TestOllama_ConsumerStoppingEarlyClosesTheConnection(t *testing.T) {
 	forEachReader(t, func(t *testing.T, rd reader) {
-		gone := make(chan struct{})
-		srv := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/x-ndjson")
-			writeLines(w, lines(lineHello, lineWorld))
-			<-r.Context().Done()
-			close(gone)
-		})
+		srv := holdingServer(t, lines(lineHello, lineWorld))
 		m := rd.model(t, srv.URL, Config{})
 		for range m.Stream(context.Background(), userRequest("hi")) {
 			break
 		}
-		waitClosed(t, gone)
+		waitClosed(t, srv.Gone())
 	})
 }
 
 func TestOllama_CancelledCauseIsKept(t *testing.T) {
 	forEachReader(t, func(t *testing.T, rd reader) {
-		srv := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/x-ndjson")
-			writeLines(w, lines(lineHello))
-			<-r.Context().Done()
-		})
+		srv := holdingServer(t, lines(lineHello))
 		m := rd.model(t, srv.URL, Config{})
 		cause := errors.New("user pressed stop")
 		ctx, cancel := context.WithCancelCause(context.Background())

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -92,7 +93,7 @@ func TestOllama_RecordedStreamsYieldTheSidecarFigures(t *testing.T) {
 	forEachReader(t, func(t *testing.T, rd reader) {
 		for _, tc := range fixtureCases {
 			t.Run(strings.TrimSuffix(tc.file, ".ndjson"), func(t *testing.T) {
-				srv := newNDJSONServer(t, readFixture(t, tc.file))
+				srv := newNDJSONServer(t, providertest.Testdata(t, tc.file))
 				m := rd.model(t, srv.URL, Config{Think: tc.think})
 				got := stream(m, userRequest("hi"))
 
@@ -233,7 +234,7 @@ func TestFinishReason_MapsOllamasDoneReasons(t *testing.T) {
 func TestOllama_ModelIsSafeForConcurrentStreams(t *testing.T) {
 	forEachReader(t, func(t *testing.T, rd reader) {
 		const runs = 6
-		body := readFixture(t, "rig-same-tool-four-calls.ndjson")
+		body := providertest.Testdata(t, "rig-same-tool-four-calls.ndjson")
 		bodies := make([][]byte, runs)
 		for i := range bodies {
 			bodies[i] = body

@@ -1,20 +1,14 @@
 package ollama
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/ollama/ollama/api"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -24,65 +18,22 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func readFixture(t testing.TB, name string) []byte {
+// ndjsonReply is a 200 NDJSON stream of body, written line by line and
+// flushed after each, as Ollama does.
+func ndjsonReply(body []byte) providertest.Reply {
+	return providertest.Reply{Header: http.Header{"Content-Type": {"application/x-ndjson"}}, Body: body, Lines: true}
+}
+
+// newNDJSONServer serves the given bodies as NDJSON, one per request in
+// order, and records the requests; a request more gets a 418.
+func newNDJSONServer(t testing.TB, bodies ...[]byte) *providertest.Server {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	require.NoError(t, err)
-	return b
-}
-
-// recorded is one request the test server received.
-type recorded struct {
-	Path string
-	Body map[string]any
-	Raw  []byte
-}
-
-// ndjsonServer serves the given bodies, one per request in order, as
-// NDJSON written line by line, and records the requests.
-type ndjsonServer struct {
-	*httptest.Server
-	mu       sync.Mutex
-	requests []recorded
-}
-
-func newNDJSONServer(t testing.TB, bodies ...[]byte) *ndjsonServer {
-	t.Helper()
-	s := &ndjsonServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var body map[string]any
-		_ = json.Unmarshal(raw, &body)
-		s.mu.Lock()
-		n := len(s.requests)
-		s.requests = append(s.requests, recorded{Path: r.URL.Path, Body: body, Raw: raw})
-		s.mu.Unlock()
-		if n >= len(bodies) {
-			http.Error(w, `{"error":"unexpected request"}`, http.StatusTeapot)
-			return
-		}
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		writeLines(w, bodies[n])
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *ndjsonServer) Requests() []recorded {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]recorded(nil), s.requests...)
-}
-
-// writeLines writes body line by line, flushing after each, as Ollama does.
-func writeLines(w http.ResponseWriter, body []byte) {
-	f, _ := w.(http.Flusher)
-	for line := range bytes.Lines(body) {
-		_, _ = w.Write(line)
-		if f != nil {
-			f.Flush()
-		}
+	replies := make([]providertest.Reply, 0, len(bodies)+1)
+	for _, b := range bodies {
+		replies = append(replies, ndjsonReply(b))
 	}
+	replies = append(replies, providertest.Reply{Status: http.StatusTeapot, Body: []byte(`{"error":"unexpected request"}`)})
+	return providertest.NewServer(t, replies...)
 }
 
 // clientFor returns an official client for a test server, with no retries.

@@ -18,6 +18,8 @@ import (
 	"github.com/ollama/ollama/api"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 )
 
 // statusTransport answers every request with status and body, from memory.
@@ -127,7 +129,7 @@ func FuzzChat(f *testing.F) {
 
 func TestChat_OwnReaderTakesTheUsualLinesInOnePass(t *testing.T) {
 	for _, name := range benchFixtures {
-		for line := range bytes.Lines(readFixture(t, name)) {
+		for line := range bytes.Lines(providertest.Testdata(t, name)) {
 			if bytes.Contains(line, []byte(`"tool_calls"`)) {
 				continue // decoded by encoding/json
 			}

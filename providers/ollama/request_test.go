@@ -216,7 +216,7 @@ func TestNew_UsesOLLAMA_HOSTWhenNoHostIsGiven(t *testing.T) {
 	require.NoError(t, got.Err)
 	assert.Equal(t, "hi", got.Text)
 	require.Len(t, srv.Requests(), 1)
-	assert.Equal(t, "/api/chat", srv.Requests()[0].Path)
+	assert.Equal(t, "/api/chat", srv.Requests()[0].URL.Path)
 
 	assert.Equal(t, Config{Model: "x", Host: srv.URL}, ConfigFromEnv("x"))
 }

@@ -1,17 +1,16 @@
 package ollama
 
 import (
+	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentloop/agentloop/providers"
 	"github.com/agentloop/agentloop/providers/internal/httpx"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,66 +28,54 @@ func retryingModel(t *testing.T, host string) (*Model, *[]time.Duration) {
 }
 
 // statusThenStream answers the first len(statuses) requests with those
-// statuses (and headers), then with body; it counts requests and checks
-// that every retry carries the whole request body.
-func statusThenStream(t *testing.T, header http.Header, body []byte, statuses ...int) (*ndjsonServer, *atomic.Int32) {
-	var n atomic.Int32
-	var first []byte
-	var mu sync.Mutex
-	s := &ndjsonServer{}
-	s.Server = handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		if first == nil {
-			first = raw
-		} else if string(first) != string(raw) {
-			t.Errorf("retry %d sent a different body", n.Load())
-		}
-		mu.Unlock()
-		i := int(n.Add(1)) - 1
-		if i < len(statuses) {
-			for k, v := range header {
-				w.Header()[k] = v
+// statuses (and headers), then with body as NDJSON; when the test ends it
+// checks that every retry carried the whole request body.
+func statusThenStream(t *testing.T, header http.Header, body []byte, statuses ...int) *providertest.Server {
+	replies := make([]providertest.Reply, 0, len(statuses)+1)
+	for _, status := range statuses {
+		replies = append(replies, providertest.Reply{Status: status, Header: header, Body: []byte(`{"error":"busy"}`)})
+	}
+	srv := providertest.NewServer(t, append(replies, ndjsonReply(body))...)
+	t.Cleanup(func() {
+		reqs := srv.Requests()
+		for i, r := range reqs {
+			if !bytes.Equal(r.Body, reqs[0].Body) {
+				t.Errorf("retry %d sent a different body", i)
 			}
-			w.WriteHeader(statuses[i])
-			_, _ = io.WriteString(w, `{"error":"busy"}`)
-			return
 		}
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		writeLines(w, body)
 	})
-	return s, &n
+	return srv
 }
 
 func TestOllama_ServerErrorThenSuccessIsRetriedOnce(t *testing.T) {
-	srv, n := statusThenStream(t, nil, lines(lineHello, lineDone), http.StatusInternalServerError)
+	srv := statusThenStream(t, nil, lines(lineHello, lineDone), http.StatusInternalServerError)
 	m, waits := retryingModel(t, srv.URL)
 	got := stream(m, userRequest("hi"))
 
 	require.NoError(t, got.Err)
 	assert.Equal(t, "Hello", got.Text)
-	assert.EqualValues(t, 2, n.Load(), "one retry")
+	assert.EqualValues(t, 2, len(srv.Requests()), "one retry")
 	require.Len(t, *waits, 1)
 	assert.GreaterOrEqual(t, (*waits)[0], httpx.DefaultBaseDelay/2)
 	assert.LessOrEqual(t, (*waits)[0], httpx.DefaultBaseDelay)
 }
 
 func TestOllama_RateLimitWaitsForRetryAfter(t *testing.T) {
-	srv, n := statusThenStream(t, http.Header{"Retry-After": {"7"}}, lines(lineHello, lineDone), http.StatusTooManyRequests)
+	srv := statusThenStream(t, http.Header{"Retry-After": {"7"}}, lines(lineHello, lineDone), http.StatusTooManyRequests)
 	m, waits := retryingModel(t, srv.URL)
 	got := stream(m, userRequest("hi"))
 
 	require.NoError(t, got.Err)
-	assert.EqualValues(t, 2, n.Load())
+	assert.EqualValues(t, 2, len(srv.Requests()))
 	assert.Equal(t, []time.Duration{7 * time.Second}, *waits)
 }
 
 func TestOllama_RetriesStopAfterThreeTriesWithTheLastError(t *testing.T) {
-	srv, n := statusThenStream(t, nil, lines(lineDone), 503, 503, 503, 503)
+	srv := statusThenStream(t, nil, lines(lineDone), 503, 503, 503, 503)
 	m, waits := retryingModel(t, srv.URL)
 	got := stream(m, userRequest("hi"))
 
-	assert.EqualValues(t, 3, n.Load(), "three tries in all")
+	assert.EqualValues(t, 3, len(srv.Requests()), "three tries in all")
 	assert.Len(t, *waits, 2)
 	assert.ErrorIs(t, got.Err, providers.ErrOverloaded)
 	var apiErr *providers.APIError
@@ -98,10 +85,10 @@ func TestOllama_RetriesStopAfterThreeTriesWithTheLastError(t *testing.T) {
 }
 
 func TestOllama_ClientErrorsAreNotRetried(t *testing.T) {
-	srv, n := statusThenStream(t, nil, lines(lineDone), http.StatusBadRequest)
+	srv := statusThenStream(t, nil, lines(lineDone), http.StatusBadRequest)
 	m, waits := retryingModel(t, srv.URL)
 	got := stream(m, userRequest("hi"))
-	assert.EqualValues(t, 1, n.Load())
+	assert.EqualValues(t, 1, len(srv.Requests()))
 	assert.Empty(t, *waits)
 	assert.ErrorIs(t, got.Err, providers.ErrInvalidRequest)
 }
@@ -119,7 +106,7 @@ func TestOllama_UnreachableServerIsRetriedThenSaysWhereItLooked(t *testing.T) {
 }
 
 func TestOllama_CancellingDuringARetryWaitStops(t *testing.T) {
-	srv, n := statusThenStream(t, nil, lines(lineDone), 500, 500, 500)
+	srv := statusThenStream(t, nil, lines(lineDone), 500, 500, 500)
 	ctx, cancel := context.WithCancel(context.Background())
 	m, err := newModel(Config{Model: "m", Host: srv.URL}, &httpx.RetryTransport{
 		Sleep: func(ctx context.Context, d time.Duration) error {
@@ -130,5 +117,5 @@ func TestOllama_CancellingDuringARetryWaitStops(t *testing.T) {
 	require.NoError(t, err)
 	got := collect(m.Stream(ctx, userRequest("hi")))
 	assert.ErrorIs(t, got.Err, context.Canceled)
-	assert.EqualValues(t, 1, n.Load())
+	assert.EqualValues(t, 1, len(srv.Requests()))
 }

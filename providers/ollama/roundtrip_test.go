@@ -7,23 +7,10 @@ import (
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// recordedTurn is one entry of a <name>.requests.json file.
-type recordedTurn struct {
-	Turn        int            `json:"turn"`
-	Path        string         `json:"path"`
-	RequestBody map[string]any `json:"request_body"`
-}
-
-func readRecordedRequests(t *testing.T, name string) []recordedTurn {
-	t.Helper()
-	var turns []recordedTurn
-	require.NoError(t, json.Unmarshal(readFixture(t, name+".requests.json"), &turns))
-	return turns
-}
 
 // recordedTools returns the tools of a recorded request as agentloop tools
 // whose functions return the given results by tool name.
@@ -122,9 +109,9 @@ func TestOllama_RecordedRoundTripsThroughTheRealLoopSendTheRecordedHistory(t *te
 			},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				want := readRecordedRequests(t, tc.name)
+				want := providertest.RecordedRequests(t, tc.name)
 				require.Len(t, want, 2)
-				srv := newNDJSONServer(t, readFixture(t, tc.name+".turn1.ndjson"), readFixture(t, tc.name+".turn2.ndjson"))
+				srv := newNDJSONServer(t, providertest.Testdata(t, tc.name+".turn1.ndjson"), providertest.Testdata(t, tc.name+".turn2.ndjson"))
 				m := rd.model(t, srv.URL, Config{Think: tc.think})
 
 				first := semanticMessages(t, want[0].RequestBody)
@@ -144,17 +131,17 @@ func TestOllama_RecordedRoundTripsThroughTheRealLoopSendTheRecordedHistory(t *te
 				got := srv.Requests()
 				require.Len(t, got, 2)
 				for i := range got {
-					assert.Equal(t, want[i].Path, got[i].Path, "turn %d path", i+1)
-					assert.Equal(t, semanticMessages(t, want[i].RequestBody), semanticMessages(t, got[i].Body), "turn %d messages", i+1)
-					assert.Equal(t, semanticTools(want[i].RequestBody), semanticTools(got[i].Body), "turn %d tools", i+1)
-					assert.Equal(t, want[i].RequestBody["think"], got[i].Body["think"], "turn %d think", i+1)
-					assert.Equal(t, want[i].RequestBody["model"], got[i].Body["model"], "turn %d model", i+1)
-					assert.Equal(t, true, got[i].Body["stream"], "turn %d stream", i+1)
+					assert.Equal(t, want[i].Path, got[i].URL.Path, "turn %d path", i+1)
+					assert.Equal(t, semanticMessages(t, want[i].RequestBody), semanticMessages(t, got[i].JSON(t)), "turn %d messages", i+1)
+					assert.Equal(t, semanticTools(want[i].RequestBody), semanticTools(got[i].JSON(t)), "turn %d tools", i+1)
+					assert.Equal(t, want[i].RequestBody["think"], got[i].JSON(t)["think"], "turn %d think", i+1)
+					assert.Equal(t, want[i].RequestBody["model"], got[i].JSON(t)["model"], "turn %d model", i+1)
+					assert.Equal(t, true, got[i].JSON(t)["stream"], "turn %d stream", i+1)
 				}
 
 				// What the recordings lack: the call id goes back on the call
 				// and on its result.
-				msgs := got[1].Body["messages"].([]any)
+				msgs := got[1].JSON(t)["messages"].([]any)
 				assistant := msgs[2].(map[string]any)
 				call := assistant["tool_calls"].([]any)[0].(map[string]any)
 				assert.Equal(t, tc.callID, call["id"])

@@ -2,22 +2,17 @@ package openai_test
 
 import (
 	"encoding/json"
-	"errors"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 )
-
-func filePart(f agentloop.File) agentloop.Part {
-	return agentloop.Part{Type: agentloop.PartFile, File: &f}
-}
 
 // lastContent returns the content of the last message of a recorded
 // request body.
-func lastContent(t *testing.T, body []byte) string {
+func lastContent(t testing.TB, body []byte) string {
 	t.Helper()
 	var req struct {
 		Messages []struct {
@@ -29,45 +24,17 @@ func lastContent(t *testing.T, body []byte) string {
 }
 
 func TestOpenAI_SendsImagesAndPDFs(t *testing.T) {
-	for name, tc := range map[string]struct {
-		file agentloop.File
-		want string // the file's content part
-	}{
-		"image bytes":    {agentloop.File{MediaType: "image/png", Data: []byte{1, 2, 3}}, `{"type":"image_url","image_url":{"url":"data:image/png;base64,AQID"}}`},
-		"image data URL": {agentloop.File{MediaType: "image/jpeg", URL: "data:image/jpeg;base64,AQID"}, `{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,AQID"}}`},
-		"image by URL":   {agentloop.File{MediaType: "image/png", URL: "https://example.com/a.png"}, `{"type":"image_url","image_url":{"url":"https://example.com/a.png"}}`},
-		"PDF bytes":      {agentloop.File{MediaType: "application/pdf", Filename: "a.pdf", Data: []byte("%PDF")}, `{"type":"file","file":{"filename":"a.pdf","file_data":"data:application/pdf;base64,JVBERg=="}}`},
-	} {
-		srv := newServer(t, []byte(textBody))
-		m := newModel(t, srv.URL)
-		_, err := collect(m, &agentloop.Request{Messages: agentloop.History{{Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart("What?"), filePart(tc.file)}}}})
-		require.NoError(t, err, name)
-		assert.JSONEq(t, `[{"type":"text","text":"What?"},`+tc.want+`]`, lastContent(t, srv.request(0)), name)
-	}
+	providertest.SendsFiles(t, provider, lastContent, func(want string) string { return `[{"type":"text","text":"What?"},` + want + `]` }, map[string]providertest.SentFile{
+		"image bytes":    {File: agentloop.File{MediaType: "image/png", Data: []byte{1, 2, 3}}, Want: `{"type":"image_url","image_url":{"url":"data:image/png;base64,AQID"}}`},
+		"image data URL": {File: agentloop.File{MediaType: "image/jpeg", URL: "data:image/jpeg;base64,AQID"}, Want: `{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,AQID"}}`},
+		"image by URL":   {File: agentloop.File{MediaType: "image/png", URL: "https://example.com/a.png"}, Want: `{"type":"image_url","image_url":{"url":"https://example.com/a.png"}}`},
+		"PDF bytes":      {File: agentloop.File{MediaType: "application/pdf", Filename: "a.pdf", Data: []byte("%PDF")}, Want: `{"type":"file","file":{"filename":"a.pdf","file_data":"data:application/pdf;base64,JVBERg=="}}`},
+	})
 }
 
 func TestOpenAI_AFileItCannotTakeIsAFileErrorAndNothingIsSent(t *testing.T) {
-	pdf := agentloop.File{MediaType: "application/pdf", Filename: "a.pdf", Data: []byte("%PDF")}
-	for name, tc := range map[string]struct {
-		h      agentloop.History
-		msg    int
-		reason string
-	}{
-		"a text file":       {agentloop.History{{Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart("see"), filePart(agentloop.File{MediaType: "text/plain", Filename: "a.txt", Data: []byte("x")})}}}, 0, "images and PDFs only"},
-		"a PDF by URL":      {agentloop.History{{Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart("see"), filePart(agentloop.File{MediaType: "application/pdf", Filename: "a.pdf", URL: "https://example.com/a.pdf"})}}}, 0, "as data only"},
-		"bad data URL":      {agentloop.History{{Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart("see"), filePart(agentloop.File{MediaType: "image/png", Filename: "a.png", URL: "data:image/png;base64,@"})}}}, 0, "base64"},
-		"a system file":     {agentloop.History{{Role: agentloop.RoleSystem, Parts: []agentloop.Part{agentloop.TextPart("rules"), filePart(pdf)}}, agentloop.UserMessage("hi")}, 0, "not in system messages"},
-		"an assistant file": {agentloop.History{agentloop.UserMessage("draw"), {Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("here"), filePart(pdf)}}}, 1, "not in assistant messages"},
-	} {
-		srv := newServer(t, []byte(textBody))
-		_, err := collect(newModel(t, srv.URL), &agentloop.Request{Messages: tc.h})
-		var fe *agentloop.FileError
-		require.True(t, errors.As(err, &fe), "%s: %v", name, err)
-		assert.ErrorIs(t, err, agentloop.ErrUnsupportedFile, name)
-		assert.Equal(t, "openai", fe.Provider, name)
-		assert.Equal(t, tc.msg, fe.Message, name)
-		assert.Equal(t, 1, fe.Part, name)
-		assert.Contains(t, fe.Reason, tc.reason, name)
-		assert.Empty(t, srv.requests, "%s: nothing was sent", name)
-	}
+	providertest.RejectsFiles(t, provider, map[string]providertest.RejectedFile{
+		"a text file":  {File: agentloop.File{MediaType: "text/plain", Filename: "a.txt", Data: []byte("x")}, Reason: "images and PDFs only"},
+		"a PDF by URL": {File: agentloop.File{MediaType: "application/pdf", Filename: "a.pdf", URL: "https://example.com/a.pdf"}, Reason: "as data only"},
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -70,10 +71,10 @@ var fixtureCases = []struct {
 func TestOpenAI_RecordedStreamsYieldWhatTheSidecarsSay(t *testing.T) {
 	for _, c := range fixtureCases {
 		t.Run(c.file, func(t *testing.T) {
-			srv := newServer(t, fixtureBody(t, c.file))
-			chunks, err := collect(newModel(t, srv.URL), &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
+			srv := providertest.NewSSEServer(t, fixtureBody(t, c.file))
+			chunks, err := providertest.Collect(newModel(t, srv.URL), &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
 			require.NoError(t, err)
-			s := summarize(chunks)
+			s := providertest.Summarize(chunks)
 			assert.Equal(t, c.text, s.Text)
 			assert.Equal(t, c.textDeltas, s.TextDeltas)
 			assert.True(t, strings.HasPrefix(s.Reasoning, c.reasoningPrefix), "reasoning %q", s.Reasoning)
@@ -94,8 +95,8 @@ func TestOpenAI_RecordedStreamsYieldWhatTheSidecarsSay(t *testing.T) {
 }
 
 func TestOpenAI_ToolCallDeltasCarryIDAndNameAndOrdinalIndex(t *testing.T) {
-	srv := newServer(t, fixtureBody(t, "rig-parallel-chunked-args-gpt41.sse"))
-	chunks, err := collect(newModel(t, srv.URL), &agentloop.Request{})
+	srv := providertest.NewSSEServer(t, fixtureBody(t, "rig-parallel-chunked-args-gpt41.sse"))
+	chunks, err := providertest.Collect(newModel(t, srv.URL), &agentloop.Request{})
 	require.NoError(t, err)
 	args := map[int]string{}
 	for _, c := range chunks {

@@ -1,19 +1,12 @@
 package openai_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/agentloop/agentloop/providers/openai"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -24,58 +17,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // fixtureBody returns a recorded response body as SSE. A vercel
 // .chunks.jsonl file is framed as its sidecar says: "data: L\n\n" per line,
 // then "data: [DONE]\n\n".
-func fixtureBody(t testing.TB, name string) []byte {
-	t.Helper()
-	if strings.HasSuffix(name, ".chunks.jsonl") {
-		raw, err := os.ReadFile(filepath.Join("testdata", name))
-		require.NoError(t, err)
-		var b bytes.Buffer
-		sc := bufio.NewScanner(bytes.NewReader(raw))
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			if line := strings.TrimSpace(sc.Text()); line != "" {
-				b.WriteString("data: " + line + "\n\n")
-			}
-		}
-		require.NoError(t, sc.Err())
-		b.WriteString("data: [DONE]\n\n")
-		return b.Bytes()
-	}
-	raw, err := os.ReadFile(filepath.Join("testdata", name))
-	require.NoError(t, err)
-	return raw
-}
-
-// server serves bodies in turn (the last one again when they run out) and
-// records each request body.
-type server struct {
-	*httptest.Server
-	mu       sync.Mutex
-	requests [][]byte
-	headers  []http.Header
-}
-
-func newServer(t testing.TB, bodies ...[]byte) *server {
-	s := &server{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		s.mu.Lock()
-		n := len(s.requests)
-		s.requests = append(s.requests, b)
-		s.headers = append(s.headers, r.Header.Clone())
-		s.mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write(bodies[min(n, len(bodies)-1)])
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *server) request(i int) []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests[i]
-}
+var fixtureBody = providertest.Framing{Done: true}.Fixture
 
 func newModel(t testing.TB, baseURL string) *openai.Model {
 	t.Helper()
@@ -84,54 +26,29 @@ func newModel(t testing.TB, baseURL string) *openai.Model {
 	return m
 }
 
-// collect runs one Stream and returns its chunks and final error.
-func collect(m agentloop.Model, req *agentloop.Request) ([]agentloop.Chunk, error) {
-	var out []agentloop.Chunk
-	for c, err := range m.Stream(context.Background(), req) {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
+// provider is this package to the providertest conformance tests.
+var provider = providertest.Provider{
+	Name: "openai",
+	New: func(t testing.TB, baseURL string, maxAttempts int) agentloop.Model {
+		t.Helper()
+		m, err := openai.New(openai.Config{Model: "gpt-test", BaseURL: baseURL, APIKey: "sk-test", MaxAttempts: maxAttempts})
+		require.NoError(t, err)
+		return m
+	},
+	SetRetrySleep: func(m agentloop.Model, sleep func(context.Context, time.Duration) error) {
+		openai.SetRetrySleep(m.(*openai.Model), sleep)
+	},
+	Path:           "/chat/completions",
+	Text:           []byte(textBody),
+	Partial:        []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"),
+	Malformed:      []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\n\n"),
+	EndedEarly:     "openai: the server ended the stream before a finish reason: unexpected EOF",
+	LostConnection: "openai: reading the stream failed (connection lost?)",
 }
 
-// summary is what a stream amounts to.
-type summary struct {
-	Text, Reasoning string
-	TextDeltas      int
-	ReasoningDeltas int
-	Calls           []agentloop.ToolCall
-	ArgFragments    map[int]int // non-empty fragments per call index
-	Usage           []agentloop.Usage
-	Finish          []agentloop.FinishReason
-	LastIsFinish    bool
-}
-
-func summarize(chunks []agentloop.Chunk) summary {
-	s := summary{ArgFragments: map[int]int{}}
-	for _, c := range chunks {
-		switch c := c.(type) {
-		case agentloop.TextDelta:
-			s.Text += c.Text
-			s.TextDeltas++
-		case agentloop.ReasoningDelta:
-			s.Reasoning += c.Text
-			s.ReasoningDeltas++
-		case agentloop.ToolCallDelta:
-			if c.Args != "" {
-				s.ArgFragments[c.Index]++
-			}
-		case agentloop.ToolCall:
-			s.Calls = append(s.Calls, c)
-		case agentloop.Usage:
-			s.Usage = append(s.Usage, c)
-		case agentloop.Finish:
-			s.Finish = append(s.Finish, c.Reason)
-		}
-	}
-	if len(chunks) > 0 {
-		_, s.LastIsFinish = chunks[len(chunks)-1].(agentloop.Finish)
-	}
-	return s
-}
+// textBody is a small valid stream: "Hello", usage 3/2, stop.
+const textBody = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n" +
+	"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"}}]}\n\n" +
+	"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
+	"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\n" +
+	"data: [DONE]\n\n"

@@ -4,46 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-type recordedTurn struct {
-	Turn        int            `json:"turn"`
-	RequestBody map[string]any `json:"request_body"`
-}
-
-// textOf reads Chat Completions content: a string or a list of text parts.
-func textOf(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case []any:
-		var b strings.Builder
-		for _, x := range v {
-			if m, ok := x.(map[string]any); ok && m["type"] == "text" {
-				b.WriteString(m["text"].(string))
-			}
-		}
-		return b.String()
-	}
-	return ""
-}
-
-func canonicalArgs(s any) string {
-	var v any
-	if str, ok := s.(string); ok && json.Unmarshal([]byte(str), &v) == nil {
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
-	return fmt.Sprint(s)
-}
 
 // normalize keeps what matters of a request's history: role, text, tool
 // calls (id, name, arguments as JSON) and tool_call_id.
@@ -51,7 +18,7 @@ func normalize(body map[string]any) []string {
 	var out []string
 	for _, m := range body["messages"].([]any) {
 		msg := m.(map[string]any)
-		line := fmt.Sprintf("%v: %q", msg["role"], textOf(msg["content"]))
+		line := fmt.Sprintf("%v: %q", msg["role"], providertest.TextOf(msg["content"]))
 		if id, ok := msg["tool_call_id"]; ok {
 			line += fmt.Sprintf(" tool_call_id=%v", id)
 		}
@@ -59,7 +26,7 @@ func normalize(body map[string]any) []string {
 		for _, c := range calls {
 			call := c.(map[string]any)
 			fn := call["function"].(map[string]any)
-			line += fmt.Sprintf(" call(%v %v %s)", call["id"], fn["name"], canonicalArgs(fn["arguments"]))
+			line += fmt.Sprintf(" call(%v %v %s)", call["id"], fn["name"], providertest.CanonicalJSON(fn["arguments"]))
 		}
 		out = append(out, line)
 	}
@@ -79,10 +46,7 @@ func normalizeTools(body map[string]any) []string {
 
 func TestOpenAI_TwoCallsThenAnswerThroughTheLoopResendsTheRecordedHistory(t *testing.T) {
 	const name = "rig-two-calls-then-answer"
-	raw, err := os.ReadFile(filepath.Join("testdata", name+".requests.json"))
-	require.NoError(t, err)
-	var rec []recordedTurn
-	require.NoError(t, json.Unmarshal(raw, &rec))
+	rec := providertest.RecordedRequests(t, name)
 	require.Len(t, rec, 2)
 	first := rec[0].RequestBody
 
@@ -97,7 +61,7 @@ func TestOpenAI_TwoCallsThenAnswerThroughTheLoopResendsTheRecordedHistory(t *tes
 			names[call["id"].(string)] = call["function"].(map[string]any)["name"].(string)
 		}
 		if id, ok := msg["tool_call_id"].(string); ok {
-			results[names[id]] = textOf(msg["content"])
+			results[names[id]] = providertest.TextOf(msg["content"])
 		}
 	}
 	var tools []*agentloop.Tool
@@ -118,13 +82,13 @@ func TestOpenAI_TwoCallsThenAnswerThroughTheLoopResendsTheRecordedHistory(t *tes
 	for _, m := range first["messages"].([]any) {
 		msg := m.(map[string]any)
 		if msg["role"] == "system" {
-			system = textOf(msg["content"])
+			system = providertest.TextOf(msg["content"])
 		} else {
-			history = append(history, agentloop.UserMessage(textOf(msg["content"])))
+			history = append(history, agentloop.UserMessage(providertest.TextOf(msg["content"])))
 		}
 	}
 
-	srv := newServer(t, fixtureBody(t, name+".turn1.sse"), fixtureBody(t, name+".turn2.sse"))
+	srv := providertest.NewSSEServer(t, fixtureBody(t, name+".turn1.sse"), fixtureBody(t, name+".turn2.sse"))
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), System: system, Tools: tools}
 	last, err := agentloop.Drain(agent.Stream(context.Background(), history, nil))
 	require.NoError(t, err)
@@ -133,10 +97,10 @@ func TestOpenAI_TwoCallsThenAnswerThroughTheLoopResendsTheRecordedHistory(t *tes
 	assert.Equal(t, 2, final.Turns)
 	assert.Equal(t, `The harbor label is "crimson-harbor" and the orchard label is "silver-orchard".`, final.History.LastAssistantText())
 
-	require.Len(t, srv.requests, 2)
+	require.Len(t, srv.Requests(), 2)
 	for i, r := range rec {
 		var ours map[string]any
-		require.NoError(t, json.Unmarshal(srv.request(i), &ours))
+		require.NoError(t, json.Unmarshal(srv.Request(t, i).Body, &ours))
 		assert.Equal(t, normalize(r.RequestBody), normalize(ours), "history of turn %d", r.Turn)
 		assert.Equal(t, normalizeTools(r.RequestBody), normalizeTools(ours), "tools of turn %d", r.Turn)
 		assert.Equal(t, r.RequestBody["stream_options"], ours["stream_options"])

@@ -35,13 +35,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"net/http"
 	"os"
-	"strings"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/providers/internal/httpx"
@@ -109,8 +107,8 @@ var (
 
 // New checks cfg and returns a Model. The error names the field at fault.
 func New(cfg Config) (*Model, error) {
-	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("openai: Config.Model is required")
+	if err := httpx.CheckModel("openai", cfg.Model); err != nil {
+		return nil, err
 	}
 	base, err := httpx.BaseURL("openai", "Config.BaseURL", cfg.BaseURL, DefaultBaseURL)
 	if err != nil {
@@ -127,20 +125,12 @@ func New(cfg Config) (*Model, error) {
 	default:
 		return nil, fmt.Errorf("openai: Config.MaxTokensField %q is neither max_tokens nor max_completion_tokens", cfg.MaxTokensField)
 	}
-	header := cfg.Header.Clone()
-	if header == nil {
-		header = http.Header{}
-	}
-	header.Set("Accept", "text/event-stream")
-	if cfg.APIKey != "" {
-		header.Set("Authorization", "Bearer "+cfg.APIKey)
-	}
 	ep, err := httpx.NewEndpoint(httpx.EndpointConfig{
 		Provider:    "openai",
 		URL:         base + "/chat/completions",
 		HTTPClient:  cfg.HTTPClient,
 		MaxAttempts: cfg.MaxAttempts,
-		Header:      header,
+		Header:      httpx.StreamHeader(cfg.Header, map[string]string{"Authorization": httpx.Bearer(cfg.APIKey)}),
 	})
 	if err != nil {
 		return nil, err
@@ -158,22 +148,9 @@ func (m *Model) ModelInfo() agentloop.ModelInfo {
 // for what is mapped; a failure is yielded once, last, as an error that
 // starts with "openai:" or is a *providers.APIError.
 func (m *Model) Stream(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
-	return func(yield func(agentloop.Chunk, error) bool) {
-		if req == nil {
-			yield(nil, errors.New("openai: nil request"))
-			return
-		}
-		body, err := m.requestBody(req)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		var dec decoder
-		err = m.ep.Stream(ctx, body, func(r io.Reader) error { return dec.run(r, yield) })
-		if err != nil {
-			yield(nil, err)
-		}
-	}
+	return httpx.StreamChunks(ctx, m.ep, m, req, (*Model).requestBody, func(r io.Reader, yield func(agentloop.Chunk, error) bool) error {
+		return new(decoder).run(r, yield)
+	})
 }
 
 // marshal encodes v as JSON without HTML escaping and without the

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/httpx"
 )
 
 type chatRequest struct {
@@ -195,16 +196,10 @@ func messages(req *agentloop.Request) ([]chatMessage, error) {
 	return out, nil
 }
 
-// noFiles refuses a file in a message whose role Chat Completions takes
-// no files in (system, assistant, tool).
+// noFiles refuses a file in a message whose role the API takes no files in
+// (system, assistant, tool).
 func noFiles(i int, msg agentloop.Message) error {
-	for j, p := range msg.Parts {
-		if p.Type == agentloop.PartFile && p.File != nil {
-			return &agentloop.FileError{Provider: "openai", Message: i, Part: j, MediaType: p.File.MediaType, Filename: p.File.Filename,
-				Reason: fmt.Sprintf("Chat Completions takes files in user messages only, not in %s messages", msg.Role)}
-		}
-	}
-	return nil
+	return httpx.NoFiles("openai", "Chat Completions takes files", i, msg)
 }
 
 // userContent is a plain string for a text-only message, else content parts;

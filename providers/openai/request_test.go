@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/agentloop/agentloop/providers/openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestOpenAI_RequestMapsHistoryToolsAndSettings(t *testing.T) {
-	srv := newServer(t, []byte(textBody))
+	srv := providertest.NewSSEServer(t, []byte(textBody))
 	m, err := openai.New(openai.Config{Model: "local-model", BaseURL: srv.URL + "/v1/"})
 	require.NoError(t, err)
 	temp, seed := 0.2, 7
@@ -42,7 +43,7 @@ func TestOpenAI_RequestMapsHistoryToolsAndSettings(t *testing.T) {
 		Tools:    []agentloop.ToolDef{{Name: "weather", Description: "Weather.", Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}, {Name: "now"}},
 		Settings: agentloop.Settings{MaxTokens: 100, Temperature: &temp, Seed: &seed, Stop: []string{"END"}},
 	}
-	_, err = collect(m, req)
+	_, err = providertest.Collect(m, req)
 	require.NoError(t, err)
 	want := `{
 	 "model": "local-model",
@@ -71,37 +72,37 @@ func TestOpenAI_RequestMapsHistoryToolsAndSettings(t *testing.T) {
 	 "seed": 7,
 	 "stop": ["END"]
 	}`
-	assert.JSONEq(t, want, string(srv.request(0)))
-	assert.Empty(t, srv.headers[0].Get("Authorization"), "no key, no header")
+	assert.JSONEq(t, want, string(srv.Request(t, 0).Body))
+	assert.Empty(t, srv.Request(t, 0).Header.Get("Authorization"), "no key, no header")
 }
 
 func TestOpenAI_ToolCallsWithoutIDsAreYieldedWithoutIDs(t *testing.T) {
 	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"a\",\"arguments\":\"\"}}]}}]}\n\n" +
 		"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"function\":{\"name\":\"b\",\"arguments\":\"{\\\"x\\\":1}\"}}]}}]}\n\n" +
 		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n"
-	srv := newServer(t, []byte(body))
+	srv := providertest.NewSSEServer(t, []byte(body))
 	req := &agentloop.Request{Messages: agentloop.History{
 		agentloop.UserMessage("a"), {Role: agentloop.RoleAssistant, Parts: []agentloop.Part{agentloop.TextPart("b")}}, agentloop.UserMessage("c"),
 	}}
-	chunks, err := collect(newModel(t, srv.URL), req)
+	chunks, err := providertest.Collect(newModel(t, srv.URL), req)
 	require.NoError(t, err)
 	assert.Equal(t, []agentloop.ToolCall{
 		{ID: "", Name: "a", Args: json.RawMessage(`{}`)},
 		{ID: "", Name: "b", Args: json.RawMessage(`{"x":1}`)},
-	}, summarize(chunks).Calls, "the provider invents no ids; the loop does")
+	}, providertest.Summarize(chunks).Calls, "the provider invents no ids; the loop does")
 }
 
 func TestOpenAI_ReasoningFieldIsReasoningToo(t *testing.T) {
 	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\"hmm\"}}]}\n\n" +
 		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
-	srv := newServer(t, []byte(body))
-	chunks, err := collect(newModel(t, srv.URL), userReq())
+	srv := providertest.NewSSEServer(t, []byte(body))
+	chunks, err := providertest.Collect(newModel(t, srv.URL), providertest.UserRequest("hi"))
 	require.NoError(t, err)
-	s := summarize(chunks)
+	s := providertest.Summarize(chunks)
 	assert.Equal(t, "hmm", s.Reasoning)
 	assert.Equal(t, "ok", s.Text)
 	assert.Equal(t, []agentloop.FinishReason{agentloop.FinishStop}, s.Finish)
-	assert.Equal(t, "Bearer sk-test", srv.headers[0].Get("Authorization"))
+	assert.Equal(t, "Bearer sk-test", srv.Request(t, 0).Header.Get("Authorization"))
 }
 
 func TestOpenAI_FinishReasonsMap(t *testing.T) {
@@ -109,10 +110,10 @@ func TestOpenAI_FinishReasonsMap(t *testing.T) {
 		"stop": agentloop.FinishStop, "length": agentloop.FinishLength, "tool_calls": agentloop.FinishToolCalls,
 		"function_call": agentloop.FinishToolCalls, "content_filter": agentloop.FinishContentFilter, "weird": agentloop.FinishOther,
 	} {
-		srv := newServer(t, []byte("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\""+reason+"\"}]}\n\ndata: [DONE]\n\n"))
-		chunks, err := collect(newModel(t, srv.URL), userReq())
+		srv := providertest.NewSSEServer(t, []byte("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\""+reason+"\"}]}\n\ndata: [DONE]\n\n"))
+		chunks, err := providertest.Collect(newModel(t, srv.URL), providertest.UserRequest("hi"))
 		require.NoError(t, err)
-		assert.Equal(t, []agentloop.FinishReason{want}, summarize(chunks).Finish, reason)
+		assert.Equal(t, []agentloop.FinishReason{want}, providertest.Summarize(chunks).Finish, reason)
 	}
 }
 
@@ -137,14 +138,14 @@ func TestOpenAI_LengthAfterWholeCallsRunsThemAndLengthMidCallIsTruncated(t *test
 	f, err := agentloop.NewRawTool("f", "", nil, func(context.Context, json.RawMessage) (string, error) { ran++; return "ok", nil })
 	require.NoError(t, err)
 
-	srv := newServer(t, call(`{"x":1}`, "length"), answer)
+	srv := providertest.NewSSEServer(t, call(`{"x":1}`, "length"), answer)
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{f}}
 	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}, nil))
 	require.NoError(t, err)
 	assert.Equal(t, "done", last.(agentloop.Final).Text)
 	assert.Equal(t, 1, ran)
 
-	srv = newServer(t, call(`{"x":`, "length"), answer)
+	srv = providertest.NewSSEServer(t, call(`{"x":`, "length"), answer)
 	agent.Model = newModel(t, srv.URL)
 	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}, nil))
 	assert.ErrorIs(t, err, agentloop.ErrTruncated)
@@ -152,20 +153,20 @@ func TestOpenAI_LengthAfterWholeCallsRunsThemAndLengthMidCallIsTruncated(t *test
 }
 
 func TestOpenAI_ResponseFormatIsSentAsAJSONSchemaResponseFormat(t *testing.T) {
-	srv := newServer(t, []byte(textBody))
+	srv := providertest.NewSSEServer(t, []byte(textBody))
 	m := newModel(t, srv.URL)
-	req := userReq()
+	req := providertest.UserRequest("hi")
 	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Description: "the forecast", Schema: json.RawMessage(`{"type":"object"}`), Strict: true}
-	_, err := collect(m, req)
+	_, err := providertest.Collect(m, req)
 	require.NoError(t, err)
 	var body map[string]any
-	require.NoError(t, json.Unmarshal(srv.request(0), &body))
+	require.NoError(t, json.Unmarshal(srv.Request(t, 0).Body, &body))
 	want := `{"type":"json_schema","json_schema":{"name":"response","description":"the forecast","schema":{"type":"object"},"strict":true}}`
 	got, _ := json.Marshal(body["response_format"])
 	assert.JSONEq(t, want, string(got), "an empty name is sent as \"response\"")
 
 	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Name: "x"}
-	_, err = collect(m, req)
+	_, err = providertest.Collect(m, req)
 	assert.EqualError(t, err, "openai: Settings.ResponseFormat has no Schema")
 }
 
@@ -178,10 +179,10 @@ func TestOpenAI_ModelInfoNamesTheProviderAndTheModel(t *testing.T) {
 func TestOpenAI_LengthAfterACallWithoutArgumentTextIsLength(t *testing.T) {
 	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}\n\n" +
 		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n"
-	srv := newServer(t, []byte(body))
-	chunks, err := collect(newModel(t, srv.URL), userReq())
+	srv := providertest.NewSSEServer(t, []byte(body))
+	chunks, err := providertest.Collect(newModel(t, srv.URL), providertest.UserRequest("hi"))
 	require.NoError(t, err)
-	assert.Equal(t, []agentloop.FinishReason{agentloop.FinishLength}, summarize(chunks).Finish)
+	assert.Equal(t, []agentloop.FinishReason{agentloop.FinishLength}, providertest.Summarize(chunks).Finish)
 }
 
 // The usage chunk below has the shape of the API's (the prompt caching
@@ -193,14 +194,14 @@ func TestOpenAI_UsageReportsCachedAndReasoningTokensAsPartsOfInputAndOutput(t *t
 		"\"prompt_tokens_details\":{\"cached_tokens\":1920,\"audio_tokens\":0}," +
 		"\"completion_tokens_details\":{\"reasoning_tokens\":256,\"audio_tokens\":0}}}\n\n" +
 		"data: [DONE]\n\n"
-	srv := newServer(t, []byte(body))
-	chunks, err := collect(newModel(t, srv.URL), &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
+	srv := providertest.NewSSEServer(t, []byte(body))
+	chunks, err := providertest.Collect(newModel(t, srv.URL), &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
 	require.NoError(t, err)
-	assert.Equal(t, []agentloop.Usage{{Input: 2006, Output: 300, CacheRead: 1920, Reasoning: 256}}, summarize(chunks).Usage)
+	assert.Equal(t, []agentloop.Usage{{Input: 2006, Output: 300, CacheRead: 1920, Reasoning: 256}}, providertest.Summarize(chunks).Usage)
 }
 
 func TestOpenAI_PromptCacheKeyIsSentAndEachTurnRepeatsThePreviousRequestAsItsPrefix(t *testing.T) {
-	srv := newServer(t, []byte(textBody))
+	srv := providertest.NewSSEServer(t, []byte(textBody))
 	m, err := openai.New(openai.Config{Model: "gpt-4.1", BaseURL: srv.URL, PromptCacheKey: "support-bot"})
 	require.NoError(t, err)
 	turn1 := agentloop.History{agentloop.UserMessage("Weather?")}
@@ -209,7 +210,7 @@ func TestOpenAI_PromptCacheKeyIsSentAndEachTurnRepeatsThePreviousRequestAsItsPre
 		agentloop.Message{Role: agentloop.RoleTool, Parts: []agentloop.Part{{Type: agentloop.PartToolResult, ToolResult: &agentloop.ToolResult{CallID: "c1", Name: "w", Content: "sunny"}}}})
 	tools := []agentloop.ToolDef{{Name: "w", Schema: json.RawMessage(`{"type":"object","properties":{}}`)}}
 	for _, h := range []agentloop.History{turn1, turn2} {
-		_, err = collect(m, &agentloop.Request{System: "Be brief.", Messages: h, Tools: tools})
+		_, err = providertest.Collect(m, &agentloop.Request{System: "Be brief.", Messages: h, Tools: tools})
 		require.NoError(t, err)
 	}
 	var bodies [2]struct {
@@ -218,7 +219,7 @@ func TestOpenAI_PromptCacheKeyIsSentAndEachTurnRepeatsThePreviousRequestAsItsPre
 		PromptCacheKey string            `json:"prompt_cache_key"`
 	}
 	for i := range bodies {
-		require.NoError(t, json.Unmarshal(srv.request(i), &bodies[i]))
+		require.NoError(t, json.Unmarshal(srv.Request(t, i).Body, &bodies[i]))
 		assert.Equal(t, "support-bot", bodies[i].PromptCacheKey)
 	}
 	// OpenAI caches the longest prefix it saw: the system prompt, the tools

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,7 +26,7 @@ func TestResponses_RecordedStreamsDecodeToTheirStats(t *testing.T) {
 		finish        agentloop.FinishReason
 	}{
 		{
-			name: "rig-parallel-function-calls", body: fixture(t, "rig-parallel-function-calls.sse"),
+			name: "rig-parallel-function-calls", body: providertest.Testdata(t, "rig-parallel-function-calls.sse"),
 			calls: []agentloop.ToolCall{
 				{ID: "call_REDACTED_1", Name: "lookup_harbor_label", Args: []byte(`{}`)},
 				{ID: "call_REDACTED_2", Name: "lookup_orchard_label", Args: []byte(`{}`)},
@@ -33,12 +34,12 @@ func TestResponses_RecordedStreamsDecodeToTheirStats(t *testing.T) {
 			usage: agentloop.Usage{Input: 160, Output: 49}, finish: agentloop.FinishToolCalls,
 		},
 		{
-			name: "rig-incomplete-mid-tool-call", body: fixture(t, "rig-incomplete-mid-tool-call.sse"),
+			name: "rig-incomplete-mid-tool-call", body: providertest.Testdata(t, "rig-incomplete-mid-tool-call.sse"),
 			calls: []agentloop.ToolCall{{ID: "call_REDACTED_1", Name: "add", Args: []byte(`{"x":48151`)}},
 			usage: agentloop.Usage{Input: 83, Output: 16}, finish: agentloop.FinishLength,
 		},
 		{
-			name: "rig-reasoning-two-calls-session.turn1", body: fixture(t, "rig-reasoning-two-calls-session.turn1.sse"),
+			name: "rig-reasoning-two-calls-session.turn1", body: providertest.Testdata(t, "rig-reasoning-two-calls-session.turn1.sse"),
 			ends: []agentloop.ReasoningEnd{{Signature: "rs_REDACTED_1", Redacted: "encrypted_content_REDACTED_2"}},
 			calls: []agentloop.ToolCall{
 				{ID: "call_REDACTED_1", Name: "get_weather", Args: []byte(`{"city":"Tokyo"}`)},
@@ -47,16 +48,16 @@ func TestResponses_RecordedStreamsDecodeToTheirStats(t *testing.T) {
 			usage: agentloop.Usage{Input: 144, Output: 62, Reasoning: 12}, finish: agentloop.FinishToolCalls,
 		},
 		{
-			name: "rig-reasoning-two-calls-session.turn2", body: fixture(t, "rig-reasoning-two-calls-session.turn2.sse"),
+			name: "rig-reasoning-two-calls-session.turn2", body: providertest.Testdata(t, "rig-reasoning-two-calls-session.turn2.sse"),
 			textDeltas: 85, usage: agentloop.Usage{Input: 276, Output: 89}, finish: agentloop.FinishStop,
 		},
 		{
-			name: "rig-three-turn-tool-session.turn2", body: fixture(t, "rig-three-turn-tool-session.turn2.sse"),
+			name: "rig-three-turn-tool-session.turn2", body: providertest.Testdata(t, "rig-three-turn-tool-session.turn2.sse"),
 			text:  "The count is 12, and the exact tool output is crimson-harbor.",
 			usage: agentloop.Usage{Input: 190, Output: 21}, finish: agentloop.FinishStop,
 		},
 		{
-			name: "rig-three-turn-tool-session.turn3", body: fixture(t, "rig-three-turn-tool-session.turn3.sse"),
+			name: "rig-three-turn-tool-session.turn3", body: providertest.Testdata(t, "rig-three-turn-tool-session.turn3.sse"),
 			text:  "crimson-harbor",
 			ends:  []agentloop.ReasoningEnd{{Signature: "rs_REDACTED_2", Redacted: "encrypted_content_REDACTED_5"}},
 			usage: agentloop.Usage{Input: 232, Output: 78, Reasoning: 67}, finish: agentloop.FinishStop,
@@ -73,10 +74,10 @@ func TestResponses_RecordedStreamsDecodeToTheirStats(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newServer(t, tc.body)
-			chunks, err := collect(newModel(t, srv.URL), userReq())
+			srv := providertest.NewSSEServer(t, tc.body)
+			chunks, err := providertest.Collect(newModel(t, srv.URL), providertest.UserRequest("hi"))
 			require.NoError(t, err)
-			s := summarize(chunks)
+			s := providertest.Summarize(chunks)
 			if tc.text != "" {
 				assert.Equal(t, tc.text, s.Text)
 			}

@@ -1,13 +1,11 @@
 package openairesponses
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
-	"strings"
+	"io"
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 )
 
 // FuzzResponses_Decoder feeds arbitrary bodies to the stream decoder: it
@@ -15,54 +13,27 @@ import (
 // well-formed chunks (no empty deltas, calls with non-empty arguments, at
 // most one Finish, and Finish last).
 func FuzzResponses_Decoder(f *testing.F) {
-	for _, name := range []string{"rig-parallel-function-calls.sse", "rig-incomplete-mid-tool-call.sse", "rig-reasoning-two-calls-session.turn1.sse", "rig-three-turn-tool-session.turn3.sse"} {
-		b, err := os.ReadFile(filepath.Join("testdata", name))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
 	f.Add([]byte("event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":3,\"item\":{\"type\":\"function_call\"}}\n\n"))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		var chunks []agentloop.Chunk
-		var yieldedErr error
-		err := new(decoder).run(bytes.NewReader(body), func(c agentloop.Chunk, err error) bool {
-			if err != nil {
-				yieldedErr = err
+	providertest.FuzzDecoder(f, "openai", decode, noEmptyDeltas,
+		"rig-parallel-function-calls.sse", "rig-incomplete-mid-tool-call.sse", "rig-reasoning-two-calls-session.turn1.sse", "rig-three-turn-tool-session.turn3.sse")
+}
+
+// decode runs a new decoder over body: nothing carries over between bodies.
+func decode(body io.Reader, yield func(agentloop.Chunk, error) bool) error {
+	return new(decoder).run(body, yield)
+}
+
+func noEmptyDeltas(t *testing.T, chunks []agentloop.Chunk) {
+	for _, c := range chunks {
+		switch c := c.(type) {
+		case agentloop.TextDelta:
+			if c.Text == "" {
+				t.Fatal("empty text delta")
 			}
-			chunks = append(chunks, c)
-			return true
-		})
-		if yieldedErr != nil {
-			t.Fatalf("the decoder yielded an error itself: %v", yieldedErr)
-		}
-		if err != nil && !strings.HasPrefix(err.Error(), "openai") {
-			t.Fatalf("error does not name the provider: %v", err)
-		}
-		finishes := 0
-		for i, c := range chunks {
-			switch c := c.(type) {
-			case agentloop.TextDelta:
-				if c.Text == "" {
-					t.Fatal("empty text delta")
-				}
-			case agentloop.ReasoningDelta:
-				if c.Text == "" {
-					t.Fatal("empty reasoning delta")
-				}
-			case agentloop.ToolCall:
-				if len(c.Args) == 0 {
-					t.Fatalf("call without arguments %+v", c)
-				}
-			case agentloop.Finish:
-				finishes++
-				if i != len(chunks)-1 {
-					t.Fatalf("Finish at %d of %d", i, len(chunks))
-				}
+		case agentloop.ReasoningDelta:
+			if c.Text == "" {
+				t.Fatal("empty reasoning delta")
 			}
 		}
-		if finishes > 1 {
-			t.Fatalf("%d finishes", finishes)
-		}
-	})
+	}
 }

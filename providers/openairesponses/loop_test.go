@@ -8,41 +8,11 @@ import (
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/agentloop/agentloop/providers/openairesponses"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-type recordedTurn struct {
-	Turn        int            `json:"turn"`
-	RequestBody map[string]any `json:"request_body"`
-}
-
-func canonicalJSON(s any) string {
-	var v any
-	if str, ok := s.(string); ok && json.Unmarshal([]byte(str), &v) == nil {
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
-	return fmt.Sprint(s)
-}
-
-// contentText joins the text of a message's content parts.
-func contentText(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	var b strings.Builder
-	parts, _ := v.([]any)
-	for _, p := range parts {
-		if m, ok := p.(map[string]any); ok {
-			if t, ok := m["text"].(string); ok {
-				b.WriteString(t)
-			}
-		}
-	}
-	return b.String()
-}
 
 // normalize keeps what the API acts on of a request's input items: their
 // type, and per type the role and text, the reasoning item's id, summary
@@ -61,7 +31,7 @@ func normalize(body map[string]any) []string {
 		var line string
 		switch typ {
 		case "message":
-			line = fmt.Sprintf("message %v: %q", it["role"], contentText(it["content"]))
+			line = fmt.Sprintf("message %v: %q", it["role"], providertest.TextOf(it["content"]))
 		case "reasoning":
 			var summary []string
 			ss, _ := it["summary"].([]any)
@@ -70,7 +40,7 @@ func normalize(body map[string]any) []string {
 			}
 			line = fmt.Sprintf("reasoning %v summary=%q encrypted=%v", it["id"], summary, it["encrypted_content"])
 		case "function_call":
-			line = fmt.Sprintf("function_call %v %v %s", it["call_id"], it["name"], canonicalJSON(it["arguments"]))
+			line = fmt.Sprintf("function_call %v %v %s", it["call_id"], it["name"], providertest.CanonicalJSON(it["arguments"]))
 		case "function_call_output":
 			line = fmt.Sprintf("function_call_output %v %q", it["call_id"], it["output"])
 		default:
@@ -98,8 +68,7 @@ func normalizeTools(body map[string]any) []string {
 // calls and both outputs.
 func TestResponses_ReasoningAndTwoCallsThroughTheLoopResendTheRecordedHistory(t *testing.T) {
 	const name = "rig-reasoning-two-calls-session"
-	var rec []recordedTurn
-	require.NoError(t, json.Unmarshal(fixture(t, name+".requests.json"), &rec))
+	rec := providertest.RecordedRequests(t, name)
 	require.Len(t, rec, 2)
 	first := rec[0].RequestBody
 
@@ -123,7 +92,7 @@ func TestResponses_ReasoningAndTwoCallsThroughTheLoopResendTheRecordedHistory(t 
 	})
 	require.NoError(t, err)
 
-	srv := newServer(t, fixture(t, name+".turn1.sse"), fixture(t, name+".turn2.sse"))
+	srv := providertest.NewSSEServer(t, providertest.Testdata(t, name+".turn1.sse"), providertest.Testdata(t, name+".turn2.sse"))
 	m, err := openairesponses.New(openairesponses.Config{Model: "gpt-5.2", BaseURL: srv.URL, ReasoningEffort: "low"})
 	require.NoError(t, err)
 	agent := &agentloop.Agent{
@@ -132,7 +101,7 @@ func TestResponses_ReasoningAndTwoCallsThroughTheLoopResendTheRecordedHistory(t 
 		Tools:    []*agentloop.Tool{weather},
 		Settings: agentloop.Settings{MaxTokens: int(first["max_output_tokens"].(float64))},
 	}
-	user := contentText(first["input"].([]any)[0].(map[string]any)["content"])
+	user := providertest.TextOf(first["input"].([]any)[0].(map[string]any)["content"])
 	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage(user)}, nil))
 	require.NoError(t, err)
 	final := last.(agentloop.Final)
@@ -141,7 +110,7 @@ func TestResponses_ReasoningAndTwoCallsThroughTheLoopResendTheRecordedHistory(t 
 	assert.Equal(t, agentloop.Usage{Input: 144 + 276, Output: 62 + 89, Reasoning: 12}, final.Usage)
 
 	for i, r := range rec {
-		ours := srv.request(t, i)
+		ours := srv.Request(t, i).JSON(t)
 		assert.Equal(t, normalize(r.RequestBody), normalize(ours), "input of turn %d", r.Turn)
 		assert.Equal(t, normalizeTools(r.RequestBody), normalizeTools(ours), "tools of turn %d", r.Turn)
 		for _, k := range []string{"model", "instructions", "max_output_tokens", "reasoning", "include", "stream"} {
@@ -176,7 +145,7 @@ func TestResponses_FourTurnRunSendsBackReasoningSummaryEncryptedContentAndCalls(
 		return 0, fmt.Errorf("unknown op %q", a.Op)
 	})
 	require.NoError(t, err)
-	srv := newServer(t, bodies...)
+	srv := providertest.NewSSEServer(t, bodies...)
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{calc}, ToolConcurrency: 1}
 	last, err := agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("(12 + 7) * 3 * 10?")}, nil))
 	require.NoError(t, err)
@@ -185,7 +154,7 @@ func TestResponses_FourTurnRunSendsBackReasoningSummaryEncryptedContentAndCalls(
 	assert.Equal(t, []string{"add", "multiply", "multiply"}, ops)
 	assert.Contains(t, final.Text, "570")
 
-	req4 := normalize(srv.request(t, 3))
+	req4 := normalize(srv.Request(t, 3).JSON(t))
 	require.Len(t, req4, 8, "user, reasoning, then three calls each with its output")
 	assert.Equal(t, `message user: "(12 + 7) * 3 * 10?"`, req4[0])
 	assert.True(t, strings.HasPrefix(req4[1], `reasoning rs_01830d662ab3856501693c321405c88190be3ab04d5782d5f9 summary=["**Calculating step-by-step using calculator**\n\nI'll compute 12 plus 7`), req4[1])

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/httpx"
 )
 
 type request struct {
@@ -233,16 +234,10 @@ func appendAssistant(items []any, msg agentloop.Message) []any {
 	return items
 }
 
-// noFiles refuses a file in a message whose role this provider sends no
-// files in (system, assistant, tool).
+// noFiles refuses a file in a message whose role the API takes no files in
+// (system, assistant, tool).
 func noFiles(i int, msg agentloop.Message) error {
-	for j, p := range msg.Parts {
-		if p.Type == agentloop.PartFile && p.File != nil {
-			return &agentloop.FileError{Provider: "openai", Message: i, Part: j, MediaType: p.File.MediaType, Filename: p.File.Filename,
-				Reason: fmt.Sprintf("the Responses API takes files in user messages only, not in %s messages", msg.Role)}
-		}
-	}
-	return nil
+	return httpx.NoFiles("openai", "the Responses API takes files", i, msg)
 }
 
 // userContent maps a user message's parts to input content.

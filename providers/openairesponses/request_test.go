@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/providers/internal/providertest"
 	"github.com/agentloop/agentloop/providers/openairesponses"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestResponses_RequestMapsHistorySettingsAndTools(t *testing.T) {
-	srv := newServer(t, []byte(textBody))
+	srv := providertest.NewSSEServer(t, []byte(textBody))
 	m, err := openairesponses.New(openairesponses.Config{Model: "gpt-5", BaseURL: srv.URL + "/", ReasoningEffort: "low", ReasoningSummary: "auto"})
 	require.NoError(t, err)
 	temp, topP, seed := 0.2, 0.9, 7
@@ -42,7 +43,7 @@ func TestResponses_RequestMapsHistorySettingsAndTools(t *testing.T) {
 		Tools:    []agentloop.ToolDef{weather.Def(), {Name: "now"}},
 		Settings: agentloop.Settings{MaxTokens: 100, Temperature: &temp, TopP: &topP, Seed: &seed},
 	}
-	_, err = collect(m, req)
+	_, err = providertest.Collect(m, req)
 	require.NoError(t, err)
 	want := `{
 	 "model": "gpt-5",
@@ -69,41 +70,41 @@ func TestResponses_RequestMapsHistorySettingsAndTools(t *testing.T) {
 	 "top_p": 0.9,
 	 "reasoning": {"effort": "low", "summary": "auto"}
 	}`
-	got, _ := json.Marshal(srv.request(t, 0))
+	got, _ := json.Marshal(srv.Request(t, 0).JSON(t))
 	assert.JSONEq(t, want, string(got))
-	assert.Empty(t, srv.headers[0].Get("Authorization"), "no key, no header")
-	assert.Equal(t, "text/event-stream", srv.headers[0].Get("Accept"))
+	assert.Empty(t, srv.Request(t, 0).Header.Get("Authorization"), "no key, no header")
+	assert.Equal(t, "text/event-stream", srv.Request(t, 0).Header.Get("Accept"))
 }
 
 func TestResponses_StoreTrueDropsTheEncryptedReasoningInclude(t *testing.T) {
-	srv := newServer(t, []byte(textBody))
+	srv := providertest.NewSSEServer(t, []byte(textBody))
 	m, err := openairesponses.New(openairesponses.Config{Model: "gpt-5", BaseURL: srv.URL, Store: true})
 	require.NoError(t, err)
-	_, err = collect(m, userReq())
+	_, err = providertest.Collect(m, providertest.UserRequest("hi"))
 	require.NoError(t, err)
-	body := srv.request(t, 0)
+	body := srv.Request(t, 0).JSON(t)
 	assert.Equal(t, true, body["store"])
 	assert.NotContains(t, body, "include")
 	assert.NotContains(t, body, "reasoning")
 }
 
 func TestResponses_ResponseFormatIsTextFormatAndStopIsRefused(t *testing.T) {
-	srv := newServer(t, []byte(textBody))
+	srv := providertest.NewSSEServer(t, []byte(textBody))
 	m := newModel(t, srv.URL)
-	req := userReq()
+	req := providertest.UserRequest("hi")
 	req.Settings.ResponseFormat = &agentloop.ResponseFormat{Name: "forecast", Schema: json.RawMessage(`{"type":"object"}`), Strict: true}
-	_, err := collect(m, req)
+	_, err := providertest.Collect(m, req)
 	require.NoError(t, err)
-	got, _ := json.Marshal(srv.request(t, 0)["text"])
+	got, _ := json.Marshal(srv.Request(t, 0).JSON(t)["text"])
 	assert.JSONEq(t, `{"format":{"type":"json_schema","name":"forecast","schema":{"type":"object"},"strict":true}}`, string(got))
 
 	req.Settings.ResponseFormat = &agentloop.ResponseFormat{}
-	_, err = collect(m, req)
+	_, err = providertest.Collect(m, req)
 	assert.EqualError(t, err, "openai: Settings.ResponseFormat has no Schema")
 
-	req = userReq()
+	req = providertest.UserRequest("hi")
 	req.Settings.Stop = []string{"END"}
-	_, err = collect(m, req)
+	_, err = providertest.Collect(m, req)
 	assert.ErrorContains(t, err, "no stop sequences")
 }
 
@@ -111,17 +112,17 @@ func TestResponses_AFileTheAPICannotTakeIsAnErrorNamingIt(t *testing.T) {
 	req := &agentloop.Request{Messages: agentloop.History{{Role: agentloop.RoleUser, Parts: []agentloop.Part{
 		{Type: agentloop.PartFile, File: &agentloop.File{Filename: "notes.txt", MediaType: "text/plain", Data: []byte("x")}},
 	}}}}
-	_, err := collect(newModel(t, "http://127.0.0.1:1"), req)
+	_, err := providertest.Collect(newModel(t, "http://127.0.0.1:1"), req)
 	assert.EqualError(t, err, `openai: message 0 part 0: file "notes.txt" (text/plain) cannot be sent: the Responses API takes images and PDFs only`)
 }
 
 func TestResponses_CallsWithoutIDsAreYieldedWithoutIDs(t *testing.T) {
 	body := "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"name\":\"f\",\"arguments\":\"\"}}\n\n" +
 		"event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"name\":\"f\",\"arguments\":\"{}\",\"status\":\"completed\"}}\n\n" + completed
-	srv := newServer(t, []byte(body))
-	chunks, err := collect(newModel(t, srv.URL), userReq())
+	srv := providertest.NewSSEServer(t, []byte(body))
+	chunks, err := providertest.Collect(newModel(t, srv.URL), providertest.UserRequest("hi"))
 	require.NoError(t, err)
-	assert.Equal(t, []agentloop.ToolCall{{ID: "", Name: "f", Args: json.RawMessage(`{}`)}}, summarize(chunks).Calls, "the loop makes ids")
+	assert.Equal(t, []agentloop.ToolCall{{ID: "", Name: "f", Args: json.RawMessage(`{}`)}}, providertest.Summarize(chunks).Calls, "the loop makes ids")
 }
 
 // The length limit just after whole calls runs them; a call cut mid-way
@@ -136,13 +137,13 @@ func TestResponses_IncompleteAfterWholeCallsRunsThemAndMidCallIsTruncated(t *tes
 	ran := 0
 	f, err := agentloop.NewRawTool("f", "", nil, func(context.Context, json.RawMessage) (string, error) { ran++; return "ok", nil })
 	require.NoError(t, err)
-	srv := newServer(t, call(`{"x":1}`, "completed"), []byte(textBody))
+	srv := providertest.NewSSEServer(t, call(`{"x":1}`, "completed"), []byte(textBody))
 	agent := &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{f}}
 	_, err = agentloop.Drain(agent.Stream(context.Background(), agentloop.History{agentloop.UserMessage("q")}, nil))
 	require.NoError(t, err)
 	assert.Equal(t, 1, ran)
 
-	srv = newServer(t, fixture(t, "rig-incomplete-mid-tool-call.sse"))
+	srv = providertest.NewSSEServer(t, providertest.Testdata(t, "rig-incomplete-mid-tool-call.sse"))
 	add, err := agentloop.NewRawTool("add", "", nil, func(context.Context, json.RawMessage) (string, error) { ran++; return "ok", nil })
 	require.NoError(t, err)
 	agent = &agentloop.Agent{Model: newModel(t, srv.URL), Tools: []*agentloop.Tool{add}}
@@ -153,10 +154,10 @@ func TestResponses_IncompleteAfterWholeCallsRunsThemAndMidCallIsTruncated(t *tes
 
 func TestResponses_RefusalIsTextWithContentFilter(t *testing.T) {
 	body := "event: response.refusal.delta\ndata: {\"type\":\"response.refusal.delta\",\"output_index\":0,\"delta\":\"I can't help with that.\"}\n\n" + completed
-	srv := newServer(t, []byte(body))
-	chunks, err := collect(newModel(t, srv.URL), userReq())
+	srv := providertest.NewSSEServer(t, []byte(body))
+	chunks, err := providertest.Collect(newModel(t, srv.URL), providertest.UserRequest("hi"))
 	require.NoError(t, err)
-	s := summarize(chunks)
+	s := providertest.Summarize(chunks)
 	assert.Equal(t, "I can't help with that.", s.Text)
 	assert.Equal(t, []agentloop.FinishReason{agentloop.FinishContentFilter}, s.Finish)
 }
@@ -171,10 +172,10 @@ func TestResponses_SummaryPartsAreSeparatedByABlankLine(t *testing.T) {
 		ev("response.reasoning_summary_part.added", `,"summary_index":1`) +
 		ev("response.reasoning_summary_text.delta", `,"summary_index":1,"delta":"Two."`) +
 		ev("response.output_item.done", `,"item":{"type":"reasoning","id":"rs_9","encrypted_content":"E"}`) + completed
-	srv := newServer(t, []byte(body))
-	chunks, err := collect(newModel(t, srv.URL), userReq())
+	srv := providertest.NewSSEServer(t, []byte(body))
+	chunks, err := providertest.Collect(newModel(t, srv.URL), providertest.UserRequest("hi"))
 	require.NoError(t, err)
-	s := summarize(chunks)
+	s := providertest.Summarize(chunks)
 	assert.Equal(t, "One.\n\nTwo.", s.Reasoning)
 	assert.Equal(t, []agentloop.ReasoningEnd{{Signature: "rs_9", Redacted: "E"}}, s.ReasoningEnds)
 }
@@ -189,20 +190,20 @@ func TestResponses_UsageReportsCachedAndReasoningTokensAsPartsOfInputAndOutput(t
 	body := "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"output\":[]," +
 		"\"usage\":{\"input_tokens\":2006,\"input_tokens_details\":{\"cached_tokens\":1920}," +
 		"\"output_tokens\":300,\"output_tokens_details\":{\"reasoning_tokens\":256},\"total_tokens\":2306}}}\n\n"
-	srv := newServer(t, []byte(body))
-	chunks, err := collect(newModel(t, srv.URL), &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
+	srv := providertest.NewSSEServer(t, []byte(body))
+	chunks, err := providertest.Collect(newModel(t, srv.URL), &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
 	require.NoError(t, err)
-	assert.Equal(t, []agentloop.Usage{{Input: 2006, Output: 300, CacheRead: 1920, Reasoning: 256}}, summarize(chunks).Usage)
+	assert.Equal(t, []agentloop.Usage{{Input: 2006, Output: 300, CacheRead: 1920, Reasoning: 256}}, providertest.Summarize(chunks).Usage)
 }
 
 func TestResponses_PromptCacheKeyIsSentWhenSet(t *testing.T) {
-	srv := newServer(t, []byte(textBody), []byte(textBody))
+	srv := providertest.NewSSEServer(t, []byte(textBody), []byte(textBody))
 	for i, key := range []string{"support-bot", ""} {
 		m, err := openairesponses.New(openairesponses.Config{Model: "gpt-5", BaseURL: srv.URL, PromptCacheKey: key})
 		require.NoError(t, err)
-		_, err = collect(m, &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
+		_, err = providertest.Collect(m, &agentloop.Request{Messages: agentloop.History{agentloop.UserMessage("hi")}})
 		require.NoError(t, err)
-		got, ok := srv.request(t, i)["prompt_cache_key"]
+		got, ok := srv.Request(t, i).JSON(t)["prompt_cache_key"]
 		assert.Equal(t, key != "", ok)
 		if ok {
 			assert.Equal(t, key, got)

@@ -1,8 +1,10 @@
 // Package httpx holds the HTTP plumbing the providers share: [Endpoint],
 // which POSTs a request and hands the streamed answer to a decoder (with
 // retries, error answers, unreachable servers and cancellation handled the
-// same way for every provider), the retrying [RetryTransport] under it, and
-// [APIError], which turns a non-2xx response into a *providers.APIError.
+// same way for every provider), the retrying [RetryTransport] under it,
+// [APIError], which turns a non-2xx response into a *providers.APIError,
+// and what every provider's New and Stream do alike: [CheckModel],
+// [StreamHeader] (with [Bearer]), [StreamChunks] and [NoFiles].
 package httpx
 
 import (
