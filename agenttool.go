@@ -19,16 +19,36 @@ import (
 // sub-runs that run at the same time interleave as they happen, as
 // [ToolProgress] does.
 //
+// Its tags (the embedded [SubAgent]: n.CallID, n.Agent, n.Model, n.Depth,
+// n.Path) are shared by all the items of one sub-run that one run yields:
+// a Nested is an item and a pointer, so it costs little more to yield than
+// the item it carries (design.md §3.10). The SubAgent is never nil in an
+// item the loop yields; read it, do not change it.
+//
 // Items of agents within agents are not wrapped twice: an item of a
 // sub-agent's sub-agent is one Nested with Depth 2. A consumer that does not
 // care for sub-agents' work skips Nested items; the run's own items are the
 // same as without sub-agents.
 type Nested struct {
+	*SubAgent
+	// Item is the sub-run's item: never a Nested. A sub-run's [TurnEnd]
+	// carries its usage, which the yielding run adds to its own (see
+	// [Final.AgentUsage]); its [Final] or [Pending] is the sub-run's last
+	// item.
+	Item Item
+}
+
+// SubAgent tags the items of one sub-agent's run ([Nested]): which call of
+// the yielding run they belong to, and which agent, how deep down, produced
+// them. One SubAgent is shared by the items of one sub-run (at Depth 1, all
+// of them; deeper down, those of one deeper run): compare pointers to group
+// them, and do not change it.
+type SubAgent struct {
 	// CallID is the id of the call, in the history of the run that yields
-	// this item, whose sub-run (directly or deeper down) produced Item: the
+	// the item, whose sub-run (directly or deeper down) produced it: the
 	// call a front end shows the sub-agent's work under.
 	CallID string
-	// Agent is the name of the agent whose run produced Item.
+	// Agent is the name of the agent whose run produced the item.
 	Agent string
 	// Model names the model of that agent (empty when it cannot name itself).
 	Model ModelInfo
@@ -36,15 +56,9 @@ type Nested struct {
 	// of that sub-agent's sub-agents, and so on.
 	Depth int
 	// Path holds the call ids from CallID down to the call that started
-	// the run that produced Item, one per level: len(Path) == Depth and
+	// the run that produced the item, one per level: len(Path) == Depth and
 	// Path[0] == CallID. Each id is unique within its own run's history.
-	// It is shared between items: read it, do not change it.
 	Path []string
-	// Item is the sub-run's item: never a Nested. A sub-run's [TurnEnd]
-	// carries its usage, which the yielding run adds to its own (see
-	// [Final.AgentUsage]); its [Final] or [Pending] is the sub-run's last
-	// item.
-	Item Item
 }
 
 func (Nested) isItem() {}
@@ -151,9 +165,10 @@ func (at *agentTool) call(ctx context.Context, raw json.RawMessage) (string, err
 	default:
 		h = History{UserMessage(args.Task)}
 	}
-	fw := forwarder{sink: s, agent: at.agent.Name, model: at.model, ctx: ctx, done: ctx.Done()}
+	fw := forwarder{sink: s, ctx: ctx, done: ctx.Done()}
 	if s != nil {
-		fw.path = []string{s.call.ID}
+		id := s.call.ID
+		fw.tags = &SubAgent{CallID: id, Agent: at.agent.Name, Model: at.model, Depth: 1, Path: []string{id}}
 	}
 	seq := at.agent.Stream(ctx, h, at.opts.RunOptions)
 	var text string
@@ -222,29 +237,28 @@ func (at *agentTool) consume(ctx context.Context, seq iter.Seq2[Item, error], fw
 
 // forwarder makes a sub-run's items the calling run's Nested items.
 type forwarder struct {
-	sink  *progressSink // nil: outside a loop, items are dropped
-	agent string
-	model ModelInfo
-	ctx   context.Context // the call's
-	done  <-chan struct{} // ctx.Done()
-	path  []string        // {callID}, shared by the sub-run's own items
-	// The last Path of a deeper item and the Path made from it, so that
-	// the items of one deeper run share one Path.
-	inner, outer []string
+	sink *progressSink   // nil: outside a loop, items are dropped
+	ctx  context.Context // the call's
+	done <-chan struct{} // ctx.Done()
+	tags *SubAgent       // of the sub-run's own items
+	// The tags of the last deeper item and the tags made from them, so
+	// that the items of one deeper run share one SubAgent.
+	inner, outer *SubAgent
 }
 
 // wrap returns the Nested item that carries it.
 func (f *forwarder) wrap(it Item) Nested {
-	s := f.sink
-	if in, ok := it.(Nested); ok {
-		if len(f.inner) == 0 || len(in.Path) == 0 || &f.inner[0] != &in.Path[0] {
-			f.inner = in.Path
-			f.outer = append(append(make([]string, 0, len(in.Path)+1), s.call.ID), in.Path...)
-		}
-		in.CallID, in.Depth, in.Path = s.call.ID, in.Depth+1, f.outer
-		return in
+	in, ok := it.(Nested)
+	if !ok {
+		return Nested{SubAgent: f.tags, Item: it}
 	}
-	return Nested{CallID: s.call.ID, Agent: f.agent, Model: f.model, Depth: 1, Path: f.path, Item: it}
+	if in.SubAgent != f.inner {
+		id := f.sink.call.ID
+		f.inner = in.SubAgent
+		f.outer = &SubAgent{CallID: id, Agent: in.Agent, Model: in.Model, Depth: in.Depth + 1,
+			Path: append(append(make([]string, 0, len(in.Path)+1), id), in.Path...)}
+	}
+	return Nested{SubAgent: f.outer, Item: in.Item}
 }
 
 // put hands n to the calling run from the call's goroutine.
@@ -583,11 +597,7 @@ type subUsage struct {
 
 // countNested adds the usage of a sub-run's finished model call to the
 // run's: a Nested TurnEnd, at any depth.
-func (r *run) countNested(it Item) {
-	n, ok := it.(Nested)
-	if !ok {
-		return
-	}
+func (r *run) countNested(n Nested) {
 	te, ok := n.Item.(TurnEnd)
 	if !ok {
 		return

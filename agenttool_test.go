@@ -143,12 +143,19 @@ func TestAgentTool_AgentsWithinAgentsTagDepthAndPath(t *testing.T) {
 	if d := cmp.Diff(want, describeAll(items)); d != "" {
 		t.Fatalf("items (-want +got):\n%s", d)
 	}
+	// The items of one run share one SubAgent: one per run, here two.
+	tags := map[*agentloop.SubAgent]string{}
 	for _, it := range items {
 		if n, ok := it.(agentloop.Nested); ok {
 			assert.Equal(t, "l1", n.CallID)
 			assert.Len(t, n.Path, n.Depth)
+			if agent, seen := tags[n.SubAgent]; seen {
+				assert.Equal(t, agent, n.Agent, "a SubAgent shared by two runs' items")
+			}
+			tags[n.SubAgent] = n.Agent
 		}
 	}
+	assert.Len(t, tags, 2, "SubAgents for the two sub-runs' items")
 
 	// Usage adds up at every level, and per agent.
 	f := final(t, items)

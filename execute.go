@@ -168,7 +168,7 @@ func (r *run) await(i int, done <-chan struct{}) error {
 			if r.stopped() || p.job < i {
 				continue
 			}
-			if p.item != nil {
+			if p.item.SubAgent != nil {
 				r.countNested(p.item)
 				if err := r.emit(p.item); err != nil {
 					return err
@@ -560,7 +560,7 @@ type progressSink struct {
 type progress struct {
 	ToolProgress
 	job  int
-	item Item // a Nested item of an AgentTool call, instead of the ToolProgress
+	item Nested // an AgentTool call's item, instead of the ToolProgress (when item.SubAgent != nil)
 }
 
 // ReportProgress sends interim output of the tool call that runs with ctx

@@ -82,6 +82,8 @@ type Mapper struct {
 
 	// Sub-agents' runs (nested.go) and the agent that speaks.
 	subagents     map[string]*subagent // by part id
+	lastTags      *agentloop.SubAgent  // the tags of the last Nested item, and its view
+	lastSub       *subagent
 	subagentOrder []*subagent
 	held          []*subagent // views changed by deltas, not sent yet
 	agent         string
@@ -140,7 +142,9 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 	}
 	switch it := item.(type) {
 	case agentloop.Nested:
-		dst = m.nestedItem(dst, it)
+		if it.SubAgent != nil { // never nil from the loop
+			dst = m.nestedItem(dst, it)
+		}
 	case agentloop.TurnStart:
 		dst = m.closeBlocks(dst)
 		dst = m.closeStep(dst)

@@ -171,6 +171,16 @@ func (m *Mapper) nestedItem(dst []Chunk, n agentloop.Nested) []Chunk {
 // subagentFor returns the view of the sub-run that produced n, making it
 // on its first item.
 func (m *Mapper) subagentFor(n agentloop.Nested) *subagent {
+	if n.SubAgent == m.lastTags { // a run's items share their tags
+		return m.lastSub
+	}
+	s := m.subagentByID(n)
+	m.lastTags, m.lastSub = n.SubAgent, s
+	return s
+}
+
+// subagentByID returns the view of the sub-run that produced n, by its part id.
+func (m *Mapper) subagentByID(n agentloop.Nested) *subagent {
 	id := n.CallID
 	if len(n.Path) > 1 {
 		id = strings.Join(n.Path, "/")
