@@ -11,19 +11,24 @@ import (
 	"sync"
 )
 
-// Nested is yielded for each item of a sub-agent's run (an [AgentTool]
-// call), as the sub-run yields it, so a consumer sees a sub-agent's text,
-// tool calls and results while they happen. A sub-run's items come between
-// the parent call's [ToolCallReady] (and [TurnEnd]) and its
-// [ToolResultReady], in the order the sub-run yielded them; items of
+// Nested is yielded, as a *Nested, for each item of a sub-agent's run (an
+// [AgentTool] call), as the sub-run yields it, so a consumer sees a
+// sub-agent's text, tool calls and results while they happen. A sub-run's
+// items come between the parent call's [ToolCallReady] (and [TurnEnd]) and
+// its [ToolResultReady], in the order the sub-run yielded them; items of
 // sub-runs that run at the same time interleave as they happen, as
 // [ToolProgress] does.
 //
-// Its tags (the embedded [SubAgent]: n.CallID, n.Agent, n.Model, n.Depth,
-// n.Path) are shared by all the items of one sub-run that one run yields:
-// a Nested is an item and a pointer, so it costs little more to yield than
-// the item it carries (design.md §3.10). The SubAgent is never nil in an
-// item the loop yields; read it, do not change it.
+// It is the one item yielded as a pointer (match it with
+// case *agentloop.Nested; a Nested value is not an [Item]), so that a
+// nested item costs little more than the item it carries: the loop cuts
+// them from blocks of up to 64 allocated at once (design.md §3.10). Each
+// is handed out once and never changed afterwards, so a consumer may keep
+// it; a kept one keeps its block (and the Items it holds) from being
+// collected. Its tags (the embedded [SubAgent]: n.CallID, n.Agent,
+// n.Model, n.Depth, n.Path) are shared by the items of one sub-run; the
+// SubAgent is never nil in an item the loop yields. Read both, do not
+// change them.
 //
 // Items of agents within agents are not wrapped twice: an item of a
 // sub-agent's sub-agent is one Nested with Depth 2. A consumer that does not
@@ -61,7 +66,7 @@ type SubAgent struct {
 	Path []string
 }
 
-func (Nested) isItem() {}
+func (*Nested) isItem() {}
 
 // AgentToolOptions configures [AgentTool]. The zero value is useful: a tool
 // named after the agent that gives it the task alone.
@@ -173,7 +178,7 @@ func (at *agentTool) call(ctx context.Context, raw json.RawMessage) (string, err
 	seq := at.agent.Stream(ctx, h, at.opts.RunOptions)
 	var text string
 	var err error
-	body := func(send func(Nested) error) { text, err = at.consume(ctx, seq, &fw, send) }
+	body := func(send func(*Nested) error) { text, err = at.consume(ctx, seq, &fw, send) }
 	if s != nil && s.drives != nil {
 		// Ask the calling run's ranging goroutine to range the sub-run
 		// itself: no handoff per item (design.md §3.10).
@@ -200,7 +205,7 @@ func (at *agentTool) call(ctx context.Context, raw json.RawMessage) (string, err
 
 // consume ranges over a sub-run, handing each of its items to send as a
 // Nested item, and returns the sub-run's answer.
-func (at *agentTool) consume(ctx context.Context, seq iter.Seq2[Item, error], fw *forwarder, send func(Nested) error) (string, error) {
+func (at *agentTool) consume(ctx context.Context, seq iter.Seq2[Item, error], fw *forwarder, send func(*Nested) error) (string, error) {
 	for it, err := range seq {
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
@@ -244,13 +249,17 @@ type forwarder struct {
 	// The tags of the last deeper item and the tags made from them, so
 	// that the items of one deeper run share one SubAgent.
 	inner, outer *SubAgent
+	slab         []Nested // the items wrap hands out next
+	slabSize     int
 }
 
 // wrap returns the Nested item that carries it.
-func (f *forwarder) wrap(it Item) Nested {
-	in, ok := it.(Nested)
+func (f *forwarder) wrap(it Item) *Nested {
+	n := f.cut()
+	in, ok := it.(*Nested)
 	if !ok {
-		return Nested{SubAgent: f.tags, Item: it}
+		*n = Nested{SubAgent: f.tags, Item: it}
+		return n
 	}
 	if in.SubAgent != f.inner {
 		id := f.sink.call.ID
@@ -258,11 +267,28 @@ func (f *forwarder) wrap(it Item) Nested {
 		f.outer = &SubAgent{CallID: id, Agent: in.Agent, Model: in.Model, Depth: in.Depth + 1,
 			Path: append(append(make([]string, 0, len(in.Path)+1), id), in.Path...)}
 	}
-	return Nested{SubAgent: f.outer, Item: in.Item}
+	*n = Nested{SubAgent: f.outer, Item: in.Item}
+	return n
+}
+
+// maxSlab is the most Nested items a forwarder allocates at once.
+const maxSlab = 64
+
+// cut returns a new Nested from the forwarder's slab: a sub-run's items
+// are allocated in batches (8, 16, 32, then 64 at a time), so that a
+// nested item costs a fraction of an allocation. A slot is used once.
+func (f *forwarder) cut() *Nested {
+	if len(f.slab) == 0 {
+		f.slabSize = min(max(2*f.slabSize, 8), maxSlab)
+		f.slab = make([]Nested, f.slabSize)
+	}
+	n := &f.slab[0]
+	f.slab = f.slab[1:]
+	return n
 }
 
 // put hands n to the calling run from the call's goroutine.
-func (f *forwarder) put(n Nested) error {
+func (f *forwarder) put(n *Nested) error {
 	s, ctx := f.sink, f.ctx
 	if s.box != nil {
 		return s.box.put(ctx, progress{job: s.job, item: n})
@@ -279,7 +305,7 @@ func (f *forwarder) put(n Nested) error {
 // ranges a sub-run and hands each item to the emit func it is given.
 type driveReq struct {
 	job   int
-	body  func(emit func(Nested) error)
+	body  func(emit func(*Nested) error)
 	reply chan driveReply // cap 1; gets exactly one reply
 }
 
@@ -344,7 +370,7 @@ func (r *run) drive(d *driveReq) error {
 		rep.ran = true
 		d.reply <- rep
 	}()
-	d.body(func(n Nested) error {
+	d.body(func(n *Nested) error {
 		if r.stopped() {
 			return nil // dropped, as after a stop on the other path
 		}
@@ -597,19 +623,22 @@ type subUsage struct {
 
 // countNested adds the usage of a sub-run's finished model call to the
 // run's: a Nested TurnEnd, at any depth.
-func (r *run) countNested(n Nested) {
-	te, ok := n.Item.(TurnEnd)
-	if !ok {
-		return
+func (r *run) countNested(n *Nested) {
+	if _, ok := n.Item.(TurnEnd); ok { // inlined: most items are not
+		r.addSubUsage(n.SubAgent, n.Item.(TurnEnd).Usage)
 	}
-	r.usage = r.usage.Add(te.Usage)
+}
+
+// addSubUsage adds u, the usage of a model call of the sub-run tagged t.
+func (r *run) addSubUsage(t *SubAgent, u Usage) {
+	r.usage = r.usage.Add(u)
 	for i := range r.subs {
-		if s := &r.subs[i]; s.agent == n.Agent && s.model == n.Model {
-			s.usage = s.usage.Add(te.Usage)
+		if s := &r.subs[i]; s.agent == t.Agent && s.model == t.Model {
+			s.usage = s.usage.Add(u)
 			return
 		}
 	}
-	r.subs = append(r.subs, subUsage{agent: n.Agent, model: n.Model, usage: te.Usage})
+	r.subs = append(r.subs, subUsage{agent: t.Agent, model: t.Model, usage: u})
 }
 
 // agentUsage returns the run's usage per agent name, or nil when no

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -30,7 +31,7 @@ func agentTool(t *testing.T, a *agentloop.Agent, o agentloop.AgentToolOptions) *
 func describe(it agentloop.Item) string {
 	prefix := ""
 	for {
-		n, ok := it.(agentloop.Nested)
+		n, ok := it.(*agentloop.Nested)
 		if !ok {
 			break
 		}
@@ -95,7 +96,7 @@ func TestAgentTool_StreamsTheSubRunsItemsInOrderWithTags(t *testing.T) {
 		t.Fatalf("items (-want +got):\n%s", d)
 	}
 	for _, it := range items {
-		if n, ok := it.(agentloop.Nested); ok {
+		if n, ok := it.(*agentloop.Nested); ok {
 			assert.Equal(t, "call_1", n.CallID)
 			assert.Equal(t, "researcher", n.Agent)
 		}
@@ -105,6 +106,14 @@ func TestAgentTool_StreamsTheSubRunsItemsInOrderWithTags(t *testing.T) {
 	if d := cmp.Diff(agentloop.History{agentloop.UserMessage("Weather in Berlin?")}, req.Messages); d != "" {
 		t.Errorf("sub-run's messages (-want +got):\n%s", d)
 	}
+}
+
+// Nested is matched as a pointer only: a "case agentloop.Nested" does not
+// compile, so no consumer's switch silently misses nested items.
+func TestNested_OnlyAPointerIsAnItem(t *testing.T) {
+	item := reflect.TypeFor[agentloop.Item]()
+	assert.True(t, reflect.TypeFor[*agentloop.Nested]().Implements(item))
+	assert.False(t, reflect.TypeFor[agentloop.Nested]().Implements(item))
 }
 
 // threeLevels returns lead → mid → leaf, where leaf runs tool.
@@ -146,7 +155,7 @@ func TestAgentTool_AgentsWithinAgentsTagDepthAndPath(t *testing.T) {
 	// The items of one run share one SubAgent: one per run, here two.
 	tags := map[*agentloop.SubAgent]string{}
 	for _, it := range items {
-		if n, ok := it.(agentloop.Nested); ok {
+		if n, ok := it.(*agentloop.Nested); ok {
 			assert.Equal(t, "l1", n.CallID)
 			assert.Len(t, n.Path, n.Depth)
 			if agent, seen := tags[n.SubAgent]; seen {
@@ -167,7 +176,7 @@ func TestAgentTool_AgentsWithinAgentsTagDepthAndPath(t *testing.T) {
 	}, f.AgentUsage)
 	var midFinal agentloop.Final
 	for _, it := range items {
-		if n, ok := it.(agentloop.Nested); ok && n.Agent == "mid" {
+		if n, ok := it.(*agentloop.Nested); ok && n.Agent == "mid" {
 			if f, ok := n.Item.(agentloop.Final); ok {
 				midFinal = f
 			}
@@ -214,7 +223,7 @@ func TestAgentTool_CancelReachesEveryDepth(t *testing.T) {
 					err = e
 					break
 				}
-				if n, ok := it.(agentloop.Nested); ok && n.Depth == 2 {
+				if n, ok := it.(*agentloop.Nested); ok && n.Depth == 2 {
 					if _, ok := n.Item.(agentloop.TurnStart); ok {
 						cancel(agentloop.Cancel("user pressed stop"))
 					}
@@ -243,7 +252,7 @@ func TestAgentTool_BreakStopsEveryDepth(t *testing.T) {
 			seen := 0
 			for it, err := range lead.Stream(context.Background(), user("x"), nil) {
 				require.NoError(t, err)
-				if n, ok := it.(agentloop.Nested); ok && n.Depth == depth {
+				if n, ok := it.(*agentloop.Nested); ok && n.Depth == depth {
 					if _, ok := n.Item.(agentloop.TextDelta); ok {
 						seen++
 						break
@@ -461,7 +470,7 @@ func TestAgentTool_ConcurrentSubRunsKeepTheirOrder(t *testing.T) {
 	resultAt := map[string]int{}
 	for i, it := range items {
 		switch v := it.(type) {
-		case agentloop.Nested:
+		case *agentloop.Nested:
 			_, seen := resultAt[v.CallID]
 			require.False(t, seen, "item of %s after its result", v.CallID)
 			if d, ok := v.Item.(agentloop.TextDelta); ok {
@@ -544,7 +553,7 @@ func TestAgentTool_ItemsHandedOverBeforeTheCallEndedComeBeforeItsResult(t *testi
 			var got []string
 			for it, err := range parent.Stream(context.Background(), user("x"), nil) {
 				require.NoError(t, err)
-				if n, ok := it.(agentloop.Nested); ok && n.Item == (agentloop.TextDelta{Text: "one "}) {
+				if n, ok := it.(*agentloop.Nested); ok && n.Item == (agentloop.TextDelta{Text: "one "}) {
 					close(proceed)
 					synctest.Wait() // the sub-run ends; its call returns
 					close(release)
@@ -645,7 +654,7 @@ func TestAgentTool_ConsumersPanicOnANestedItemReachesTheConsumer(t *testing.T) {
 	got := func() (p any) {
 		defer func() { p = recover() }()
 		for it := range parent.Stream(context.Background(), user("x"), nil) {
-			if n, ok := it.(agentloop.Nested); ok {
+			if n, ok := it.(*agentloop.Nested); ok {
 				if _, ok := n.Item.(agentloop.TextDelta); ok {
 					panic("consumer")
 				}

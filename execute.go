@@ -168,7 +168,7 @@ func (r *run) await(i int, done <-chan struct{}) error {
 			if r.stopped() || p.job < i {
 				continue
 			}
-			if p.item.SubAgent != nil {
+			if p.item != nil {
 				r.countNested(p.item)
 				if err := r.emit(p.item); err != nil {
 					return err
@@ -560,7 +560,7 @@ type progressSink struct {
 type progress struct {
 	ToolProgress
 	job  int
-	item Nested // an AgentTool call's item, instead of the ToolProgress (when item.SubAgent != nil)
+	item *Nested // an AgentTool call's item, instead of the ToolProgress
 }
 
 // ReportProgress sends interim output of the tool call that runs with ctx

@@ -133,7 +133,7 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 	m.sigReuse.reset()
 	dst = m.start(dst)
 	if len(m.held) > 0 {
-		if _, nested := item.(agentloop.Nested); !nested || err != nil {
+		if _, nested := item.(*agentloop.Nested); !nested || err != nil {
 			dst = m.Flush(dst)
 		}
 	}
@@ -141,8 +141,8 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 		return m.fail(dst, err)
 	}
 	switch it := item.(type) {
-	case agentloop.Nested:
-		if it.SubAgent != nil { // never nil from the loop
+	case *agentloop.Nested:
+		if it != nil && it.SubAgent != nil { // never nil from the loop
 			dst = m.nestedItem(dst, it)
 		}
 	case agentloop.TurnStart:

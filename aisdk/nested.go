@@ -80,7 +80,7 @@ type subagent struct {
 // only marks the view changed: its chunk goes out with the next other item
 // or at [Mapper.Flush], so a streamed answer costs one chunk per flush,
 // not one per delta (each chunk holds the whole view).
-func (m *Mapper) nestedItem(dst []Chunk, n agentloop.Nested) []Chunk {
+func (m *Mapper) nestedItem(dst []Chunk, n *agentloop.Nested) []Chunk {
 	dst = m.closeBlocks(dst)
 	s := m.subagentFor(n)
 	v := &s.view
@@ -170,7 +170,7 @@ func (m *Mapper) nestedItem(dst []Chunk, n agentloop.Nested) []Chunk {
 
 // subagentFor returns the view of the sub-run that produced n, making it
 // on its first item.
-func (m *Mapper) subagentFor(n agentloop.Nested) *subagent {
+func (m *Mapper) subagentFor(n *agentloop.Nested) *subagent {
 	if n.SubAgent == m.lastTags { // a run's items share their tags
 		return m.lastSub
 	}
@@ -180,7 +180,7 @@ func (m *Mapper) subagentFor(n agentloop.Nested) *subagent {
 }
 
 // subagentByID returns the view of the sub-run that produced n, by its part id.
-func (m *Mapper) subagentByID(n agentloop.Nested) *subagent {
+func (m *Mapper) subagentByID(n *agentloop.Nested) *subagent {
 	id := n.CallID
 	if len(n.Path) > 1 {
 		id = strings.Join(n.Path, "/")
