@@ -625,20 +625,22 @@ type subUsage struct {
 // run's: a Nested TurnEnd, at any depth.
 func (r *run) countNested(n *Nested) {
 	if _, ok := n.Item.(TurnEnd); ok { // inlined: most items are not
-		r.addSubUsage(n.SubAgent, n.Item.(TurnEnd).Usage)
+		r.addSubUsage(n)
 	}
 }
 
-// addSubUsage adds u, the usage of a model call of the sub-run tagged t.
-func (r *run) addSubUsage(t *SubAgent, u Usage) {
+// addSubUsage adds the usage of n, a sub-run's TurnEnd. It is not inlined
+// into countNested, so the TurnEnd is copied for TurnEnds only.
+func (r *run) addSubUsage(n *Nested) {
+	u := n.Item.(TurnEnd).Usage
 	r.usage = r.usage.Add(u)
 	for i := range r.subs {
-		if s := &r.subs[i]; s.agent == t.Agent && s.model == t.Model {
+		if s := &r.subs[i]; s.agent == n.Agent && s.model == n.Model {
 			s.usage = s.usage.Add(u)
 			return
 		}
 	}
-	r.subs = append(r.subs, subUsage{agent: t.Agent, model: t.Model, usage: u})
+	r.subs = append(r.subs, subUsage{agent: n.Agent, model: n.Model, usage: u})
 }
 
 // agentUsage returns the run's usage per agent name, or nil when no
