@@ -116,6 +116,33 @@ func TestNested_OnlyAPointerIsAnItem(t *testing.T) {
 	assert.False(t, reflect.TypeFor[agentloop.Nested]().Implements(item))
 }
 
+// The *Nested items are cut from blocks, each handed out once: items kept
+// past many more (here over three blocks' worth) still hold what they held.
+func TestNested_KeptItemsStayAsTheyWere(t *testing.T) {
+	words := make([]string, 200)
+	for i := range words {
+		words[i] = fmt.Sprint("w", i)
+	}
+	text := strings.Join(words, " ")
+	sub := &agentloop.Agent{Name: "sub", Model: simtest.NewModel(turn(simtest.Text(text)))}
+	lead := &agentloop.Agent{Name: "lead", Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{})},
+		Model: simtest.NewModel(turn(simtest.Call("c1", "sub", map[string]string{"task": "t"})), turn(simtest.Text("done")))}
+	items, err := collect(lead.Stream(context.Background(), user("go"), nil))
+	require.NoError(t, err)
+	var got strings.Builder
+	seen := map[*agentloop.Nested]bool{}
+	for _, it := range items {
+		if n, ok := it.(*agentloop.Nested); ok {
+			assert.False(t, seen[n], "a *Nested handed out twice")
+			seen[n] = true
+			if d, ok := n.Item.(agentloop.TextDelta); ok {
+				got.WriteString(d.Text)
+			}
+		}
+	}
+	assert.Equal(t, text, got.String())
+}
+
 // threeLevels returns lead → mid → leaf, where leaf runs tool.
 func threeLevels(t *testing.T, leafModel, midModel, leadModel *simtest.Model, leafTools ...*agentloop.Tool) *agentloop.Agent {
 	leaf := &agentloop.Agent{Name: "leaf", Model: leafModel, Tools: leafTools}
