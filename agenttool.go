@@ -93,7 +93,7 @@ type AgentToolOptions struct {
 // Tools, Hooks, MaxTurns and Budget), with the call's context: a cancel of
 // the calling run, a break of its consumer, and the call's timeout
 // ([Tool.Timeout], [Agent.ToolTimeout]) reach it. Its items reach the
-// calling run's consumer as [Nested] items while they happen, and its
+// calling run's consumer as [*Nested] items while they happen, and its
 // token usage adds up to the calling run's (so its budget counts it). A
 // sub-run that fails gives the call an error result that names the agent
 // and the error; one that panics, a [*ToolPanicError] result.

@@ -36,7 +36,7 @@ import (
 // ([agentloop.ToolProgress]) is sent as preliminary output, which the
 // client shows until the final output replaces it.
 //
-// A sub-agent's work ([agentloop.Nested] items of an [agentloop.AgentTool]
+// A sub-agent's work ([*agentloop.Nested] items of an [agentloop.AgentTool]
 // call) goes out as a "data-subagent" data part per sub-run ([SubagentView],
 // replaced as the sub-run goes on), and the agent that speaks in a run with
 // handoffs ([agentloop.TurnStart.Agent]) as message metadata

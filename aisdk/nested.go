@@ -7,7 +7,7 @@ import (
 	"github.com/agentloop/agentloop"
 )
 
-// This file maps a sub-agent's work ([agentloop.Nested] items of an
+// This file maps a sub-agent's work ([*agentloop.Nested] items of an
 // [agentloop.AgentTool] call) to the client, and names the agent that
 // speaks ([agentloop.TurnStart.Agent] of a run with handoffs).
 //
@@ -250,7 +250,7 @@ func (m *Mapper) hold(dst []Chunk, s *subagent) []Chunk {
 }
 
 // Flush appends the chunks the Mapper holds back: a sub-agent's streamed
-// text and reasoning ([agentloop.Nested] deltas), whose view goes out as
+// text and reasoning ([*agentloop.Nested] deltas), whose view goes out as
 // one chunk per flush rather than one per delta. Call it before flushing
 // the [Writer] when the client should see everything mapped so far (the
 // [Handler] does, after each batch of the run's items); any other item
