@@ -11,35 +11,31 @@ import (
 	"sync"
 )
 
-// Nested is yielded for each item of a sub-agent's run (an [AgentTool]
-// call), as the sub-run yields it, so a consumer sees a sub-agent's text,
-// tool calls and results while they happen. A sub-run's items come between
-// the parent call's [ToolCallReady] (and [TurnEnd]) and its
-// [ToolResultReady], in the order the sub-run yielded them; items of
+// Nested is yielded, as a *Nested, for each item of a sub-agent's run (an
+// [AgentTool] call), as the sub-run yields it, so a consumer sees a
+// sub-agent's text, tool calls and results while they happen. A sub-run's
+// items come between the parent call's [ToolCallReady] (and [TurnEnd]) and
+// its [ToolResultReady], in the order the sub-run yielded them; items of
 // sub-runs that run at the same time interleave as they happen, as
 // [ToolProgress] does.
+//
+// It is the one item yielded as a pointer (match it with
+// case *agentloop.Nested; a Nested value is not an [Item]), so that a
+// nested item costs little more than the item it carries: the loop cuts
+// them from blocks of up to 64 allocated at once (design.md §3.10). Each
+// is handed out once and never changed afterwards, so a consumer may keep
+// it; a kept one keeps its block (and the Items it holds) from being
+// collected. Its tags (the embedded [SubAgent]: n.CallID, n.Agent,
+// n.Model, n.Depth, n.Path) are shared by the items of one sub-run; the
+// SubAgent is never nil in an item the loop yields. Read both, do not
+// change them.
 //
 // Items of agents within agents are not wrapped twice: an item of a
 // sub-agent's sub-agent is one Nested with Depth 2. A consumer that does not
 // care for sub-agents' work skips Nested items; the run's own items are the
 // same as without sub-agents.
 type Nested struct {
-	// CallID is the id of the call, in the history of the run that yields
-	// this item, whose sub-run (directly or deeper down) produced Item: the
-	// call a front end shows the sub-agent's work under.
-	CallID string
-	// Agent is the name of the agent whose run produced Item.
-	Agent string
-	// Model names the model of that agent (empty when it cannot name itself).
-	Model ModelInfo
-	// Depth is 1 for items of a sub-agent that this run called, 2 for items
-	// of that sub-agent's sub-agents, and so on.
-	Depth int
-	// Path holds the call ids from CallID down to the call that started
-	// the run that produced Item, one per level: len(Path) == Depth and
-	// Path[0] == CallID. Each id is unique within its own run's history.
-	// It is shared between items: read it, do not change it.
-	Path []string
+	*SubAgent
 	// Item is the sub-run's item: never a Nested. A sub-run's [TurnEnd]
 	// carries its usage, which the yielding run adds to its own (see
 	// [Final.AgentUsage]); its [Final] or [Pending] is the sub-run's last
@@ -47,7 +43,30 @@ type Nested struct {
 	Item Item
 }
 
-func (Nested) isItem() {}
+// SubAgent tags the items of one sub-agent's run ([Nested]): which call of
+// the yielding run they belong to, and which agent, how deep down, produced
+// them. One SubAgent is shared by the items of one sub-run (at Depth 1, all
+// of them; deeper down, those of one deeper run): compare pointers to group
+// them, and do not change it.
+type SubAgent struct {
+	// CallID is the id of the call, in the history of the run that yields
+	// the item, whose sub-run (directly or deeper down) produced it: the
+	// call a front end shows the sub-agent's work under.
+	CallID string
+	// Agent is the name of the agent whose run produced the item.
+	Agent string
+	// Model names the model of that agent (empty when it cannot name itself).
+	Model ModelInfo
+	// Depth is 1 for items of a sub-agent that this run called, 2 for items
+	// of that sub-agent's sub-agents, and so on.
+	Depth int
+	// Path holds the call ids from CallID down to the call that started
+	// the run that produced the item, one per level: len(Path) == Depth and
+	// Path[0] == CallID. Each id is unique within its own run's history.
+	Path []string
+}
+
+func (*Nested) isItem() {}
 
 // AgentToolOptions configures [AgentTool]. The zero value is useful: a tool
 // named after the agent that gives it the task alone.
@@ -74,7 +93,7 @@ type AgentToolOptions struct {
 // Tools, Hooks, MaxTurns and Budget), with the call's context: a cancel of
 // the calling run, a break of its consumer, and the call's timeout
 // ([Tool.Timeout], [Agent.ToolTimeout]) reach it. Its items reach the
-// calling run's consumer as [Nested] items while they happen, and its
+// calling run's consumer as [*Nested] items while they happen, and its
 // token usage adds up to the calling run's (so its budget counts it). A
 // sub-run that fails gives the call an error result that names the agent
 // and the error; one that panics, a [*ToolPanicError] result.
@@ -151,14 +170,15 @@ func (at *agentTool) call(ctx context.Context, raw json.RawMessage) (string, err
 	default:
 		h = History{UserMessage(args.Task)}
 	}
-	fw := forwarder{sink: s, agent: at.agent.Name, model: at.model, ctx: ctx, done: ctx.Done()}
+	fw := forwarder{sink: s, ctx: ctx, done: ctx.Done()}
 	if s != nil {
-		fw.path = []string{s.call.ID}
+		id := s.call.ID
+		fw.tags = &SubAgent{CallID: id, Agent: at.agent.Name, Model: at.model, Depth: 1, Path: []string{id}}
 	}
 	seq := at.agent.Stream(ctx, h, at.opts.RunOptions)
 	var text string
 	var err error
-	body := func(send func(Nested) error) { text, err = at.consume(ctx, seq, &fw, send) }
+	body := func(send func(*Nested) error) { text, err = at.consume(ctx, seq, &fw, send) }
 	if s != nil && s.drives != nil {
 		// Ask the calling run's ranging goroutine to range the sub-run
 		// itself: no handoff per item (design.md §3.10).
@@ -185,7 +205,7 @@ func (at *agentTool) call(ctx context.Context, raw json.RawMessage) (string, err
 
 // consume ranges over a sub-run, handing each of its items to send as a
 // Nested item, and returns the sub-run's answer.
-func (at *agentTool) consume(ctx context.Context, seq iter.Seq2[Item, error], fw *forwarder, send func(Nested) error) (string, error) {
+func (at *agentTool) consume(ctx context.Context, seq iter.Seq2[Item, error], fw *forwarder, send func(*Nested) error) (string, error) {
 	for it, err := range seq {
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
@@ -222,33 +242,53 @@ func (at *agentTool) consume(ctx context.Context, seq iter.Seq2[Item, error], fw
 
 // forwarder makes a sub-run's items the calling run's Nested items.
 type forwarder struct {
-	sink  *progressSink // nil: outside a loop, items are dropped
-	agent string
-	model ModelInfo
-	ctx   context.Context // the call's
-	done  <-chan struct{} // ctx.Done()
-	path  []string        // {callID}, shared by the sub-run's own items
-	// The last Path of a deeper item and the Path made from it, so that
-	// the items of one deeper run share one Path.
-	inner, outer []string
+	sink *progressSink   // nil: outside a loop, items are dropped
+	ctx  context.Context // the call's
+	done <-chan struct{} // ctx.Done()
+	tags *SubAgent       // of the sub-run's own items
+	// The tags of the last deeper item and the tags made from them, so
+	// that the items of one deeper run share one SubAgent.
+	inner, outer *SubAgent
+	slab         []Nested // the items wrap hands out next
+	slabSize     int
 }
 
 // wrap returns the Nested item that carries it.
-func (f *forwarder) wrap(it Item) Nested {
-	s := f.sink
-	if in, ok := it.(Nested); ok {
-		if len(f.inner) == 0 || len(in.Path) == 0 || &f.inner[0] != &in.Path[0] {
-			f.inner = in.Path
-			f.outer = append(append(make([]string, 0, len(in.Path)+1), s.call.ID), in.Path...)
-		}
-		in.CallID, in.Depth, in.Path = s.call.ID, in.Depth+1, f.outer
-		return in
+func (f *forwarder) wrap(it Item) *Nested {
+	n := f.cut()
+	in, ok := it.(*Nested)
+	if !ok {
+		*n = Nested{SubAgent: f.tags, Item: it}
+		return n
 	}
-	return Nested{CallID: s.call.ID, Agent: f.agent, Model: f.model, Depth: 1, Path: f.path, Item: it}
+	if in.SubAgent != f.inner {
+		id := f.sink.call.ID
+		f.inner = in.SubAgent
+		f.outer = &SubAgent{CallID: id, Agent: in.Agent, Model: in.Model, Depth: in.Depth + 1,
+			Path: append(append(make([]string, 0, len(in.Path)+1), id), in.Path...)}
+	}
+	*n = Nested{SubAgent: f.outer, Item: in.Item}
+	return n
+}
+
+// maxSlab is the most Nested items a forwarder allocates at once.
+const maxSlab = 64
+
+// cut returns a new Nested from the forwarder's slab: a sub-run's items
+// are allocated in batches (8, 16, 32, then 64 at a time), so that a
+// nested item costs a fraction of an allocation. A slot is used once.
+func (f *forwarder) cut() *Nested {
+	if len(f.slab) == 0 {
+		f.slabSize = min(max(2*f.slabSize, 8), maxSlab)
+		f.slab = make([]Nested, f.slabSize)
+	}
+	n := &f.slab[0]
+	f.slab = f.slab[1:]
+	return n
 }
 
 // put hands n to the calling run from the call's goroutine.
-func (f *forwarder) put(n Nested) error {
+func (f *forwarder) put(n *Nested) error {
 	s, ctx := f.sink, f.ctx
 	if s.box != nil {
 		return s.box.put(ctx, progress{job: s.job, item: n})
@@ -265,7 +305,7 @@ func (f *forwarder) put(n Nested) error {
 // ranges a sub-run and hands each item to the emit func it is given.
 type driveReq struct {
 	job   int
-	body  func(emit func(Nested) error)
+	body  func(emit func(*Nested) error)
 	reply chan driveReply // cap 1; gets exactly one reply
 }
 
@@ -330,7 +370,7 @@ func (r *run) drive(d *driveReq) error {
 		rep.ran = true
 		d.reply <- rep
 	}()
-	d.body(func(n Nested) error {
+	d.body(func(n *Nested) error {
 		if r.stopped() {
 			return nil // dropped, as after a stop on the other path
 		}
@@ -583,23 +623,24 @@ type subUsage struct {
 
 // countNested adds the usage of a sub-run's finished model call to the
 // run's: a Nested TurnEnd, at any depth.
-func (r *run) countNested(it Item) {
-	n, ok := it.(Nested)
-	if !ok {
-		return
+func (r *run) countNested(n *Nested) {
+	if _, ok := n.Item.(TurnEnd); ok { // inlined: most items are not
+		r.addSubUsage(n)
 	}
-	te, ok := n.Item.(TurnEnd)
-	if !ok {
-		return
-	}
-	r.usage = r.usage.Add(te.Usage)
+}
+
+// addSubUsage adds the usage of n, a sub-run's TurnEnd. It is not inlined
+// into countNested, so the TurnEnd is copied for TurnEnds only.
+func (r *run) addSubUsage(n *Nested) {
+	u := n.Item.(TurnEnd).Usage
+	r.usage = r.usage.Add(u)
 	for i := range r.subs {
 		if s := &r.subs[i]; s.agent == n.Agent && s.model == n.Model {
-			s.usage = s.usage.Add(te.Usage)
+			s.usage = s.usage.Add(u)
 			return
 		}
 	}
-	r.subs = append(r.subs, subUsage{agent: n.Agent, model: n.Model, usage: te.Usage})
+	r.subs = append(r.subs, subUsage{agent: n.Agent, model: n.Model, usage: u})
 }
 
 // agentUsage returns the run's usage per agent name, or nil when no

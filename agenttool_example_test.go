@@ -40,7 +40,7 @@ func ExampleAgentTool() {
 			return
 		}
 		switch it := item.(type) {
-		case agentloop.Nested:
+		case *agentloop.Nested:
 			switch sub := it.Item.(type) {
 			case agentloop.ToolCallReady:
 				fmt.Printf("  [%s, under %s] calls %s %s\n", it.Agent, it.CallID, sub.Call.Name, sub.Call.Args)

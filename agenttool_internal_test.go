@@ -14,7 +14,7 @@ func TestAwait_YieldsNestedItemsLeftInTheBoxWhenTheCallEnds(t *testing.T) {
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	defer r.cancel(nil)
 	r.done = r.ctx.Done()
-	item := Nested{CallID: "c1", Agent: "sub", Depth: 1, Item: TextDelta{Text: "x"}}
+	item := &Nested{SubAgent: &SubAgent{CallID: "c1", Agent: "sub", Depth: 1, Path: []string{"c1"}}, Item: TextDelta{Text: "x"}}
 	if err := r.box.put(r.ctx, progress{job: 0, item: item}); err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestAwait_YieldsNestedItemsLeftInTheBoxWhenTheCallEnds(t *testing.T) {
 	if err := r.await(0, done); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].(Nested).Item != (TextDelta{Text: "x"}) {
+	if len(got) != 1 || got[0].(*Nested).Item != (TextDelta{Text: "x"}) {
 		t.Fatalf("yielded %v, want the nested item", got)
 	}
 }

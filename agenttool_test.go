@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -30,7 +31,7 @@ func agentTool(t *testing.T, a *agentloop.Agent, o agentloop.AgentToolOptions) *
 func describe(it agentloop.Item) string {
 	prefix := ""
 	for {
-		n, ok := it.(agentloop.Nested)
+		n, ok := it.(*agentloop.Nested)
 		if !ok {
 			break
 		}
@@ -95,7 +96,7 @@ func TestAgentTool_StreamsTheSubRunsItemsInOrderWithTags(t *testing.T) {
 		t.Fatalf("items (-want +got):\n%s", d)
 	}
 	for _, it := range items {
-		if n, ok := it.(agentloop.Nested); ok {
+		if n, ok := it.(*agentloop.Nested); ok {
 			assert.Equal(t, "call_1", n.CallID)
 			assert.Equal(t, "researcher", n.Agent)
 		}
@@ -105,6 +106,41 @@ func TestAgentTool_StreamsTheSubRunsItemsInOrderWithTags(t *testing.T) {
 	if d := cmp.Diff(agentloop.History{agentloop.UserMessage("Weather in Berlin?")}, req.Messages); d != "" {
 		t.Errorf("sub-run's messages (-want +got):\n%s", d)
 	}
+}
+
+// Nested is matched as a pointer only: a "case agentloop.Nested" does not
+// compile, so no consumer's switch silently misses nested items.
+func TestNested_OnlyAPointerIsAnItem(t *testing.T) {
+	item := reflect.TypeFor[agentloop.Item]()
+	assert.True(t, reflect.TypeFor[*agentloop.Nested]().Implements(item))
+	assert.False(t, reflect.TypeFor[agentloop.Nested]().Implements(item))
+}
+
+// The *Nested items are cut from blocks, each handed out once: items kept
+// past many more (here over three blocks' worth) still hold what they held.
+func TestNested_KeptItemsStayAsTheyWere(t *testing.T) {
+	words := make([]string, 200)
+	for i := range words {
+		words[i] = fmt.Sprint("w", i)
+	}
+	text := strings.Join(words, " ")
+	sub := &agentloop.Agent{Name: "sub", Model: simtest.NewModel(turn(simtest.Text(text)))}
+	lead := &agentloop.Agent{Name: "lead", Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{})},
+		Model: simtest.NewModel(turn(simtest.Call("c1", "sub", map[string]string{"task": "t"})), turn(simtest.Text("done")))}
+	items, err := collect(lead.Stream(context.Background(), user("go"), nil))
+	require.NoError(t, err)
+	var got strings.Builder
+	seen := map[*agentloop.Nested]bool{}
+	for _, it := range items {
+		if n, ok := it.(*agentloop.Nested); ok {
+			assert.False(t, seen[n], "a *Nested handed out twice")
+			seen[n] = true
+			if d, ok := n.Item.(agentloop.TextDelta); ok {
+				got.WriteString(d.Text)
+			}
+		}
+	}
+	assert.Equal(t, text, got.String())
 }
 
 // threeLevels returns lead → mid → leaf, where leaf runs tool.
@@ -143,12 +179,19 @@ func TestAgentTool_AgentsWithinAgentsTagDepthAndPath(t *testing.T) {
 	if d := cmp.Diff(want, describeAll(items)); d != "" {
 		t.Fatalf("items (-want +got):\n%s", d)
 	}
+	// The items of one run share one SubAgent: one per run, here two.
+	tags := map[*agentloop.SubAgent]string{}
 	for _, it := range items {
-		if n, ok := it.(agentloop.Nested); ok {
+		if n, ok := it.(*agentloop.Nested); ok {
 			assert.Equal(t, "l1", n.CallID)
 			assert.Len(t, n.Path, n.Depth)
+			if agent, seen := tags[n.SubAgent]; seen {
+				assert.Equal(t, agent, n.Agent, "a SubAgent shared by two runs' items")
+			}
+			tags[n.SubAgent] = n.Agent
 		}
 	}
+	assert.Len(t, tags, 2, "SubAgents for the two sub-runs' items")
 
 	// Usage adds up at every level, and per agent.
 	f := final(t, items)
@@ -160,7 +203,7 @@ func TestAgentTool_AgentsWithinAgentsTagDepthAndPath(t *testing.T) {
 	}, f.AgentUsage)
 	var midFinal agentloop.Final
 	for _, it := range items {
-		if n, ok := it.(agentloop.Nested); ok && n.Agent == "mid" {
+		if n, ok := it.(*agentloop.Nested); ok && n.Agent == "mid" {
 			if f, ok := n.Item.(agentloop.Final); ok {
 				midFinal = f
 			}
@@ -207,7 +250,7 @@ func TestAgentTool_CancelReachesEveryDepth(t *testing.T) {
 					err = e
 					break
 				}
-				if n, ok := it.(agentloop.Nested); ok && n.Depth == 2 {
+				if n, ok := it.(*agentloop.Nested); ok && n.Depth == 2 {
 					if _, ok := n.Item.(agentloop.TurnStart); ok {
 						cancel(agentloop.Cancel("user pressed stop"))
 					}
@@ -236,7 +279,7 @@ func TestAgentTool_BreakStopsEveryDepth(t *testing.T) {
 			seen := 0
 			for it, err := range lead.Stream(context.Background(), user("x"), nil) {
 				require.NoError(t, err)
-				if n, ok := it.(agentloop.Nested); ok && n.Depth == depth {
+				if n, ok := it.(*agentloop.Nested); ok && n.Depth == depth {
 					if _, ok := n.Item.(agentloop.TextDelta); ok {
 						seen++
 						break
@@ -454,7 +497,7 @@ func TestAgentTool_ConcurrentSubRunsKeepTheirOrder(t *testing.T) {
 	resultAt := map[string]int{}
 	for i, it := range items {
 		switch v := it.(type) {
-		case agentloop.Nested:
+		case *agentloop.Nested:
 			_, seen := resultAt[v.CallID]
 			require.False(t, seen, "item of %s after its result", v.CallID)
 			if d, ok := v.Item.(agentloop.TextDelta); ok {
@@ -537,7 +580,7 @@ func TestAgentTool_ItemsHandedOverBeforeTheCallEndedComeBeforeItsResult(t *testi
 			var got []string
 			for it, err := range parent.Stream(context.Background(), user("x"), nil) {
 				require.NoError(t, err)
-				if n, ok := it.(agentloop.Nested); ok && n.Item == (agentloop.TextDelta{Text: "one "}) {
+				if n, ok := it.(*agentloop.Nested); ok && n.Item == (agentloop.TextDelta{Text: "one "}) {
 					close(proceed)
 					synctest.Wait() // the sub-run ends; its call returns
 					close(release)
@@ -638,7 +681,7 @@ func TestAgentTool_ConsumersPanicOnANestedItemReachesTheConsumer(t *testing.T) {
 	got := func() (p any) {
 		defer func() { p = recover() }()
 		for it := range parent.Stream(context.Background(), user("x"), nil) {
-			if n, ok := it.(agentloop.Nested); ok {
+			if n, ok := it.(*agentloop.Nested); ok {
 				if _, ok := n.Item.(agentloop.TextDelta); ok {
 					panic("consumer")
 				}

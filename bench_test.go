@@ -367,7 +367,7 @@ func BenchmarkStream_NestedTextDeltasBesideACall(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if n, ok := it.(agentloop.Nested); ok {
+			if n, ok := it.(*agentloop.Nested); ok {
 				if _, ok := n.Item.(agentloop.Final); ok {
 					close(subDone)
 				}

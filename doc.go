@@ -27,7 +27,7 @@
 // every id in a history is unique and the same on every item.
 //
 // An agent can use another as a tool ([AgentTool]): the sub-agent's run
-// streams into the caller's as [Nested] items, tagged with the call, the
+// streams into the caller's as [*Nested] items, tagged with the call, the
 // agent and the depth; its usage adds up to the caller's (per agent in
 // [Final.AgentUsage]); a cancel, a break or the call's timeout ends it; and
 // a sub-agent's client call or approval pauses the whole run, its state kept

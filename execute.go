@@ -560,7 +560,7 @@ type progressSink struct {
 type progress struct {
 	ToolProgress
 	job  int
-	item Item // a Nested item of an AgentTool call, instead of the ToolProgress
+	item *Nested // an AgentTool call's item, instead of the ToolProgress
 }
 
 // ReportProgress sends interim output of the tool call that runs with ctx

@@ -65,7 +65,7 @@
 // # Sub-agents and handoffs
 //
 // A sub-agent's run ([agentloop.AgentTool], whose items reach the run as
-// [agentloop.Nested]) streams as a "data-subagent" part per sub-run, id
+// [*agentloop.Nested]) streams as a "data-subagent" part per sub-run, id
 // the call path ("<callID>", "<callID>/<id>" one level down), data a
 // [SubagentView] (agent, depth, state, text and tool calls so far) that
 // each update replaces: the AI SDK client re-renders it while the parent

@@ -36,7 +36,7 @@ import (
 // ([agentloop.ToolProgress]) is sent as preliminary output, which the
 // client shows until the final output replaces it.
 //
-// A sub-agent's work ([agentloop.Nested] items of an [agentloop.AgentTool]
+// A sub-agent's work ([*agentloop.Nested] items of an [agentloop.AgentTool]
 // call) goes out as a "data-subagent" data part per sub-run ([SubagentView],
 // replaced as the sub-run goes on), and the agent that speaks in a run with
 // handoffs ([agentloop.TurnStart.Agent]) as message metadata
@@ -82,6 +82,8 @@ type Mapper struct {
 
 	// Sub-agents' runs (nested.go) and the agent that speaks.
 	subagents     map[string]*subagent // by part id
+	lastTags      *agentloop.SubAgent  // the tags of the last Nested item, and its view
+	lastSub       *subagent
 	subagentOrder []*subagent
 	held          []*subagent // views changed by deltas, not sent yet
 	agent         string
@@ -131,7 +133,7 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 	m.sigReuse.reset()
 	dst = m.start(dst)
 	if len(m.held) > 0 {
-		if _, nested := item.(agentloop.Nested); !nested || err != nil {
+		if _, nested := item.(*agentloop.Nested); !nested || err != nil {
 			dst = m.Flush(dst)
 		}
 	}
@@ -139,8 +141,10 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 		return m.fail(dst, err)
 	}
 	switch it := item.(type) {
-	case agentloop.Nested:
-		dst = m.nestedItem(dst, it)
+	case *agentloop.Nested:
+		if it != nil && it.SubAgent != nil { // never nil from the loop
+			dst = m.nestedItem(dst, it)
+		}
 	case agentloop.TurnStart:
 		dst = m.closeBlocks(dst)
 		dst = m.closeStep(dst)

@@ -7,7 +7,7 @@ import (
 	"github.com/agentloop/agentloop"
 )
 
-// This file maps a sub-agent's work ([agentloop.Nested] items of an
+// This file maps a sub-agent's work ([*agentloop.Nested] items of an
 // [agentloop.AgentTool] call) to the client, and names the agent that
 // speaks ([agentloop.TurnStart.Agent] of a run with handoffs).
 //
@@ -80,7 +80,7 @@ type subagent struct {
 // only marks the view changed: its chunk goes out with the next other item
 // or at [Mapper.Flush], so a streamed answer costs one chunk per flush,
 // not one per delta (each chunk holds the whole view).
-func (m *Mapper) nestedItem(dst []Chunk, n agentloop.Nested) []Chunk {
+func (m *Mapper) nestedItem(dst []Chunk, n *agentloop.Nested) []Chunk {
 	dst = m.closeBlocks(dst)
 	s := m.subagentFor(n)
 	v := &s.view
@@ -170,7 +170,17 @@ func (m *Mapper) nestedItem(dst []Chunk, n agentloop.Nested) []Chunk {
 
 // subagentFor returns the view of the sub-run that produced n, making it
 // on its first item.
-func (m *Mapper) subagentFor(n agentloop.Nested) *subagent {
+func (m *Mapper) subagentFor(n *agentloop.Nested) *subagent {
+	if n.SubAgent == m.lastTags { // a run's items share their tags
+		return m.lastSub
+	}
+	s := m.subagentByID(n)
+	m.lastTags, m.lastSub = n.SubAgent, s
+	return s
+}
+
+// subagentByID returns the view of the sub-run that produced n, by its part id.
+func (m *Mapper) subagentByID(n *agentloop.Nested) *subagent {
 	id := n.CallID
 	if len(n.Path) > 1 {
 		id = strings.Join(n.Path, "/")
@@ -240,7 +250,7 @@ func (m *Mapper) hold(dst []Chunk, s *subagent) []Chunk {
 }
 
 // Flush appends the chunks the Mapper holds back: a sub-agent's streamed
-// text and reasoning ([agentloop.Nested] deltas), whose view goes out as
+// text and reasoning ([*agentloop.Nested] deltas), whose view goes out as
 // one chunk per flush rather than one per delta. Call it before flushing
 // the [Writer] when the client should see everything mapped so far (the
 // [Handler] does, after each batch of the run's items); any other item

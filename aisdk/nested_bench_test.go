@@ -16,7 +16,7 @@ func BenchmarkMapper_NestedTextDelta(b *testing.B) {
 	w := NewWriter(&discardResponse{h: http.Header{}})
 	var m *Mapper
 	var buf []Chunk
-	item := agentloop.Nested{CallID: "l1", Agent: "researcher", Depth: 1, Path: []string{"l1"}, Item: agentloop.TextDelta{Text: "word "}}
+	item := &agentloop.Nested{SubAgent: &agentloop.SubAgent{CallID: "l1", Agent: "researcher", Depth: 1, Path: []string{"l1"}}, Item: agentloop.TextDelta{Text: "word "}}
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {

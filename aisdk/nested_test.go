@@ -81,8 +81,8 @@ func TestMapper_SubagentWorkIsADataPartPerSubRunAsItHappens(t *testing.T) {
 
 func TestMapper_FlushSendsASubagentsHeldTextOncePerFlush(t *testing.T) {
 	m := NewMapper("m")
-	n := func(it agentloop.Item) agentloop.Nested {
-		return agentloop.Nested{CallID: "l1", Agent: "researcher", Depth: 1, Path: []string{"l1"}, Item: it}
+	n := func(it agentloop.Item) *agentloop.Nested {
+		return &agentloop.Nested{SubAgent: &agentloop.SubAgent{CallID: "l1", Agent: "researcher", Depth: 1, Path: []string{"l1"}}, Item: it}
 	}
 	var out []Chunk
 	for _, d := range []string{"a", "b", "c"} {
@@ -96,7 +96,7 @@ func TestMapper_FlushSendsASubagentsHeldTextOncePerFlush(t *testing.T) {
 
 func TestMapper_AgentsWithinAgentsGetAPartEachTaggedWithPathAndDepth(t *testing.T) {
 	m := NewMapper("m")
-	out := m.Map(nil, agentloop.Nested{CallID: "l1", Agent: "fact-checker", Depth: 2, Path: []string{"l1", "s1"}, Item: agentloop.Final{}}, nil)
+	out := m.Map(nil, &agentloop.Nested{SubAgent: &agentloop.SubAgent{CallID: "l1", Agent: "fact-checker", Depth: 2, Path: []string{"l1", "s1"}}, Item: agentloop.Final{}}, nil)
 	require.Equal(t, []string{
 		`{"type":"start","messageId":"m"}`,
 		`{"type":"data-subagent","id":"l1/s1","data":{"callId":"l1","path":["l1","s1"],"agent":"fact-checker","depth":2,"state":"done","parts":[]}}`,

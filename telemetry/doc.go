@@ -52,7 +52,7 @@
 // the execute_tool span of the call that runs it, with its own chat and
 // execute_tool spans under it, at any depth. A sub-agent without the hooks
 // is not traced. The sub-run's items that reach the caller as
-// [agentloop.Nested] items get no span of their own.
+// [*agentloop.Nested] items get no span of their own.
 //
 // # Errors
 //

@@ -712,7 +712,7 @@ func TestSubAgentsRunNestsUnderItsCallsExecuteToolSpan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := it.(agentloop.Nested); ok {
+		if _, ok := it.(*agentloop.Nested); ok {
 			nested++
 		}
 	}

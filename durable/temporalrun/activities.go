@@ -151,7 +151,7 @@ func (r *Runner) toolActivity(ctx context.Context, in ToolInput) (outcome.ToolSt
 		if err != nil {
 			return outcome.ToolStep{}, fmt.Errorf("temporalrun: tool %s: %w", in.Step.Name, err)
 		}
-		if n, ok := it.(agentloop.Nested); ok {
+		if n, ok := it.(*agentloop.Nested); ok {
 			if te, ok := n.Item.(agentloop.TurnEnd); ok {
 				if sub == nil {
 					sub = map[string]agentloop.Usage{}

@@ -25,7 +25,7 @@ func TestDemo_TheResearcherLooksUpFilesAfterApprovalAndReports(t *testing.T) {
 	for it, err := range agent.Stream(t.Context(), agentloop.History{agentloop.UserMessage("Research the weather in Oslo")}, nil) {
 		require.NoError(t, err)
 		switch it := it.(type) {
-		case agentloop.Nested:
+		case *agentloop.Nested:
 			agents = append(agents, it.Agent)
 		case agentloop.Pending:
 			pending = it
