@@ -211,6 +211,26 @@ func TestRealServer_ARunGivesTheSameItemsAsInProcess(t *testing.T) {
 	require.Empty(t, cmp.Diff(wholeParts(want), got, cmpItems))
 }
 
+// design.md §3.10 on a real server: a sub-agent's items, made in the tool
+// activity, reach the Stream as they happen, where they do in process.
+func TestRealServer_ASubAgentsItemsStreamLiveFromTheToolActivity(t *testing.T) {
+	c, _ := realServer(t)
+	h := agentloop.History{agentloop.UserMessage("help")}
+	want := inProcess(t, leadWithLookingHelper(t), h)
+
+	r, err := temporalrun.New(leadWithLookingHelper(t), temporalrun.Options{TaskQueue: unique(t, "queue")})
+	require.NoError(t, err)
+	startWorker(t, c, r)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var got []agentloop.Item
+	for it, err := range r.Stream(ctx, c, temporalrun.Run{ID: unique(t, "run"), ConversationID: "chat-1", History: h}) {
+		require.NoError(t, err)
+		got = append(got, it)
+	}
+	require.Empty(t, cmp.Diff(wholeParts(want), got, cmpItems))
+}
+
 // A run that continues as new on the server stays one run for Stream:
 // it follows the executions to the end and yields every item once.
 func TestRealServer_ARunContinuedAsNewStreamsToItsEnd(t *testing.T) {

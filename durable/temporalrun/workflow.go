@@ -26,7 +26,8 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 	// its history, so a replay cancels it at the same point.
 	lctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	e := &effects{r: r, wf: ctx, cur: in.History, cancel: cancel}
+	d := r.delivery(id + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID)
+	e := &effects{r: r, wf: ctx, d: d, cur: in.History, cancel: cancel}
 	capture := &agentloop.Hooks{BeforeModelCall: func(_ context.Context, req *agentloop.Request) error {
 		e.req = req
 		return nil
@@ -47,8 +48,7 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 	}
 	var out Outcome
 	var next agentloop.History // the history to continue as new with
-	d := r.delivery(id + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID)
-	n := 0 // the index of the item in this execution
+	n := 0                     // the index of the item in this execution
 	for it, err := range agent.Stream(lctx, in.History, opts) {
 		if ts, ok := it.(agentloop.TurnStart); ok && e.continueNow(ctx, ts.Turn, in.Turns, limit) {
 			next = e.state()
@@ -138,6 +138,7 @@ type effects struct {
 	r      *Runner
 	wf     workflow.Context
 	cancel context.CancelCauseFunc // the loop's context's
+	d      *delivery               // this process's delivery of the execution's items
 	req    *agentloop.Request      // the request of the model call to come, as the hooks left it
 	cur    agentloop.History       // the history the next tool calls belong to
 
@@ -286,6 +287,11 @@ func (e *effects) Tool(_ context.Context, step agentloop.Step, _ func() agentloo
 		Summary:             "tool " + step.Name + " " + step.CallID,
 	})
 	fut := workflow.ExecuteActivity(ctx, e.r.opts.Name+".tool", ToolInput{Step: step, History: e.cur})
+	if !workflow.IsReplaying(e.wf) {
+		// Live: the sub-run items of an agent tool's call go out from its
+		// activity, if it runs in this process, until its result.
+		e.d.openCall(step.CallID)
+	}
 	e.started = append(e.started, startedCall{step, fut, done})
 	if e.announced > 0 {
 		e.announced--
@@ -295,7 +301,9 @@ func (e *effects) Tool(_ context.Context, step agentloop.Step, _ func() agentloo
 	}
 	for _, s := range e.started {
 		var rec outcome.ToolStep
-		if err := s.fut.Get(e.wf, &rec); err != nil {
+		err := s.fut.Get(e.wf, &rec)
+		e.d.closeCall(s.step.CallID)
+		if err != nil {
 			e.stopped()
 			s.done(stepFailed(s.step, err))
 			continue
