@@ -429,6 +429,10 @@ func (r *run) drainNested(i int) error {
 		return nil
 	}
 	for _, p := range r.box.take() {
+		if m, ok := p.item.(flushMark); ok {
+			close(m)
+			continue
+		}
 		if r.stopped() || p.job < i {
 			continue
 		}
