@@ -439,6 +439,27 @@ func (e *returningEngine) Tool(_ context.Context, _ agentloop.Step, call func() 
 	}()
 }
 
+// helpedLead calls its helper sub-agent (an AgentTool), which answers
+// "helped", then answers "done".
+func helpedLead(t *testing.T) *agentloop.Agent {
+	t.Helper()
+	sub := &agentloop.Agent{Name: "helper", Model: agentloop.ModelFunc(func(context.Context, *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) { yield(agentloop.TextDelta{Text: "helped"}, nil) }
+	})}
+	helper, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
+	require.NoError(t, err)
+	return &agentloop.Agent{Name: "lead", Tools: []*agentloop.Tool{helper},
+		Model: agentloop.ModelFunc(func(_ context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				if len(req.Messages) == 1 {
+					yield(agentloop.ToolCall{Name: "helper", Args: json.RawMessage(`{"task":"help"}`)}, nil)
+					return
+				}
+				yield(agentloop.TextDelta{Text: "done"}, nil)
+			}
+		})}
+}
+
 // design.md §3.9: under an engine, an agent tool's call func returns only
 // once the run has yielded the Nested items the call handed over, so that
 // a step that records what the sub-run did (its usage, dbosrun) records
@@ -447,21 +468,7 @@ func (e *returningEngine) Tool(_ context.Context, _ agentloop.Step, call func() 
 // not return first.
 func TestEffects_AnAgentToolsCallReturnsOnceTheRunYieldedItsNestedItems(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sub := &agentloop.Agent{Name: "helper", Model: agentloop.ModelFunc(func(context.Context, *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
-			return func(yield func(agentloop.Chunk, error) bool) { yield(agentloop.TextDelta{Text: "helped"}, nil) }
-		})}
-		helper, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
-		require.NoError(t, err)
-		lead := &agentloop.Agent{Name: "lead", Tools: []*agentloop.Tool{helper},
-			Model: agentloop.ModelFunc(func(_ context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
-				return func(yield func(agentloop.Chunk, error) bool) {
-					if len(req.Messages) == 1 {
-						yield(agentloop.ToolCall{Name: "helper", Args: json.RawMessage(`{"task":"help"}`)}, nil)
-						return
-					}
-					yield(agentloop.TextDelta{Text: "done"}, nil)
-				}
-			})}
+		lead := helpedLead(t)
 		e := &returningEngine{returned: make(chan struct{})}
 		early, nested := false, 0
 		for it, err := range lead.Stream(context.Background(), agentloop.History{agentloop.UserMessage("help")}, &agentloop.RunOptions{Effects: e}) {
@@ -481,5 +488,22 @@ func TestEffects_AnAgentToolsCallReturnsOnceTheRunYieldedItsNestedItems(t *testi
 		}
 		assert.Equal(t, 4, nested, "the sub-run's TurnStart, delta, TurnEnd, Final")
 		assert.False(t, early, "the call returned before the run yielded its sub-run's last item")
+	})
+}
+
+// A consumer that panics on a sub-run's item, under an engine, leaves no
+// step waiting for the run to take the call's items: the panic goes on up
+// once the step ended (synctest would report the deadlock).
+func TestEffects_AConsumerPanickingOnASubRunsItemLeavesNoStepWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := &returningEngine{returned: make(chan struct{})}
+		assert.PanicsWithValue(t, "consumer", func() {
+			for it := range helpedLead(t).Stream(context.Background(), agentloop.History{agentloop.UserMessage("help")}, &agentloop.RunOptions{Effects: e}) {
+				if _, ok := it.(agentloop.Nested); ok {
+					panic("consumer")
+				}
+			}
+		})
+		<-e.returned
 	})
 }
