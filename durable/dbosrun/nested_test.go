@@ -229,3 +229,90 @@ func TestNested_ASubAgentsClientCallResumesTheSubRunWithItsResult(t *testing.T) 
 	assert.Equal(t, "Noted: You are in Berlin.", f.Text)
 	assert.Equal(t, map[string]int{"lead model 0": 1, "locator model 0": 1, "locator model 1": 1, "lead model 1": 1}, c.counts())
 }
+
+// helperLead is a lead agent that calls its helper sub-agent (an
+// AgentTool) once, then answers; the lead's calls use 1 input and 1 output
+// token each, the helper's one call 7 and 2.
+func helperLead(t *testing.T, c *counter) *agentloop.Agent {
+	t.Helper()
+	sub := &agentloop.Agent{Name: "helper", Model: agentloop.ModelFunc(func(context.Context, *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			c.add("helper model")
+			if yield(agentloop.TextDelta{Text: "helped"}, nil) {
+				yield(agentloop.Usage{Input: 7, Output: 2}, nil)
+			}
+		}
+	})}
+	helper, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
+	require.NoError(t, err)
+	return &agentloop.Agent{Name: "lead", Tools: []*agentloop.Tool{helper},
+		Model: agentloop.ModelFunc(func(_ context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				n := replies(req)
+				c.add(fmt.Sprintf("lead model %d", n))
+				if n == 0 {
+					yield(agentloop.ToolCall{Name: "helper", Args: json.RawMessage(`{"task":"help"}`)}, nil)
+				} else {
+					yield(agentloop.TextDelta{Text: "done"}, nil)
+				}
+				yield(agentloop.Usage{Input: 1, Output: 1}, nil)
+			}
+		})}
+}
+
+// design.md §3.10 under DBOS: a run replayed past a completed agent-tool
+// step, as a recovery replays it (here a fork from the step after it), does
+// not see the sub-run's items again, yet counts its usage: the step
+// recorded it. Final.Usage and AgentUsage are those of the run that never
+// stopped.
+func TestNested_ARunReplayedPastASubAgentsStepCountsItsUsage(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			var c counter
+			ctx := context.Background()
+			d, err := openDBOS(ctx, b.url, b.schema)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = dbos.Shutdown(d, 10*time.Second) })
+			r, err := dbosrun.New(d, helperLead(t, &c), dbosrun.Options{})
+			require.NoError(t, err)
+			require.NoError(t, dbos.Launch(d))
+			run := dbosrun.Run{ID: "chat-u/1", ConversationID: "chat-u", History: agentloop.History{agentloop.UserMessage("help")}}
+			last, err := agentloop.Drain(r.Stream(ctx, run))
+			require.NoError(t, err)
+			live, ok := last.(agentloop.Final)
+			require.Truef(t, ok, "last item %T", last)
+			assert.Equal(t, agentloop.Usage{Input: 9, Output: 4}, live.Usage)
+			assert.Equal(t, map[string]agentloop.Usage{"lead": {Input: 2, Output: 2}, "helper": {Input: 7, Output: 2}}, live.AgentUsage)
+
+			steps, err := dbos.GetWorkflowSteps(d, run.ID)
+			require.NoError(t, err)
+			after := -1
+			for _, s := range steps {
+				if s.StepName == "agentloop.tool/helper" {
+					after = s.StepID + 1
+				}
+			}
+			require.Positive(t, after, "the agent tool's step: %+v", steps)
+			_, err = dbos.ForkWorkflow[any](d, dbos.ForkWorkflowInput{OriginalWorkflowID: run.ID, ForkedWorkflowID: run.ID + "-replay", StartStep: uint(after)})
+			require.NoError(t, err)
+			var nested int
+			last, err = agentloop.Drain(func(yield func(agentloop.Item, error) bool) {
+				for it, err := range r.Stream(ctx, dbosrun.Run{ID: run.ID + "-replay"}) {
+					if _, ok := it.(agentloop.Nested); ok {
+						nested++
+					}
+					if !yield(it, err) {
+						return
+					}
+				}
+			})
+			require.NoError(t, err)
+			replayed, ok := last.(agentloop.Final)
+			require.Truef(t, ok, "last item %T", last)
+			assert.Zero(t, nested, "the replayed step yields no sub-run items")
+			assert.Equal(t, map[string]int{"lead model 0": 1, "helper model": 1, "lead model 1": 2}, c.counts(), "only the last model call runs again")
+			assert.Equal(t, live.Usage, replayed.Usage)
+			assert.Equal(t, live.AgentUsage, replayed.AgentUsage)
+		})
+	}
+}

@@ -56,7 +56,7 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 		}
 		e.observe(it)
 		it, err = in.carry(it, err, limit)
-		it = e.withSubUsage(it)
+		it = outcome.AddSubUsage(it, r.agent.Name, e.sub)
 		if err != nil || last(it) {
 			out = outcomeOf(it, err)
 		}
@@ -101,7 +101,7 @@ func (e *effects) continueNow(ctx workflow.Context, turn, before, limit int) boo
 // carry makes the items and outcome of a continued execution those of
 // the whole run: turn numbers, usage and the turn limit count the earlier
 // executions too. (A sub-agent's calls run in a tool activity: the
-// workflow adds their usage to the last item, withSubUsage.)
+// workflow adds their usage to the last item, outcome.AddSubUsage.)
 func (in Input) carry(it agentloop.Item, err error, limit int) (agentloop.Item, error) {
 	if in.Turns == 0 {
 		return it, err
@@ -165,36 +165,6 @@ func (e *effects) subTotal() agentloop.Usage {
 		u = u.Add(v)
 	}
 	return u
-}
-
-// withSubUsage adds the sub-agents' usage to the run's last item, as the
-// loop does in process: to Usage, and per agent to AgentUsage.
-func (e *effects) withSubUsage(it agentloop.Item) agentloop.Item {
-	if len(e.sub) == 0 {
-		return it
-	}
-	add := func(u agentloop.Usage, per map[string]agentloop.Usage) (agentloop.Usage, map[string]agentloop.Usage) {
-		out := make(map[string]agentloop.Usage, len(per)+len(e.sub))
-		if per == nil {
-			out[e.r.agent.Name] = u
-		}
-		for a, v := range per {
-			out[a] = v
-		}
-		for a, v := range e.sub {
-			out[a] = out[a].Add(v)
-		}
-		return u.Add(e.subTotal()), out
-	}
-	switch v := it.(type) {
-	case agentloop.Final:
-		v.Usage, v.AgentUsage = add(v.Usage, v.AgentUsage)
-		return v
-	case agentloop.Pending:
-		v.Usage, v.AgentUsage = add(v.Usage, v.AgentUsage)
-		return v
-	}
-	return it
 }
 
 type startedCall struct {
@@ -308,12 +278,7 @@ func (e *effects) Tool(_ context.Context, step agentloop.Step, _ func() agentloo
 			s.done(stepFailed(s.step, err))
 			continue
 		}
-		for agent, u := range rec.SubUsage {
-			if e.sub == nil {
-				e.sub = map[string]agentloop.Usage{}
-			}
-			e.sub[agent] = e.sub[agent].Add(u)
-		}
+		e.sub = outcome.AddUsage(e.sub, rec.SubUsage)
 		s.done(rec.Result()) // a paused sub-run's result pauses the run
 	}
 	e.started = nil
