@@ -40,6 +40,19 @@ func temporalServer(t *testing.T) string {
 // so each replica's tool server has its own FIFO, and the test kills the
 // one whose tool started.
 func TestRealServer_TemporalALiveReplicaFinishesTheRunOfAKilledOne(t *testing.T) {
+	testTemporalReplicaStopped(t, (*process).kill)
+}
+
+// The same with SIGTERM (a deploy): the replica stops its worker, which
+// cancels the slow tool's call, and exits; the other replica's worker runs
+// the call again and finishes the run, as after a SIGKILL.
+func TestRealServer_TemporalALiveReplicaFinishesTheRunOfASIGTERMedOne(t *testing.T) {
+	testTemporalReplicaStopped(t, (*process).term)
+}
+
+// testTemporalReplicaStopped runs the two-replica case above, ending the
+// replica that runs the slow tool with stop.
+func testTemporalReplicaStopped(t *testing.T, stop func(*process, *testing.T)) {
 	hostPort := temporalServer(t)
 	db := postgresDB(t)
 	dir := t.TempDir()
@@ -93,8 +106,8 @@ func TestRealServer_TemporalALiveReplicaFinishesTheRunOfAKilledOne(t *testing.T)
 	case err := <-sent:
 		t.Fatalf("the chat ended before the slow tool started: %v", err)
 	}
-	procs[victim].kill(t)
-	t.Logf("replica %d ran the slow tool: killed", victim)
+	stop(procs[victim], t)
+	t.Logf("replica %d ran the slow tool: stopped", victim)
 	// The other FIFO's reader waits for a writer: open it, so that it ends.
 	if f, err := os.OpenFile(fifos[1-victim], os.O_WRONLY, 0); err == nil {
 		f.Close()
@@ -112,7 +125,7 @@ func TestRealServer_TemporalALiveReplicaFinishesTheRunOfAKilledOne(t *testing.T)
 	} else if err := <-sent; err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("replica %d was killed", victim)
+	t.Logf("replica %d was stopped", victim)
 	checkFinished(t, marks, survivor)
 }
 
