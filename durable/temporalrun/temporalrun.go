@@ -59,12 +59,12 @@
 //
 // An agent tool's call ([agentloop.AgentTool]) runs its sub-run in the tool
 // activity: the sub-run's items ([agentloop.Nested]) reach OnItem and the
-// attached Stream from there, as they happen, when a worker of this
-// process executes the run (the common case: a run executes where it was
-// started, and its activities usually run there too), between the call's
-// TurnEnd and its ToolResultReady, as in process. An activity that runs
-// in another process hands them to nobody: that process does not deliver
-// the run. A retried activity runs its sub-run again, and its items come
+// attached Stream from there, as they happen, between the call's TurnEnd
+// and its ToolResultReady, as in process, when a worker of this process
+// executes the run. Temporal gives an activity to any worker of the task
+// queue: with one process per queue that is always the run's, with several
+// it may not be, and an activity that runs in another process hands its
+// items to nobody (that process does not deliver the run). A retried activity runs its sub-run again, and its items come
 // again from the sub-run's first TurnStart (Turn 1); an earlier attempt
 // still running delivers nothing more once a later one delivered.
 //
