@@ -61,10 +61,12 @@
 // activity: the sub-run's items ([agentloop.Nested]) reach OnItem and the
 // attached Stream from there, as they happen, between the call's TurnEnd
 // and its ToolResultReady, as in process, when a worker of this process
-// executes the run. Temporal gives an activity to any worker of the task
-// queue: with one process per queue that is always the run's, with several
-// it may not be, and an activity that runs in another process hands its
-// items to nobody (that process does not deliver the run). A retried activity runs its sub-run again, and its items come
+// executes the run. The server hands a call's first attempt to the worker
+// that scheduled it (eager activity execution, on by default; leave
+// worker.Options.DisableEagerActivities false), which runs the workflow;
+// a retry may run on any worker of the task queue, and an attempt that
+// runs in another process hands its items to nobody there (that process
+// does not deliver the run). A retried activity runs its sub-run again, and its items come
 // again from the sub-run's first TurnStart (Turn 1); an earlier attempt
 // still running delivers nothing more once a later one delivered.
 //
