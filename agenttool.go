@@ -468,7 +468,23 @@ func (r *run) drainNested(i int) error {
 	if r.box == nil {
 		return nil
 	}
-	for _, p := range r.box.take() {
+	items := r.box.take()
+	k := 0
+	defer func() {
+		// A stop or a panic of the consumer left the rest of the batch:
+		// its marks are closed, so that no step waits for them.
+		for _, p := range items[k:] {
+			if p.mark != nil {
+				close(p.mark)
+			}
+		}
+	}()
+	for ; k < len(items); k++ {
+		p := items[k]
+		if p.mark != nil {
+			close(p.mark)
+			continue
+		}
 		if r.stopped() || p.job < i {
 			continue
 		}

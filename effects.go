@@ -51,7 +51,12 @@ type Effects interface {
 	// Tool starts the tool call step describes, without waiting for it:
 	// it calls call (from any goroutine), or takes the result recorded for
 	// it, and then calls done with the result, exactly once, from any
-	// goroutine. call never fails: errors are results.
+	// goroutine. call never fails: errors are results. For an
+	// [AgentTool]'s call, call returns once the run has yielded the
+	// [Nested] items the call handed over (or dropped them, having
+	// stopped), so a step may record what its sub-run did as the run's
+	// consumer saw it (its usage, say): call must not be called on the
+	// goroutine that ranges over the run.
 	Tool(ctx context.Context, step Step, call func() ToolResult, done func(ToolResult))
 }
 
@@ -242,6 +247,22 @@ func (r *run) streamModel(req *Request, asm *assembler) error {
 	return streamErr
 }
 
+// flushNested waits until the run has yielded the Nested items that job i
+// handed over (or dropped them, having stopped), so that an engine's tool
+// step that records what its sub-runs did (their usage, from the items)
+// records all of it: a mark behind the items in the box is closed when
+// the ranging goroutine takes it.
+func (r *run) flushNested(i int) {
+	mark := make(chan struct{})
+	if r.box.put(r.ctx, progress{job: i, mark: mark}) != nil {
+		return
+	}
+	select {
+	case <-mark:
+	case <-r.done:
+	}
+}
+
 // dispatchEffects starts the runnable jobs through the run's effects, in
 // call order; each job's step takes a ToolConcurrency slot on a goroutine
 // of its own, and done[i] is closed once results[i] is set.
@@ -266,6 +287,9 @@ func (r *run) dispatchEffects(jobs []job, runnable []int, results []ToolResult, 
 				r.runJob(j, &res, finished)
 			}()
 			<-finished
+			if j.tool.nests {
+				r.flushNested(i)
+			}
 			return res
 		}, func(res ToolResult) {
 			results[i] = res

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
@@ -419,4 +421,89 @@ func TestIdempotencyKey_SubRunsOfTwoCallsHaveDistinctKeysStableAcrossRuns(t *tes
 	assert.NotEqual(t, first[0], first[1], "the two sub-runs' pay calls share a key")
 	assert.NotEmpty(t, first[0])
 	assert.Equal(t, first, run(), "the keys change from one run of the conversation to the next")
+}
+
+// returningEngine runs every call live, each tool call on a goroutine of
+// its own, and closes returned once a tool call's call func returned.
+type returningEngine struct{ returned chan struct{} }
+
+func (e *returningEngine) Model(_ context.Context, _ agentloop.Step, call func() (agentloop.ModelReply, error)) (agentloop.ModelReply, error) {
+	return call()
+}
+
+func (e *returningEngine) Tool(_ context.Context, _ agentloop.Step, call func() agentloop.ToolResult, done func(agentloop.ToolResult)) {
+	go func() {
+		res := call()
+		close(e.returned)
+		done(res)
+	}()
+}
+
+// helpedLead calls its helper sub-agent (an AgentTool), which answers
+// "helped", then answers "done".
+func helpedLead(t *testing.T) *agentloop.Agent {
+	t.Helper()
+	sub := &agentloop.Agent{Name: "helper", Model: agentloop.ModelFunc(func(context.Context, *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) { yield(agentloop.TextDelta{Text: "helped"}, nil) }
+	})}
+	helper, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
+	require.NoError(t, err)
+	return &agentloop.Agent{Name: "lead", Tools: []*agentloop.Tool{helper},
+		Model: agentloop.ModelFunc(func(_ context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				if len(req.Messages) == 1 {
+					yield(agentloop.ToolCall{Name: "helper", Args: json.RawMessage(`{"task":"help"}`)}, nil)
+					return
+				}
+				yield(agentloop.TextDelta{Text: "done"}, nil)
+			}
+		})}
+}
+
+// design.md §3.9: under an engine, an agent tool's call func returns only
+// once the run has yielded the Nested items the call handed over, so that
+// a step that records what the sub-run did (its usage, dbosrun) records
+// all of it. The consumer holds the sub-run's last item until the call
+// returned or every goroutine is blocked (synctest's clock): the call must
+// not return first.
+func TestEffects_AnAgentToolsCallReturnsOnceTheRunYieldedItsNestedItems(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lead := helpedLead(t)
+		e := &returningEngine{returned: make(chan struct{})}
+		early, nested := false, 0
+		for it, err := range lead.Stream(context.Background(), agentloop.History{agentloop.UserMessage("help")}, &agentloop.RunOptions{Effects: e}) {
+			require.NoError(t, err)
+			n, ok := it.(*agentloop.Nested)
+			if !ok {
+				continue
+			}
+			nested++
+			if _, ok := n.Item.(agentloop.Final); ok {
+				select {
+				case <-e.returned:
+					early = true
+				case <-time.After(time.Hour): // every goroutine is blocked
+				}
+			}
+		}
+		assert.Equal(t, 4, nested, "the sub-run's TurnStart, delta, TurnEnd, Final")
+		assert.False(t, early, "the call returned before the run yielded its sub-run's last item")
+	})
+}
+
+// A consumer that panics on a sub-run's item, under an engine, leaves no
+// step waiting for the run to take the call's items: the panic goes on up
+// once the step ended (synctest would report the deadlock).
+func TestEffects_AConsumerPanickingOnASubRunsItemLeavesNoStepWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := &returningEngine{returned: make(chan struct{})}
+		assert.PanicsWithValue(t, "consumer", func() {
+			for it := range helpedLead(t).Stream(context.Background(), agentloop.History{agentloop.UserMessage("help")}, &agentloop.RunOptions{Effects: e}) {
+				if _, ok := it.(*agentloop.Nested); ok {
+					panic("consumer")
+				}
+			}
+		})
+		<-e.returned
+	})
 }

@@ -91,9 +91,12 @@ func (r *run) handleCalls(calls []ToolCall, tools map[string]*Tool, decisions ma
 	if r.effects != nil {
 		// An engine's steps run outside the run's WaitGroup: the run
 		// returns only once each has finished (after a stop, promptly).
+		// Meanwhile it drops what they hand over, so that none waits for
+		// the run to take it (flushNested; a consumer that panicked has
+		// not stopped the run yet).
 		defer func() {
 			for _, d := range done {
-				<-d
+				r.awaitDropping(d)
 			}
 		}()
 	}
@@ -177,6 +180,27 @@ func (r *run) await(i int, done <-chan struct{}) error {
 			}
 			if err := r.emit(p.ToolProgress); err != nil {
 				return err
+			}
+		}
+	}
+}
+
+// awaitDropping waits for done, emptying the run's box of Nested items
+// meanwhile without yielding them.
+func (r *run) awaitDropping(done <-chan struct{}) {
+	if r.box == nil {
+		<-done
+		return
+	}
+	for {
+		select {
+		case <-done:
+			return
+		case <-r.box.wake:
+			for _, p := range r.box.take() {
+				if p.mark != nil {
+					close(p.mark)
+				}
 			}
 		}
 	}
@@ -560,7 +584,8 @@ type progressSink struct {
 type progress struct {
 	ToolProgress
 	job  int
-	item *Nested // an AgentTool call's item, instead of the ToolProgress
+	item *Nested         // an AgentTool call's item, instead of the ToolProgress
+	mark chan<- struct{} // flushNested's mark, instead of either: closed when taken, never yielded
 }
 
 // ReportProgress sends interim output of the tool call that runs with ctx

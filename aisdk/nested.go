@@ -74,6 +74,9 @@ type subagent struct {
 	// client (a part "<id>/<call>" there): their results go to that part
 	// too, so that it does not stay "approved, running".
 	echo map[string]bool
+	// started: a TurnStart of the sub-run came (a first turn starting
+	// again means the sub-run started over).
+	started bool
 }
 
 // nestedItem updates the view of the sub-run that produced n. A delta
@@ -98,7 +101,17 @@ func (m *Mapper) nestedItem(dst []Chunk, n *agentloop.Nested) []Chunk {
 			return m.hold(dst, s)
 		}
 		return dst
-	case agentloop.TurnStart, agentloop.ReasoningEnd:
+	case agentloop.TurnStart:
+		if !s.started || it.Turn != 1 {
+			s.started = true
+			s.closeOpen()
+			return dst
+		}
+		// The sub-run's first turn starts again: an engine runs it again
+		// (temporalrun retries its call's activity), so its view starts
+		// over; the chunk replaces the part in the client.
+		m.restart(s)
+	case agentloop.ReasoningEnd:
 		s.closeOpen()
 		return dst
 	case agentloop.ToolCallReady:
@@ -198,21 +211,40 @@ func (m *Mapper) subagentByID(n *agentloop.Nested) *subagent {
 	s := &subagent{id: id, open: -1, calls: make(map[string]int), view: SubagentView{
 		CallID: n.CallID, Path: path, Agent: n.Agent, Depth: n.Depth, State: "running", Parts: []SubagentPart{},
 	}}
-	if sr := subrunAt(m.history, path); sr != nil {
-		s.seed(sr.History) // a paused sub-run that resumes: its view goes on from its state
-		for id := range s.echo {
-			c := sr.History.Unanswered()
-			for _, call := range c {
-				if call.ID == id {
-					call.ID = s.id + "/" + id
-					m.calls[call.ID] = call // its result is signed like any other
-				}
-			}
-		}
-	}
+	m.seedSubagent(s)
 	m.subagents[id] = s
 	m.subagentOrder = append(m.subagentOrder, s)
 	return s
+}
+
+// seedSubagent starts the view of a paused sub-run that resumes from its
+// state in the history, if it is one.
+func (m *Mapper) seedSubagent(s *subagent) {
+	sr := subrunAt(m.history, s.view.Path)
+	if sr == nil {
+		return
+	}
+	s.seed(sr.History) // a paused sub-run that resumes: its view goes on from its state
+	for id := range s.echo {
+		c := sr.History.Unanswered()
+		for _, call := range c {
+			if call.ID == id {
+				call.ID = s.id + "/" + id
+				m.calls[call.ID] = call // its result is signed like any other
+			}
+		}
+	}
+}
+
+// restart empties the view of a sub-run that starts over (what it showed
+// was an attempt that an engine runs again), down to its state in the
+// history if it resumed from one.
+func (m *Mapper) restart(s *subagent) {
+	s.closeOpen()
+	s.view.State, s.view.Parts = "running", []SubagentPart{}
+	clear(s.calls)
+	s.echo = nil
+	m.seedSubagent(s)
 }
 
 // delta adds text to the open part of its type, or opens one. The text

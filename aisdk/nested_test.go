@@ -3,6 +3,7 @@ package aisdk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -92,6 +93,33 @@ func TestMapper_FlushSendsASubagentsHeldTextOncePerFlush(t *testing.T) {
 	out = m.Flush(out[:0])
 	require.Equal(t, []string{`{"type":"data-subagent","id":"l1","data":{"callId":"l1","path":["l1"],"agent":"researcher","depth":1,"state":"running","parts":[{"type":"text","text":"abc"}]}}`}, wire(t, out))
 	require.Empty(t, m.Flush(nil), "a second flush has nothing new")
+}
+
+// A sub-run whose first turn starts again was run again by an engine (a
+// retried Temporal activity): its part starts over instead of showing the
+// failed attempt's work followed by the retry's.
+func TestMapper_ASubRunWhoseFirstTurnStartsAgainStartsItsPartOver(t *testing.T) {
+	m := NewMapper("m")
+	sub := &agentloop.SubAgent{CallID: "l1", Agent: "researcher", Depth: 1, Path: []string{"l1"}}
+	n := func(it agentloop.Item) *agentloop.Nested { return &agentloop.Nested{SubAgent: sub, Item: it} }
+	var out []Chunk
+	for _, it := range []agentloop.Item{
+		agentloop.TurnStart{Turn: 1}, agentloop.TextDelta{Text: "first try"}, agentloop.TurnEnd{Turn: 1, Err: errors.New("overloaded")},
+		agentloop.TurnStart{Turn: 1}, agentloop.TextDelta{Text: "second "}, agentloop.TextDelta{Text: "try"}, agentloop.TurnEnd{Turn: 1},
+		agentloop.TurnStart{Turn: 2}, agentloop.Final{},
+	} {
+		out = m.Map(out, n(it), nil)
+		if _, ok := it.(agentloop.TurnEnd); ok {
+			out = m.Flush(out) // as a Handler or a stored run's sink does, in time
+		}
+	}
+	require.Equal(t, []string{
+		`{"type":"start","messageId":"m"}`,
+		`{"type":"data-subagent","id":"l1","data":{"callId":"l1","path":["l1"],"agent":"researcher","depth":1,"state":"running","parts":[{"type":"text","text":"first try"}]}}`,
+		`{"type":"data-subagent","id":"l1","data":{"callId":"l1","path":["l1"],"agent":"researcher","depth":1,"state":"running","parts":[]}}`,
+		`{"type":"data-subagent","id":"l1","data":{"callId":"l1","path":["l1"],"agent":"researcher","depth":1,"state":"running","parts":[{"type":"text","text":"second try"}]}}`,
+		`{"type":"data-subagent","id":"l1","data":{"callId":"l1","path":["l1"],"agent":"researcher","depth":1,"state":"done","parts":[{"type":"text","text":"second try"}]}}`,
+	}, wire(t, out))
 }
 
 func TestMapper_AgentsWithinAgentsGetAPartEachTaggedWithPathAndDepth(t *testing.T) {

@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"iter"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
 
@@ -280,7 +281,8 @@ func (r *Runner) workflow(ctx dbos.Context, in input) (outcome.Outcome, error) {
 	if err != nil {
 		return outcome.Outcome{}, fmt.Errorf("dbosrun: %w", err)
 	}
-	opts := &agentloop.RunOptions{ConversationID: in.ConversationID, System: in.System, Effects: effects{ctx}}
+	e := &effects{wf: ctx}
+	opts := &agentloop.RunOptions{ConversationID: in.ConversationID, System: in.System, Effects: e}
 	for _, d := range in.ClientTools {
 		t, err := agentloop.NewClientTool(d.Name, d.Description, d.Schema)
 		if err != nil {
@@ -303,8 +305,10 @@ func (r *Runner) workflow(ctx dbos.Context, in input) (outcome.Outcome, error) {
 	}()
 	var out outcome.Outcome
 	for it, err := range r.agent.Stream(rctx, in.History, opts) {
+		e.count(it)
 		end := err != nil || last(it)
 		if end {
+			it = outcome.AddSubUsage(it, r.agent.Name, e.replayedUsage())
 			out = outcome.Of(it, err)
 		}
 		if ctx.Err() != nil && !end {
@@ -338,18 +342,71 @@ func (r *Runner) deliver(id string, it agentloop.Item, err error) {
 }
 
 // effects runs a run's model and tool calls as steps of its workflow.
-type effects struct{ wf dbos.Context }
+type effects struct {
+	wf dbos.Context
 
-func (e effects) Model(_ context.Context, _ agentloop.Step, call func() (agentloop.ModelReply, error)) (agentloop.ModelReply, error) {
+	mu sync.Mutex
+	// live is the usage of the sub-runs of the agent tools' calls that
+	// run live, per call id and agent, as the run yields their items.
+	live map[string]map[string]agentloop.Usage
+	// replayed is the usage of the sub-runs of replayed tool steps, per
+	// agent: the run did not see their items, the steps recorded it.
+	replayed map[string]agentloop.Usage
+}
+
+// count follows the run's items: a sub-run's TurnEnd, at any depth, adds
+// its usage to the call's.
+func (e *effects) count(it agentloop.Item) {
+	n, ok := it.(*agentloop.Nested)
+	if !ok {
+		return
+	}
+	te, ok := n.Item.(agentloop.TurnEnd)
+	if !ok {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.live == nil {
+		e.live = make(map[string]map[string]agentloop.Usage)
+	}
+	e.live[n.CallID] = outcome.AddUsage(e.live[n.CallID], map[string]agentloop.Usage{n.Agent: te.Usage})
+}
+
+// subUsage returns, and forgets, the usage of the sub-runs of the call
+// callID, which has returned (so the run yielded its items).
+func (e *effects) subUsage(callID string) map[string]agentloop.Usage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	u := e.live[callID]
+	delete(e.live, callID)
+	return u
+}
+
+func (e *effects) replayedUsage() map[string]agentloop.Usage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.replayed
+}
+
+func (e *effects) Model(_ context.Context, _ agentloop.Step, call func() (agentloop.ModelReply, error)) (agentloop.ModelReply, error) {
 	return dbos.RunAsStep(e.wf, func(context.Context) (agentloop.ModelReply, error) { return call() },
 		dbos.WithStepName("agentloop.model"))
 }
 
-func (e effects) Tool(_ context.Context, step agentloop.Step, call func() agentloop.ToolResult, done func(agentloop.ToolResult)) {
+func (e *effects) Tool(_ context.Context, step agentloop.Step, call func() agentloop.ToolResult, done func(agentloop.ToolResult)) {
 	// The step records the result with a paused sub-run's state, so
-	// that a replayed step pauses the run as the live one did.
-	ch, err := dbos.Go(e.wf, func(context.Context) (outcome.ToolStep, error) { return outcome.StepOf(call()), nil },
-		dbos.WithStepName("agentloop.tool/"+step.Name))
+	// that a replayed step pauses the run as the live one did, and an
+	// agent tool's sub-runs' usage, so that a replayed step counts it
+	// (the run does not see their items again). When call returns, the
+	// run has yielded the call's items, so count has seen them.
+	var ran atomic.Bool
+	ch, err := dbos.Go(e.wf, func(context.Context) (outcome.ToolStep, error) {
+		ran.Store(true)
+		rec := outcome.StepOf(call())
+		rec.SubUsage = e.subUsage(step.CallID)
+		return rec, nil
+	}, dbos.WithStepName("agentloop.tool/"+step.Name))
 	if err != nil {
 		done(stepFailed(step, err))
 		return
@@ -359,6 +416,11 @@ func (e effects) Tool(_ context.Context, step agentloop.Step, call func() agentl
 		if o.Err != nil {
 			done(stepFailed(step, o.Err))
 			return
+		}
+		if !ran.Load() {
+			e.mu.Lock()
+			e.replayed = outcome.AddUsage(e.replayed, o.Result.SubUsage)
+			e.mu.Unlock()
 		}
 		done(o.Result.Result())
 	}()

@@ -43,7 +43,11 @@ func child(url, schema, marks string) int {
 		return 1
 	}
 	blocked := make(chan struct{})
-	r, err := dbosrun.New(d, markingAgent(marks, blocked), dbosrun.Options{})
+	agent := markingAgent(marks, blocked)
+	if os.Getenv("DBOSRUN_CHILD_AGENT") == "helper" {
+		agent = helperMarkingAgent(marks, blocked)
+	}
+	r, err := dbosrun.New(d, agent, dbosrun.Options{})
 	if err == nil {
 		err = dbos.Launch(d)
 	}
@@ -189,19 +193,7 @@ func TestRecovery_AKilledProcessesRunIsFinishedByTheNextWithoutRepeatingComplete
 
 func testRecovery(t *testing.T, b backend) {
 	marksPath := filepath.Join(t.TempDir(), "marks")
-
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "DBOSRUN_CHILD_URL="+b.url, "DBOSRUN_CHILD_SCHEMA="+b.schema, "DBOSRUN_CHILD_MARKS="+marksPath)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err, "the child ended before tool b started")
-	require.Equal(t, "b started\n", line)
-	require.NoError(t, cmd.Process.Kill())
-	_ = cmd.Wait()
-	_, _ = io.Copy(io.Discard, out)
+	crashChild(t, b, marksPath, "")
 
 	// A new process (executor) on the same database: Launch recovers the run.
 	ctx := context.Background()
@@ -234,6 +226,26 @@ func testRecovery(t *testing.T, b backend) {
 		"tool b " + keyB: 2, // in flight at the kill: at least once, with the same key
 		"model 2":        1,
 	}, got)
+}
+
+// crashChild runs crashRun in a child process on b, with the agent named
+// agent ("" for markingAgent, "helper" for helperMarkingAgent), and kills
+// it (SIGKILL) once its tool b started.
+func crashChild(t *testing.T, b backend, marksPath, agent string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "DBOSRUN_CHILD_URL="+b.url, "DBOSRUN_CHILD_SCHEMA="+b.schema, "DBOSRUN_CHILD_MARKS="+marksPath,
+		"DBOSRUN_CHILD_AGENT="+agent)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err, "the child ended before tool b started")
+	require.Equal(t, "b started\n", line)
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	_, _ = io.Copy(io.Discard, out)
 }
 
 func TestApproval_ARunPausedOnAnApprovalGoesOnAfterARestartFromTheApprovedCall(t *testing.T) {

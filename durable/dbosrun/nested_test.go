@@ -229,3 +229,171 @@ func TestNested_ASubAgentsClientCallResumesTheSubRunWithItsResult(t *testing.T) 
 	assert.Equal(t, "Noted: You are in Berlin.", f.Text)
 	assert.Equal(t, map[string]int{"lead model 0": 1, "locator model 0": 1, "locator model 1": 1, "lead model 1": 1}, c.counts())
 }
+
+// helperLead is a lead agent that calls its helper sub-agent (an
+// AgentTool) once, then answers; the lead's calls use 1 input and 1 output
+// token each, the helper's one call 7 and 2.
+func helperLead(t *testing.T, c *counter) *agentloop.Agent {
+	t.Helper()
+	sub := &agentloop.Agent{Name: "helper", Model: agentloop.ModelFunc(func(context.Context, *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			c.add("helper model")
+			if yield(agentloop.TextDelta{Text: "helped"}, nil) {
+				yield(agentloop.Usage{Input: 7, Output: 2}, nil)
+			}
+		}
+	})}
+	helper, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
+	require.NoError(t, err)
+	return &agentloop.Agent{Name: "lead", Tools: []*agentloop.Tool{helper},
+		Model: agentloop.ModelFunc(func(_ context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				n := replies(req)
+				c.add(fmt.Sprintf("lead model %d", n))
+				if n == 0 {
+					yield(agentloop.ToolCall{Name: "helper", Args: json.RawMessage(`{"task":"help"}`)}, nil)
+				} else {
+					yield(agentloop.TextDelta{Text: "done"}, nil)
+				}
+				yield(agentloop.Usage{Input: 1, Output: 1}, nil)
+			}
+		})}
+}
+
+// design.md §3.10 under DBOS: a run replayed past a completed agent-tool
+// step, as a recovery replays it (here a fork from the step after it), does
+// not see the sub-run's items again, yet counts its usage: the step
+// recorded it. Final.Usage and AgentUsage are those of the run that never
+// stopped.
+func TestNested_ARunReplayedPastASubAgentsStepCountsItsUsage(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			var c counter
+			ctx := context.Background()
+			d, err := openDBOS(ctx, b.url, b.schema)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = dbos.Shutdown(d, 10*time.Second) })
+			r, err := dbosrun.New(d, helperLead(t, &c), dbosrun.Options{})
+			require.NoError(t, err)
+			require.NoError(t, dbos.Launch(d))
+			run := dbosrun.Run{ID: "chat-u/1", ConversationID: "chat-u", History: agentloop.History{agentloop.UserMessage("help")}}
+			last, err := agentloop.Drain(r.Stream(ctx, run))
+			require.NoError(t, err)
+			live, ok := last.(agentloop.Final)
+			require.Truef(t, ok, "last item %T", last)
+			assert.Equal(t, agentloop.Usage{Input: 9, Output: 4}, live.Usage)
+			assert.Equal(t, map[string]agentloop.Usage{"lead": {Input: 2, Output: 2}, "helper": {Input: 7, Output: 2}}, live.AgentUsage)
+
+			steps, err := dbos.GetWorkflowSteps(d, run.ID)
+			require.NoError(t, err)
+			after := -1
+			for _, s := range steps {
+				if s.StepName == "agentloop.tool/helper" {
+					after = s.StepID + 1
+				}
+			}
+			require.Positive(t, after, "the agent tool's step: %+v", steps)
+			_, err = dbos.ForkWorkflow[any](d, dbos.ForkWorkflowInput{OriginalWorkflowID: run.ID, ForkedWorkflowID: run.ID + "-replay", StartStep: uint(after)})
+			require.NoError(t, err)
+			var nested int
+			last, err = agentloop.Drain(func(yield func(agentloop.Item, error) bool) {
+				for it, err := range r.Stream(ctx, dbosrun.Run{ID: run.ID + "-replay"}) {
+					if _, ok := it.(*agentloop.Nested); ok {
+						nested++
+					}
+					if !yield(it, err) {
+						return
+					}
+				}
+			})
+			require.NoError(t, err)
+			replayed, ok := last.(agentloop.Final)
+			require.Truef(t, ok, "last item %T", last)
+			assert.Zero(t, nested, "the replayed step yields no sub-run items")
+			assert.Equal(t, map[string]int{"lead model 0": 1, "helper model": 1, "lead model 1": 2}, c.counts(), "only the last model call runs again")
+			assert.Equal(t, live.Usage, replayed.Usage)
+			assert.Equal(t, live.AgentUsage, replayed.AgentUsage)
+		})
+	}
+}
+
+// helperMarkingAgent's lead calls its helper sub-agent (an AgentTool,
+// which answers at once), then tool b, then answers "done"; every model
+// and tool call leaves a mark. The lead's calls use 1 input and 1 output
+// token each, the helper's 7 and 2. When blocked is not nil, b closes it
+// and then blocks until its context is done.
+func helperMarkingAgent(marksPath string, blocked chan struct{}) *agentloop.Agent {
+	b, err := agentloop.NewRawTool("b", "Marks.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+		mark(marksPath, "tool b")
+		if blocked != nil {
+			close(blocked)
+			<-ctx.Done()
+			return "", ctx.Err()
+		}
+		return "b done", nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	sub := &agentloop.Agent{Name: "helper", Model: agentloop.ModelFunc(func(context.Context, *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+		return func(yield func(agentloop.Chunk, error) bool) {
+			mark(marksPath, "helper model")
+			if yield(agentloop.TextDelta{Text: "helped"}, nil) {
+				yield(agentloop.Usage{Input: 7, Output: 2}, nil)
+			}
+		}
+	})}
+	helper, err := agentloop.AgentTool(sub, agentloop.AgentToolOptions{})
+	if err != nil {
+		panic(err)
+	}
+	return &agentloop.Agent{Name: "lead", Tools: []*agentloop.Tool{helper, b},
+		Model: agentloop.ModelFunc(func(_ context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
+			return func(yield func(agentloop.Chunk, error) bool) {
+				n := replies(req)
+				mark(marksPath, fmt.Sprintf("lead model %d", n))
+				switch n {
+				case 0:
+					yield(agentloop.ToolCall{Name: "helper", Args: json.RawMessage(`{"task":"help"}`)}, nil)
+				case 1:
+					yield(agentloop.ToolCall{Name: "b", Args: json.RawMessage(`{}`)}, nil)
+				default:
+					yield(agentloop.TextDelta{Text: "done"}, nil)
+				}
+				yield(agentloop.Usage{Input: 1, Output: 1}, nil)
+			}
+		})}
+}
+
+// A process killed (SIGKILL) after an agent tool's step completed: the
+// next process recovers the run, replaying that step without its sub-run's
+// items, and the run ends with the usage, in all and per agent, of the
+// same run in process, which never stopped.
+func TestNested_ARunRecoveredPastASubAgentsStepAfterACrashCountsItsUsage(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			want, err := agentloop.Drain(helperMarkingAgent(filepath.Join(t.TempDir(), "marks"), nil).Stream(context.Background(), crashRun.History, nil))
+			require.NoError(t, err)
+			inProcess := want.(agentloop.Final)
+			require.Equal(t, map[string]agentloop.Usage{"lead": {Input: 3, Output: 3}, "helper": {Input: 7, Output: 2}}, inProcess.AgentUsage)
+
+			marksPath := filepath.Join(t.TempDir(), "marks")
+			crashChild(t, b, marksPath, "helper")
+			ctx := context.Background()
+			d, err := openDBOS(ctx, b.url, b.schema)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = dbos.Shutdown(d, 10*time.Second) })
+			r, err := dbosrun.New(d, helperMarkingAgent(marksPath, nil), dbosrun.Options{})
+			require.NoError(t, err)
+			require.NoError(t, dbos.Launch(d))
+			last, err := agentloop.Drain(r.Stream(ctx, crashRun))
+			require.NoError(t, err)
+			f, ok := last.(agentloop.Final)
+			require.Truef(t, ok, "last item %T", last)
+			assert.Equal(t, map[string]int{"lead model 0": 1, "helper model": 1, "lead model 1": 1, "tool b": 2, "lead model 2": 1},
+				marks(t, marksPath), "the helper's step ran once, before the crash")
+			assert.Equal(t, inProcess.Usage, f.Usage)
+			assert.Equal(t, inProcess.AgentUsage, f.AgentUsage)
+		})
+	}
+}

@@ -129,13 +129,20 @@ func (c *collector) reply() agentloop.ModelReply {
 // tool's call whose sub-run paused makes the cut run pause instead: the
 // activity returns the call's result with the pause (captured by an
 // AfterToolCall hook, which runs after the agent's), so that the
-// workflow's run pauses with the sub-run's state.
+// workflow's run pauses with the sub-run's state. The sub-run's items go
+// to this process's consumers of the run while the call is awaited
+// (delivery.nested), and their usage back with the result.
 func (r *Runner) toolActivity(ctx context.Context, in ToolInput) (outcome.ToolStep, error) {
 	h, err := only(in.History, in.Step.CallID)
 	if err != nil {
 		return outcome.ToolStep{}, temporal.NewNonRetryableApplicationError(err.Error(), "agentloop.badInput", err)
 	}
-	defer heartbeat(ctx, activity.GetInfo(ctx).HeartbeatTimeout)()
+	info := activity.GetInfo(ctx)
+	defer heartbeat(ctx, info.HeartbeatTimeout)()
+	// The sub-runs' items go to this process's OnItem and Stream when a
+	// worker of this process executes the run (design.md §3.10).
+	wf := info.WorkflowExecution
+	d := r.executionDelivery(wf.ID + "/" + wf.RunID)
 	var paused *outcome.ToolStep // set before the run yields its Pending
 	capture := &agentloop.Hooks{AfterToolCall: func(_ context.Context, call agentloop.ToolCall, res *agentloop.ToolResult) error {
 		if call.ID == in.Step.CallID && agentloop.PausedSubRun(*res) != nil {
@@ -145,7 +152,8 @@ func (r *Runner) toolActivity(ctx context.Context, in ToolInput) (outcome.ToolSt
 		return nil
 	}}
 	// The sub-runs' model calls, at any depth, which the workflow's run
-	// does not see: their usage goes back with the result.
+	// does not count (it does not see their items): their usage goes back
+	// with the result.
 	var sub map[string]agentloop.Usage
 	for it, err := range r.agent.Stream(ctx, h, &agentloop.RunOptions{ConversationID: in.Step.ConversationID, Hooks: capture}) {
 		if err != nil {
@@ -157,6 +165,9 @@ func (r *Runner) toolActivity(ctx context.Context, in ToolInput) (outcome.ToolSt
 					sub = map[string]agentloop.Usage{}
 				}
 				sub[n.Agent] = sub[n.Agent].Add(te.Usage)
+			}
+			if d != nil {
+				d.nested(r, wf.ID, in.Step.CallID, info.Attempt, n)
 			}
 			continue
 		}

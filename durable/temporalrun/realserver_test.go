@@ -211,6 +211,86 @@ func TestRealServer_ARunGivesTheSameItemsAsInProcess(t *testing.T) {
 	require.Empty(t, cmp.Diff(wholeParts(want), got, cmpItems))
 }
 
+// design.md §3.10 on a real server: a sub-agent's items, made in the tool
+// activity, reach the Stream as they happen, where they do in process.
+func TestRealServer_ASubAgentsItemsStreamLiveFromTheToolActivity(t *testing.T) {
+	c, _ := realServer(t)
+	h := agentloop.History{agentloop.UserMessage("help")}
+	want := inProcess(t, leadWithLookingHelper(t), h)
+
+	r, err := temporalrun.New(leadWithLookingHelper(t), temporalrun.Options{TaskQueue: unique(t, "queue")})
+	require.NoError(t, err)
+	startWorker(t, c, r)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var got []agentloop.Item
+	for it, err := range r.Stream(ctx, c, temporalrun.Run{ID: unique(t, "run"), ConversationID: "chat-1", History: h}) {
+		require.NoError(t, err)
+		got = append(got, it)
+	}
+	require.Empty(t, cmp.Diff(wholeParts(want), got, cmpItems))
+}
+
+// With two workers (two processes' runners) on one task queue, a run's
+// agent-tool call runs where its workflow runs: the server hands the
+// activity that a workflow task schedules back to that worker (eager
+// activity execution, on by default in the SDK and the server), so the
+// runner that delivers the run's items delivers its sub-run's items too.
+func TestRealServer_ASubAgentsCallRunsOnTheWorkerOfItsRunWhoseItemsShowThere(t *testing.T) {
+	_, hostPort := realServer(t)
+	queue := unique(t, "queue")
+	type counts struct{ ends, nested int }
+	var mu sync.Mutex
+	seen := []map[string]*counts{{}, {}} // by runner, by run id
+	var runners []*temporalrun.Runner
+	for i := range 2 {
+		c, err := dial(hostPort) // a client, and worker, of its own: another process
+		require.NoError(t, err)
+		t.Cleanup(c.Close)
+		r, err := temporalrun.New(leadWithLookingHelper(t), temporalrun.Options{TaskQueue: queue, Client: c,
+			OnItem: func(id string, it agentloop.Item, _ error) {
+				mu.Lock()
+				defer mu.Unlock()
+				n := seen[i][id]
+				if n == nil {
+					n = &counts{}
+					seen[i][id] = n
+				}
+				switch it.(type) {
+				case agentloop.TurnEnd:
+					n.ends++
+				case *agentloop.Nested:
+					n.nested++
+				}
+			}})
+		require.NoError(t, err)
+		startWorker(t, c, r)
+		runners = append(runners, r)
+	}
+	c, _ := realServer(t)
+	var ids []string
+	for i := range 6 {
+		id := fmt.Sprintf("%s-%d", unique(t, "run"), i)
+		ids = append(ids, id)
+		require.NoError(t, runners[i%2].Start(context.Background(), id, "chat-1", agentloop.History{agentloop.UserMessage("help")}, nil))
+	}
+	for _, id := range ids {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		var out temporalrun.Outcome
+		require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &out))
+		cancel()
+		mu.Lock()
+		a, b := seen[0][id], seen[1][id]
+		mu.Unlock()
+		if a == nil {
+			a, b = b, a
+		}
+		require.NotNil(t, a, "run %s: no runner delivered it", id)
+		assert.Equal(t, counts{ends: 2, nested: 11}, *a, "run %s: the runner that delivers it", id)
+		assert.Nil(t, b, "run %s: the other runner delivers nothing of it", id)
+	}
+}
+
 // A run that continues as new on the server stays one run for Stream:
 // it follows the executions to the end and yields every item once.
 func TestRealServer_ARunContinuedAsNewStreamsToItsEnd(t *testing.T) {

@@ -57,6 +57,19 @@
 // this process delivered already (after the worker's cache dropped it)
 // does not deliver those items again.
 //
+// An agent tool's call ([agentloop.AgentTool]) runs its sub-run in the tool
+// activity: the sub-run's items ([agentloop.Nested]) reach OnItem and the
+// attached Stream from there, as they happen, between the call's TurnEnd
+// and its ToolResultReady, as in process, when a worker of this process
+// executes the run. The server hands a call's first attempt to the worker
+// that scheduled it (eager activity execution, on by default; leave
+// worker.Options.DisableEagerActivities false), which runs the workflow;
+// a retry may run on any worker of the task queue, and an attempt that
+// runs in another process hands its items to nobody there (that process
+// does not deliver the run). A retried activity runs its sub-run again, and its items come
+// again from the sub-run's first TurnStart (Turn 1); an earlier attempt
+// still running delivers nothing more once a later one delivered.
+//
 // A Runner is also an aisdk.Runner ([Runner.Start], [Runner.Stop]): with
 // Options.Client set and Options.OnItem set to the ChatServer's RunItem,
 // aisdk's stored mode runs every run as a workflow, and the worker that
@@ -157,9 +170,11 @@ type Options struct {
 	ContinueAfter int
 	// OnItem, if set, is called with every item (and the final error) of
 	// every run this process's workers make, from the workflow's
-	// goroutine, once per process (see the package doc for replays).
-	// It must not block for long (Temporal fails a workflow task that
-	// holds its goroutine for over a second).
+	// goroutine, once per process (see the package doc for replays), and
+	// with a sub-agent's items ([agentloop.Nested]) from the tool
+	// activity that runs its sub-run, when it runs in this process; never
+	// twice at a time for one run. It must not block for long (Temporal
+	// fails a workflow task that holds its goroutine for over a second).
 	OnItem func(runID string, item agentloop.Item, err error)
 	// OnModelChunk, if set, is called in the model activity with each
 	// chunk the model streams, as it comes: the live tokens, before the
@@ -473,6 +488,55 @@ func (r *Runner) executing(id string) func() {
 type delivery struct {
 	next int
 	held []pair
+
+	// mu orders the execution's live items with the sub-runs' items that
+	// its tool activities in this process hand over (design.md §3.10):
+	// open holds the calls whose activities the live execution awaits,
+	// with the attempt whose items go out (0 until one hands an item
+	// over). A call's items go out only while it is open, so none comes
+	// after its ToolResultReady, and only its latest attempt's.
+	mu   sync.Mutex
+	open map[string]int32
+}
+
+// openCall marks a call whose activity the live execution awaits.
+func (d *delivery) openCall(callID string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.open == nil {
+		d.open = make(map[string]int32)
+	}
+	d.open[callID] = 0
+}
+
+// closeCall ends the delivery of a call's sub-run items, before the loop
+// gets its result.
+func (d *delivery) closeCall(callID string) {
+	d.mu.Lock()
+	delete(d.open, callID)
+	d.mu.Unlock()
+}
+
+// nested delivers an item of the sub-run of the call callID that attempt
+// of its activity made, if the call is open and no later attempt handed
+// items over; a later attempt's first item starts its sub-run over.
+func (d *delivery) nested(r *Runner, id, callID string, attempt int32, n *agentloop.Nested) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	at, ok := d.open[callID]
+	if !ok || attempt < at {
+		return
+	}
+	d.open[callID] = attempt
+	r.deliver(id, n, nil)
+}
+
+// executionDelivery returns the delivery record of the execution key if
+// a worker of this process executes it, or nil.
+func (r *Runner) executionDelivery(key string) *delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held[key]
 }
 
 // delivery returns the delivery record of the execution key. Only the
@@ -509,6 +573,8 @@ func (d *delivery) offer(r *Runner, id string, n int, replaying bool, p pair) {
 		d.held = append(d.held, p)
 		return
 	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	for _, q := range d.held {
 		r.deliver(id, q.item, q.err)
 	}

@@ -26,7 +26,8 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 	// its history, so a replay cancels it at the same point.
 	lctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	e := &effects{r: r, wf: ctx, cur: in.History, cancel: cancel}
+	d := r.delivery(id + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID)
+	e := &effects{r: r, wf: ctx, d: d, cur: in.History, cancel: cancel}
 	capture := &agentloop.Hooks{BeforeModelCall: func(_ context.Context, req *agentloop.Request) error {
 		e.req = req
 		return nil
@@ -47,8 +48,7 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 	}
 	var out Outcome
 	var next agentloop.History // the history to continue as new with
-	d := r.delivery(id + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID)
-	n := 0 // the index of the item in this execution
+	n := 0                     // the index of the item in this execution
 	for it, err := range agent.Stream(lctx, in.History, opts) {
 		if ts, ok := it.(agentloop.TurnStart); ok && e.continueNow(ctx, ts.Turn, in.Turns, limit) {
 			next = e.state()
@@ -56,7 +56,7 @@ func (r *Runner) workflow(ctx workflow.Context, in Input) (Outcome, error) {
 		}
 		e.observe(it)
 		it, err = in.carry(it, err, limit)
-		it = e.withSubUsage(it)
+		it = outcome.AddSubUsage(it, r.agent.Name, e.sub)
 		if err != nil || last(it) {
 			out = outcomeOf(it, err)
 		}
@@ -101,7 +101,7 @@ func (e *effects) continueNow(ctx workflow.Context, turn, before, limit int) boo
 // carry makes the items and outcome of a continued execution those of
 // the whole run: turn numbers, usage and the turn limit count the earlier
 // executions too. (A sub-agent's calls run in a tool activity: the
-// workflow adds their usage to the last item, withSubUsage.)
+// workflow adds their usage to the last item, outcome.AddSubUsage.)
 func (in Input) carry(it agentloop.Item, err error, limit int) (agentloop.Item, error) {
 	if in.Turns == 0 {
 		return it, err
@@ -138,6 +138,7 @@ type effects struct {
 	r      *Runner
 	wf     workflow.Context
 	cancel context.CancelCauseFunc // the loop's context's
+	d      *delivery               // this process's delivery of the execution's items
 	req    *agentloop.Request      // the request of the model call to come, as the hooks left it
 	cur    agentloop.History       // the history the next tool calls belong to
 
@@ -164,36 +165,6 @@ func (e *effects) subTotal() agentloop.Usage {
 		u = u.Add(v)
 	}
 	return u
-}
-
-// withSubUsage adds the sub-agents' usage to the run's last item, as the
-// loop does in process: to Usage, and per agent to AgentUsage.
-func (e *effects) withSubUsage(it agentloop.Item) agentloop.Item {
-	if len(e.sub) == 0 {
-		return it
-	}
-	add := func(u agentloop.Usage, per map[string]agentloop.Usage) (agentloop.Usage, map[string]agentloop.Usage) {
-		out := make(map[string]agentloop.Usage, len(per)+len(e.sub))
-		if per == nil {
-			out[e.r.agent.Name] = u
-		}
-		for a, v := range per {
-			out[a] = v
-		}
-		for a, v := range e.sub {
-			out[a] = out[a].Add(v)
-		}
-		return u.Add(e.subTotal()), out
-	}
-	switch v := it.(type) {
-	case agentloop.Final:
-		v.Usage, v.AgentUsage = add(v.Usage, v.AgentUsage)
-		return v
-	case agentloop.Pending:
-		v.Usage, v.AgentUsage = add(v.Usage, v.AgentUsage)
-		return v
-	}
-	return it
 }
 
 type startedCall struct {
@@ -286,6 +257,11 @@ func (e *effects) Tool(_ context.Context, step agentloop.Step, _ func() agentloo
 		Summary:             "tool " + step.Name + " " + step.CallID,
 	})
 	fut := workflow.ExecuteActivity(ctx, e.r.opts.Name+".tool", ToolInput{Step: step, History: e.cur})
+	if !workflow.IsReplaying(e.wf) {
+		// Live: the sub-run items of an agent tool's call go out from its
+		// activity, if it runs in this process, until its result.
+		e.d.openCall(step.CallID)
+	}
 	e.started = append(e.started, startedCall{step, fut, done})
 	if e.announced > 0 {
 		e.announced--
@@ -295,17 +271,14 @@ func (e *effects) Tool(_ context.Context, step agentloop.Step, _ func() agentloo
 	}
 	for _, s := range e.started {
 		var rec outcome.ToolStep
-		if err := s.fut.Get(e.wf, &rec); err != nil {
+		err := s.fut.Get(e.wf, &rec)
+		e.d.closeCall(s.step.CallID)
+		if err != nil {
 			e.stopped()
 			s.done(stepFailed(s.step, err))
 			continue
 		}
-		for agent, u := range rec.SubUsage {
-			if e.sub == nil {
-				e.sub = map[string]agentloop.Usage{}
-			}
-			e.sub[agent] = e.sub[agent].Add(u)
-		}
+		e.sub = outcome.AddUsage(e.sub, rec.SubUsage)
 		s.done(rec.Result()) // a paused sub-run's result pauses the run
 	}
 	e.started = nil

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +40,19 @@ func temporalServer(t *testing.T) string {
 // so each replica's tool server has its own FIFO, and the test kills the
 // one whose tool started.
 func TestRealServer_TemporalALiveReplicaFinishesTheRunOfAKilledOne(t *testing.T) {
+	testTemporalReplicaStopped(t, (*process).kill)
+}
+
+// The same with SIGTERM (a deploy): the replica stops its worker, which
+// cancels the slow tool's call, and exits; the other replica's worker runs
+// the call again and finishes the run, as after a SIGKILL.
+func TestRealServer_TemporalALiveReplicaFinishesTheRunOfASIGTERMedOne(t *testing.T) {
+	testTemporalReplicaStopped(t, (*process).term)
+}
+
+// testTemporalReplicaStopped runs the two-replica case above, ending the
+// replica that runs the slow tool with stop.
+func testTemporalReplicaStopped(t *testing.T, stop func(*process, *testing.T)) {
 	hostPort := temporalServer(t)
 	db := postgresDB(t)
 	dir := t.TempDir()
@@ -92,8 +106,8 @@ func TestRealServer_TemporalALiveReplicaFinishesTheRunOfAKilledOne(t *testing.T)
 	case err := <-sent:
 		t.Fatalf("the chat ended before the slow tool started: %v", err)
 	}
-	procs[victim].kill(t)
-	t.Logf("replica %d ran the slow tool: killed", victim)
+	stop(procs[victim], t)
+	t.Logf("replica %d ran the slow tool: stopped", victim)
 	// The other FIFO's reader waits for a writer: open it, so that it ends.
 	if f, err := os.OpenFile(fifos[1-victim], os.O_WRONLY, 0); err == nil {
 		f.Close()
@@ -111,6 +125,64 @@ func TestRealServer_TemporalALiveReplicaFinishesTheRunOfAKilledOne(t *testing.T)
 	} else if err := <-sent; err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("replica %d was killed", victim)
+	t.Logf("replica %d was stopped", victim)
 	checkFinished(t, marks, survivor)
+}
+
+// With -temporal, the researcher sub-agent runs in its call's tool
+// activity, and its work reaches the chat while it happens (design.md
+// §3.10): the stream carries the researcher's data-subagent part while it
+// runs, before the call's output or the approval it pauses for, and the
+// message keeps it, paused on its save_note call.
+func TestRealServer_TemporalStreamsTheResearchersWorkWhileItRuns(t *testing.T) {
+	hostPort := temporalServer(t)
+	db := postgresDB(t)
+	p := startProcess(t, buildWebchat(t), "-db", db, "-pace", "0", "-temporal", hostPort)
+	client := &aisdktest.ChatClient{URL: p.url + "/api/chat", ChatID: "c"}
+	msgs, err := client.Send(context.Background(), "Research the weather in Oslo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var running, approval int // the index of the first chunk of each kind
+	running, approval = -1, -1
+	tr := client.Transcript()
+	for i, c := range tr[len(tr)-1].Chunks {
+		var chunk struct {
+			Type string `json:"type"`
+			Data struct {
+				Agent string `json:"agent"`
+				State string `json:"state"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(c, &chunk); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case running < 0 && chunk.Type == "data-subagent" && chunk.Data.Agent == "researcher" && chunk.Data.State == "running":
+			running = i
+		case approval < 0 && chunk.Type == "tool-approval-request":
+			approval = i
+		}
+	}
+	if running < 0 || approval < 0 || running > approval {
+		t.Fatalf("the researcher's running part (chunk %d) does not come before the approval request (chunk %d)", running, approval)
+	}
+	var view struct {
+		Agent string `json:"agent"`
+		State string `json:"state"`
+		Parts []struct {
+			ToolName string `json:"toolName"`
+		} `json:"parts"`
+	}
+	last := msgs[len(msgs)-1]
+	for _, part := range last.Parts {
+		if part.Type == "data-subagent" {
+			if err := json.Unmarshal(part.Data, &view); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if view.Agent != "researcher" || view.State != "paused" || len(view.Parts) == 0 || view.Parts[len(view.Parts)-1].ToolName != "save_note" {
+		t.Fatalf("the message's researcher part: %+v", view)
+	}
 }

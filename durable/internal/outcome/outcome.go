@@ -97,8 +97,10 @@ type ToolStep struct {
 	agentloop.ToolResult
 	Paused *agentloop.SubRunPause `json:"paused,omitempty"`
 	// SubUsage is the usage of the sub-runs an agent tool's call ran, per
-	// agent name, for an engine whose run does not see the sub-run's items
-	// (temporalrun runs the call in an activity); nil otherwise.
+	// agent name (nil for other calls): what a run adds when it does not
+	// count them from their items, which a replayed step does not yield
+	// again (dbosrun) and a call run in an activity never gives the run
+	// (temporalrun).
 	SubUsage map[string]agentloop.Usage `json:"subUsage,omitempty"`
 }
 
@@ -114,4 +116,51 @@ func (s ToolStep) Result() agentloop.ToolResult {
 		return s.Paused.Result(s.ToolResult)
 	}
 	return s.ToolResult
+}
+
+// AddSubUsage adds the usage of sub-runs that the run did not count (per
+// agent name: sub-runs whose items it did not see, as an engine records
+// them in [ToolStep.SubUsage]) to the run's last item, as the loop counts
+// them in process: to an [agentloop.Final]'s or [agentloop.Pending]'s
+// Usage, and per agent to its AgentUsage, which gets lead's own usage when
+// it had none. Other items, and an empty sub, come back unchanged.
+func AddSubUsage(it agentloop.Item, lead string, sub map[string]agentloop.Usage) agentloop.Item {
+	if len(sub) == 0 {
+		return it
+	}
+	add := func(u agentloop.Usage, per map[string]agentloop.Usage) (agentloop.Usage, map[string]agentloop.Usage) {
+		out := make(map[string]agentloop.Usage, len(per)+len(sub))
+		if per == nil {
+			out[lead] = u
+		}
+		for a, v := range per {
+			out[a] = v
+		}
+		for a, v := range sub {
+			out[a] = out[a].Add(v)
+			u = u.Add(v)
+		}
+		return u, out
+	}
+	switch v := it.(type) {
+	case agentloop.Final:
+		v.Usage, v.AgentUsage = add(v.Usage, v.AgentUsage)
+		return v
+	case agentloop.Pending:
+		v.Usage, v.AgentUsage = add(v.Usage, v.AgentUsage)
+		return v
+	}
+	return it
+}
+
+// AddUsage adds the usage per agent in from to into, making into when nil,
+// and returns it.
+func AddUsage(into, from map[string]agentloop.Usage) map[string]agentloop.Usage {
+	for a, u := range from {
+		if into == nil {
+			into = make(map[string]agentloop.Usage, len(from))
+		}
+		into[a] = into[a].Add(u)
+	}
+	return into
 }

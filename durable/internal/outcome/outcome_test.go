@@ -75,3 +75,19 @@ func TestToolStep_APausedSubRunSurvivesTheJSONRoundTrip(t *testing.T) {
 	assert.Empty(t, cmp.Diff(pause, agentloop.PausedSubRun(res)))
 	assert.Equal(t, "paused", res.Content)
 }
+
+// Sub-runs' usage that the run did not count adds to its last item's
+// Usage and, per agent, to its AgentUsage (with the lead's own usage when
+// the run had no sub-agent of its own); other items are unchanged.
+func TestAddSubUsage_AddsToTheLastItemPerAgent(t *testing.T) {
+	sub := map[string]agentloop.Usage{"helper": {Input: 7, Output: 2}}
+	f := outcome.AddSubUsage(agentloop.Final{Usage: agentloop.Usage{Input: 2, Output: 2}}, "lead", sub).(agentloop.Final)
+	assert.Equal(t, agentloop.Usage{Input: 9, Output: 4}, f.Usage)
+	assert.Equal(t, map[string]agentloop.Usage{"lead": {Input: 2, Output: 2}, "helper": {Input: 7, Output: 2}}, f.AgentUsage)
+	per := map[string]agentloop.Usage{"lead": {Input: 1}, "helper": {Input: 1}}
+	p := outcome.AddSubUsage(agentloop.Pending{Usage: agentloop.Usage{Input: 2}, AgentUsage: per}, "lead", sub).(agentloop.Pending)
+	assert.Equal(t, map[string]agentloop.Usage{"lead": {Input: 1}, "helper": {Input: 8, Output: 2}}, p.AgentUsage)
+	assert.Equal(t, agentloop.Usage{Input: 1}, per["helper"], "the item's map is not changed in place")
+	assert.Equal(t, agentloop.TurnEnd{Turn: 1}, outcome.AddSubUsage(agentloop.TurnEnd{Turn: 1}, "lead", sub))
+	assert.Equal(t, agentloop.Final{Text: "x"}, outcome.AddSubUsage(agentloop.Final{Text: "x"}, "lead", nil))
+}
