@@ -2,6 +2,9 @@ package aisdk
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -161,6 +164,21 @@ func TestSignText_StreamedDeltaByDeltaIsTheSignatureOfTheTextTheClientReads(t *t
 	}
 	assert.Equal(t, s.text("msg-1", read), s.endText(st))
 	assert.NotEqual(t, s.text("msg-2", read), s.text("msg-1", read), "a signature is bound to its message")
+}
+
+func TestSignText_ALongTextSignsAsItsWholeMessageWhateverTheDeltasSizes(t *testing.T) {
+	s := newSigner([]byte("a test secret of at least 32 bytes."))
+	st := s.streamText("msg-1")
+	var read strings.Builder
+	for i := range 3000 { // several of textMACBatch, deltas of 0 to 700 bytes
+		d := strings.Repeat("é", i%7) + strings.Repeat("x", (i*37)%701)
+		st.write(d)
+		read.WriteString(d)
+	}
+	mac := hmac.New(sha256.New, s.key)
+	mac.Write(appendFields(nil, []string{sigTextStream, "msg-1"}))
+	mac.Write([]byte(read.String()))
+	assert.Equal(t, base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), s.endText(st))
 }
 
 func mustJSON(t *testing.T, v any) json.RawMessage {
