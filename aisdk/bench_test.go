@@ -319,11 +319,9 @@ func BenchmarkHandler_TextDeltaPath(b *testing.B) {
 	defer threadCPU(b)()
 	n := 0
 	for b.Loop() {
-		id, ok := m.continueText(text)
-		if !ok {
+		if !out.continueText(m, text) {
 			b.Fatal("the text part is not open")
 		}
-		out.textDelta(id, text)
 		if n++; n%32 == 0 {
 			out.flush()
 		}

@@ -147,6 +147,16 @@ func appendString(buf *bytes.Buffer, s string) {
 // appendJSONString is appendString on a byte slice: it appends s to b as a
 // JSON string and returns the extended slice.
 func appendJSONString(b []byte, s string) []byte {
+	b, _ = appendJSONText(b, s)
+	return b
+}
+
+// appendJSONText is appendJSONString that also reports whether s is valid
+// UTF-8, so that a client reads it back as it is (wireText(s) == s): the
+// escaping looks at every byte already, and a streamed text's signature
+// then takes s without checking it again.
+func appendJSONText(b []byte, s string) (_ []byte, valid bool) {
+	valid = true
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -179,6 +189,7 @@ func appendJSONString(b []byte, s string) []byte {
 			b = append(b, `\ufffd`...)
 			i++
 			start = i
+			valid = false
 			continue
 		}
 		// U+2028 and U+2029 are valid JSON but break some JavaScript
@@ -193,7 +204,7 @@ func appendJSONString(b []byte, s string) []byte {
 		i += size
 	}
 	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, '"'), valid
 }
 
 // withType marshals v, the fields of a chunk, with the chunk's "type" key

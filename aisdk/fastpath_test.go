@@ -110,6 +110,7 @@ func TestTextDeltaShortcut_WritesTheBytesMapWrites(t *testing.T) {
 		"a \"quoted\"\n|line\u2028|bad \xff|\xe2\x82|\xac split rune",
 		"one|R:think|two|T|three",
 		"|empty||deltas|",
+		"one| and|R:think|two| and|T|three| and", // parts of several deltas, each with its id
 	} {
 		for _, sign := range []*signer{nil, s} {
 			items := textRunItems(script)
@@ -159,7 +160,7 @@ func TestSignText_StreamedDeltaByDeltaIsTheSignatureOfTheTextTheClientReads(t *t
 	st := s.streamText("msg-1")
 	read := ""
 	for _, d := range deltas {
-		st.write(d)
+		st.write(d, false)
 		read += wireText(d) // as each delta's chunk carries it
 	}
 	assert.Equal(t, s.text("msg-1", read), s.endText(st))
@@ -172,7 +173,7 @@ func TestSignText_ALongTextSignsAsItsWholeMessageWhateverTheDeltasSizes(t *testi
 	var read strings.Builder
 	for i := range 3000 { // several of textMACBatch, deltas of 0 to 700 bytes
 		d := strings.Repeat("é", i%7) + strings.Repeat("x", (i*37)%701)
-		st.write(d)
+		st.write(d, i%2 == 0) // valid UTF-8: either said so or checked
 		read.WriteString(d)
 	}
 	mac := hmac.New(sha256.New, s.key)

@@ -152,7 +152,7 @@ func (s *signer) text(msgID, text string) string {
 // appendText appends the signature of a whole text part (text) to dst.
 func (s *signer) appendText(dst []byte, msgID, text string) []byte {
 	t := s.streamText(msgID)
-	t.write(text)
+	t.write(text, false)
 	return s.appendEndText(dst, t)
 }
 
@@ -182,10 +182,16 @@ type textMAC struct{ st *macState }
 const textMACBatch = 1 << 10
 
 // write adds a delta of the text, as the client reads it back (invalid
-// UTF-8 replaced byte by byte, per delta, as the delta's chunk carries it).
-func (t textMAC) write(delta string) {
+// UTF-8 replaced byte by byte, per delta, as the delta's chunk carries
+// it). valid says the delta is known to be valid UTF-8, read back as it
+// is (appendJSONText found it so): then it is not checked again.
+func (t textMAC) write(delta string, valid bool) {
 	st := t.st
-	st.msg = appendWire(st.msg, delta)
+	if valid {
+		st.msg = append(st.msg, delta...)
+	} else {
+		st.msg = appendWire(st.msg, delta)
+	}
 	if len(st.msg) >= textMACBatch {
 		st.mac.Write(st.msg)
 		st.msg = st.msg[:0]

@@ -48,6 +48,12 @@ type Writer struct {
 	// deadline, when set, bounds each write to the client: it is called
 	// with true before a write or flush, and with false after it.
 	deadline func(set bool)
+
+	// textID is the text part whose text-delta events textDeltaEvent
+	// wrote last, and textHead those events' start, up to the delta:
+	// `data: {"type":"text-delta","id":"<textID>","delta":`.
+	textID   string
+	textHead []byte
 }
 
 // NewWriter returns a Writer on w. When w is an [http.ResponseWriter], the
@@ -136,20 +142,24 @@ func (w *Writer) writeData(data []byte) error {
 
 // textDeltaEvent adds the event of a text-delta chunk without provider
 // metadata, encoded straight into the buffer, and returns the chunk's
-// JSON, which stays valid until the next call on w. It does not write a
-// full buffer out: the caller calls spill once done with the JSON.
-func (w *Writer) textDeltaEvent(id, delta string) ([]byte, error) {
+// JSON, which stays valid until the next call on w, and whether delta is
+// valid UTF-8 (appendJSONText). It does not write a full buffer out: the
+// caller calls spill once done with the JSON. The events of one text part
+// share their start up to the delta, encoded once.
+func (w *Writer) textDeltaEvent(id, delta string) (data []byte, valid bool, err error) {
 	if err := w.usable(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	w.buf.Grow(len(id) + len(delta) + 48)
-	b := append(w.buf.AvailableBuffer(), "data: "...)
-	start := len(b)
-	b = appendTextDeltaJSON(b, id, delta)
-	end := len(b)
-	b = append(b, "\n\n"...)
+	if id != w.textID || w.textHead == nil {
+		w.textHead = append(appendJSONString(append(w.textHead[:0], `data: {"type":"text-delta","id":`...), id), `,"delta":`...)
+		w.textID = id
+	}
+	w.buf.Grow(len(w.textHead) + len(delta) + 8)
+	b := append(w.buf.AvailableBuffer(), w.textHead...)
+	b, valid = appendJSONText(b, delta)
+	b = append(b, "}\n\n"...)
 	w.buf.Write(b)
-	return b[start:end], nil
+	return b[len("data: ") : len(b)-len("\n\n")], valid, nil
 }
 
 // buffered returns how many bytes are buffered, waiting for Flush.
