@@ -128,9 +128,10 @@ func appendTextDeltaJSON(b []byte, id, delta string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// plainASCII[c] reports whether the ASCII byte c goes into a JSON string
-// as it is: neither a control character nor '"' nor '\\'.
-var plainASCII = func() (t [utf8.RuneSelf]bool) {
+// plainASCII[c] reports whether the byte c goes into a JSON string as it
+// is: ASCII, neither a control character nor '"' nor '\\'. Its 256
+// entries let a byte index it without a bounds check.
+var plainASCII = func() (t [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\'
 	}
@@ -161,11 +162,11 @@ func appendJSONText(b []byte, s string) (_ []byte, valid bool) {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if plainASCII[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if plainASCII[c] {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
