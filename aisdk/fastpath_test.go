@@ -133,7 +133,7 @@ func TestTextDeltaShortcut_IsTakenForDeltasThatContinueAPart(t *testing.T) {
 }
 
 func FuzzTextDeltaShortcut_WritesTheBytesMapWrites(f *testing.F) {
-	for _, s := range []string{"Hello| wor|ld", "a\n|\xff|\xe2\x82|\xac", "one|R:think|two|T|three", "||"} {
+	for _, s := range []string{"Hello| wor|ld", "a\n|\xff|\xe2\x82|\xac", "one|R:think|two|T|three", "||", "one| and|R:x|two| and"} {
 		f.Add(s, true)
 		f.Add(s, false)
 	}
