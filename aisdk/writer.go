@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -56,6 +57,7 @@ type Writer struct {
 	// `data: {"type":"text-delta","id":"<textID>","delta":`.
 	textID   string
 	textHead []byte
+	headBuf  [64]byte // textHead's first array: a Mapper's ids fit, at no allocation
 }
 
 // NewWriter returns a Writer on w. When w is an [http.ResponseWriter], the
@@ -147,6 +149,7 @@ func (w *Writer) writeData(data []byte) error {
 	if err := w.usable(); err != nil {
 		return err
 	}
+	w.grow(len(data) + len("data: \n\n"))
 	w.buf = append(w.buf, "data: "...)
 	w.buf = append(w.buf, data...)
 	w.buf = append(w.buf, "\n\n"...)
@@ -164,14 +167,28 @@ func (w *Writer) textDeltaEvent(id, delta string) (data []byte, valid bool, err 
 		return nil, false, err
 	}
 	if id != w.textID || w.textHead == nil {
+		if w.textHead == nil {
+			w.textHead = w.headBuf[:0]
+		}
 		w.textHead = append(appendJSONString(append(w.textHead[:0], `data: {"type":"text-delta","id":`...), id), `,"delta":`...)
 		w.textID = id
 	}
+	w.grow(len(w.textHead) + len(delta) + len("}\n\n"))
 	start := len(w.buf) + len("data: ")
 	w.buf = append(w.buf, w.textHead...)
 	w.buf, valid = appendJSONText(w.buf, delta)
 	w.buf = append(w.buf, "}\n\n"...)
 	return w.buf[start : len(w.buf)-len("\n\n")], valid, nil
+}
+
+// grow makes room for n more bytes in the buffer, at least doubling it
+// when it grows (as a bytes.Buffer does; append grows a large slice by
+// about a quarter, which takes more allocations to reach a stream's
+// usual flush).
+func (w *Writer) grow(n int) {
+	if cap(w.buf)-len(w.buf) < n {
+		w.buf = slices.Grow(w.buf, max(n, cap(w.buf)))
+	}
 }
 
 // buffered returns how many bytes are buffered, waiting for Flush.
