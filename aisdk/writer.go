@@ -182,9 +182,8 @@ func (w *Writer) textDeltaEvent(id, delta string) (data []byte, valid bool, err 
 }
 
 // grow makes room for n more bytes in the buffer, at least doubling it
-// when it grows (as a bytes.Buffer does; append grows a large slice by
-// about a quarter, which takes more allocations to reach a stream's
-// usual flush).
+// when it grows, as the bytes.Buffer it replaced did (append alone grows a
+// large slice by about a quarter at a time).
 func (w *Writer) grow(n int) {
 	if cap(w.buf)-len(w.buf) < n {
 		w.buf = slices.Grow(w.buf, max(n, cap(w.buf)))
