@@ -290,6 +290,7 @@ func BenchmarkFloor_TextDeltaEvent(b *testing.B) {
 	id, delta := "text-1", "word "
 	buf := make([]byte, 0, writerBufferSize+256)
 	b.ReportAllocs()
+	defer threadCPU(b)()
 	for b.Loop() {
 		buf = append(buf, `data: {"type":"text-delta","id":"`...)
 		buf = append(buf, id...)
@@ -315,13 +316,12 @@ func BenchmarkHandler_TextDeltaPath(b *testing.B) {
 	m.Map(nil, agentloop.TextDelta{Text: "Hi"}, nil)
 	text := "word "
 	b.ReportAllocs()
+	defer threadCPU(b)()
 	n := 0
 	for b.Loop() {
-		id, ok := m.continueText(text)
-		if !ok {
+		if !out.continueText(m, text) {
 			b.Fatal("the text part is not open")
 		}
-		out.textDelta(id, text)
 		if n++; n%32 == 0 {
 			out.flush()
 		}

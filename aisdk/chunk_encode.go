@@ -128,9 +128,10 @@ func appendTextDeltaJSON(b []byte, id, delta string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// plainASCII[c] reports whether the ASCII byte c goes into a JSON string
-// as it is: neither a control character nor '"' nor '\\'.
-var plainASCII = func() (t [utf8.RuneSelf]bool) {
+// plainASCII[c] reports whether the byte c goes into a JSON string as it
+// is: ASCII, neither a control character nor '"' nor '\\'. Its 256
+// entries let a byte index it without a bounds check.
+var plainASCII = func() (t [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\'
 	}
@@ -147,15 +148,25 @@ func appendString(buf *bytes.Buffer, s string) {
 // appendJSONString is appendString on a byte slice: it appends s to b as a
 // JSON string and returns the extended slice.
 func appendJSONString(b []byte, s string) []byte {
+	b, _ = appendJSONText(b, s)
+	return b
+}
+
+// appendJSONText is appendJSONString that also reports whether s is valid
+// UTF-8, so that a client reads it back as it is (wireText(s) == s): the
+// escaping looks at every byte already, and a streamed text's signature
+// then takes s without checking it again.
+func appendJSONText(b []byte, s string) (_ []byte, valid bool) {
+	valid = true
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if plainASCII[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if plainASCII[c] {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -179,6 +190,7 @@ func appendJSONString(b []byte, s string) []byte {
 			b = append(b, `\ufffd`...)
 			i++
 			start = i
+			valid = false
 			continue
 		}
 		// U+2028 and U+2029 are valid JSON but break some JavaScript
@@ -193,7 +205,7 @@ func appendJSONString(b []byte, s string) []byte {
 		i += size
 	}
 	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, '"'), valid
 }
 
 // withType marshals v, the fields of a chunk, with the chunk's "type" key

@@ -2,6 +2,9 @@ package aisdk
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -107,6 +110,7 @@ func TestTextDeltaShortcut_WritesTheBytesMapWrites(t *testing.T) {
 		"a \"quoted\"\n|line\u2028|bad \xff|\xe2\x82|\xac split rune",
 		"one|R:think|two|T|three",
 		"|empty||deltas|",
+		"one| and|R:think|two| and|T|three| and", // parts of several deltas, each with its id
 	} {
 		for _, sign := range []*signer{nil, s} {
 			items := textRunItems(script)
@@ -129,7 +133,7 @@ func TestTextDeltaShortcut_IsTakenForDeltasThatContinueAPart(t *testing.T) {
 }
 
 func FuzzTextDeltaShortcut_WritesTheBytesMapWrites(f *testing.F) {
-	for _, s := range []string{"Hello| wor|ld", "a\n|\xff|\xe2\x82|\xac", "one|R:think|two|T|three", "||"} {
+	for _, s := range []string{"Hello| wor|ld", "a\n|\xff|\xe2\x82|\xac", "one|R:think|two|T|three", "||", "one| and|R:x|two| and"} {
 		f.Add(s, true)
 		f.Add(s, false)
 	}
@@ -156,11 +160,26 @@ func TestSignText_StreamedDeltaByDeltaIsTheSignatureOfTheTextTheClientReads(t *t
 	st := s.streamText("msg-1")
 	read := ""
 	for _, d := range deltas {
-		st.write(d)
+		st.write(d, false)
 		read += wireText(d) // as each delta's chunk carries it
 	}
 	assert.Equal(t, s.text("msg-1", read), s.endText(st))
 	assert.NotEqual(t, s.text("msg-2", read), s.text("msg-1", read), "a signature is bound to its message")
+}
+
+func TestSignText_ALongTextSignsAsItsWholeMessageWhateverTheDeltasSizes(t *testing.T) {
+	s := newSigner([]byte("a test secret of at least 32 bytes."))
+	st := s.streamText("msg-1")
+	var read strings.Builder
+	for i := range 3000 { // several of textMACBatch, deltas of 0 to 700 bytes
+		d := strings.Repeat("é", i%7) + strings.Repeat("x", (i*37)%701)
+		st.write(d, i%2 == 0) // valid UTF-8: either said so or checked
+		read.WriteString(d)
+	}
+	mac := hmac.New(sha256.New, s.key)
+	mac.Write(appendFields(nil, []string{sigTextStream, "msg-1"}))
+	mac.Write([]byte(read.String()))
+	assert.Equal(t, base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), s.endText(st))
 }
 
 func mustJSON(t *testing.T, v any) json.RawMessage {

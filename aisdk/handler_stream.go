@@ -293,19 +293,20 @@ func (o *output) write(chunks []Chunk) {
 func (o *output) continueText(m *Mapper, delta string) bool {
 	id, ok := m.continueText(delta)
 	if ok {
-		o.textDelta(id, delta)
+		m.signText(delta, o.textDelta(id, delta))
 	}
 	return ok
 }
 
 // textDelta sends the text-delta chunk of the text part id, as write
-// would, without a Chunk.
-func (o *output) textDelta(id, delta string) {
+// would, without a Chunk. It reports whether delta is known to be valid
+// UTF-8 (appendJSONText).
+func (o *output) textDelta(id, delta string) (valid bool) {
 	o.wrote = true
 	var data []byte // the chunk's JSON, encoded once
 	if o.client {
 		var err error
-		if data, err = o.sw.textDeltaEvent(id, delta); err != nil {
+		if data, valid, err = o.sw.textDeltaEvent(id, delta); err != nil {
 			o.client = false
 		}
 	}
@@ -320,6 +321,7 @@ func (o *output) textDelta(id, delta string) {
 	if o.client && o.sw.spill() != nil {
 		o.client = false
 	}
+	return valid
 }
 
 // send sends the chunk in buf.

@@ -237,7 +237,9 @@ func (m *Mapper) Map(dst []Chunk, item agentloop.Item, err error) []Chunk {
 func (m *Mapper) Write(w *Writer, item agentloop.Item, err error) error {
 	if d, ok := item.(agentloop.TextDelta); ok && err == nil {
 		if id, ok := m.continueText(d.Text); ok {
-			if _, err := w.textDeltaEvent(id, d.Text); err != nil {
+			_, valid, err := w.textDeltaEvent(id, d.Text)
+			m.signText(d.Text, valid) // written or not, as Map would
+			if err != nil {
 				return err
 			}
 			return w.spill()
@@ -280,13 +282,13 @@ func (m *Mapper) textDelta(dst []Chunk, text string) []Chunk {
 		m.textID = m.newID("text-")
 		dst = append(dst, TextStartChunk{ID: m.textID})
 	}
-	m.signText(text)
+	m.signText(text, false)
 	return append(dst, TextDeltaChunk{ID: m.textID, Delta: text})
 }
 
 // signText adds a delta of the open text part to its signature, when
-// signing.
-func (m *Mapper) signText(delta string) {
+// signing; valid says the delta is known to be valid UTF-8 (textMAC.write).
+func (m *Mapper) signText(delta string, valid bool) {
 	if m.sign == nil {
 		return
 	}
@@ -294,7 +296,7 @@ func (m *Mapper) signText(delta string) {
 		m.text = m.sign.streamText(m.messageID)
 	}
 	if delta != "" {
-		m.text.write(delta)
+		m.text.write(delta, valid)
 	}
 }
 
@@ -497,7 +499,7 @@ func (m *Mapper) closeText(dst []Chunk) []Chunk {
 	}
 	c := TextEndChunk{ID: m.textID}
 	if m.sign != nil {
-		m.signText("") // starts the signature if no delta did
+		m.signText("", false) // starts the signature if no delta did
 		c.ProviderMetadata = m.sigMetadataOf(func(dst []byte) []byte { return m.sign.appendEndText(dst, m.text) })
 		m.text = textMAC{}
 	}
@@ -569,15 +571,17 @@ func reasoningMetadata(signature, redacted string) ProviderMetadata {
 	return ProviderMetadata{metadataKey: md}
 }
 
-// continueText records a text delta that goes into the text part already
-// open, where it needs no chunk but its text-delta, and returns that
-// part's id; it reports false, changing nothing, when the delta needs
-// more (Map then makes its chunks). It lets the Handler write the chunk
-// that makes up most of a stream without boxing it into a Chunk.
+// continueText reports whether a text delta goes into the text part
+// already open, where it needs no chunk but its text-delta, and returns
+// that part's id; it reports false when the delta needs more (Map then
+// makes its chunks). It lets the Handler write the chunk that makes up
+// most of a stream without boxing it into a Chunk. The caller writes the
+// delta's event, then signs the delta (signText), as Map would have: the
+// escaping tells whether the delta is valid UTF-8, which the signature
+// then need not check again.
 func (m *Mapper) continueText(text string) (id string, ok bool) {
 	if m.done || m.textID == "" || text == "" {
 		return "", false
 	}
-	m.signText(text)
 	return m.textID, true
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -41,13 +42,22 @@ const writerBufferSize = 32 << 10
 type Writer struct {
 	w      io.Writer
 	flush  func() error
-	buf    *bytes.Buffer // from bufPool; back to it on Close
+	buf    []byte       // the events not yet written out
+	pooled *[]byte      // where buf came from in bufPool, and goes back to on Close
+	enc    bytes.Buffer // buf, lent to the chunk encoders (encode)
 	err    error
 	closed bool
 
 	// deadline, when set, bounds each write to the client: it is called
 	// with true before a write or flush, and with false after it.
 	deadline func(set bool)
+
+	// textID is the text part whose text-delta events textDeltaEvent
+	// wrote last, and textHead those events' start, up to the delta:
+	// `data: {"type":"text-delta","id":"<textID>","delta":`.
+	textID   string
+	textHead []byte
+	headBuf  [64]byte // textHead's first array: a Mapper's ids fit, at no allocation
 }
 
 // NewWriter returns a Writer on w. When w is an [http.ResponseWriter], the
@@ -55,7 +65,8 @@ type Writer struct {
 // to w) and Flush flushes it through [http.ResponseController]; when w has
 // a Flush() error method, Flush calls it.
 func NewWriter(w io.Writer) *Writer {
-	sw := &Writer{w: w, buf: bufPool.Get().(*bytes.Buffer)}
+	pooled := bufPool.Get().(*[]byte)
+	sw := &Writer{w: w, buf: (*pooled)[:0], pooled: pooled}
 	if rw, ok := w.(http.ResponseWriter); ok {
 		setHeaders(rw.Header())
 		rc := http.NewResponseController(rw)
@@ -97,7 +108,7 @@ func newTimedWriter(w http.ResponseWriter, timeout time.Duration) *Writer {
 
 // bufPool holds the buffers of closed Writers, so that a server's
 // streams reuse them instead of growing a new one each.
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var bufPool = sync.Pool{New: func() any { return new([]byte) }}
 
 // maxPooledBuffer is the largest buffer bufPool keeps: a Writer's buffer
 // seldom passes writerBufferSize.
@@ -112,14 +123,24 @@ func (w *Writer) WriteChunk(c Chunk) error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	n := w.buf.Len()
-	w.buf.WriteString("data: ")
-	if err := appendChunk(w.buf, c); err != nil {
-		w.buf.Truncate(n)
+	n := len(w.buf)
+	w.buf = append(w.buf, "data: "...)
+	if err := w.encode(c); err != nil {
+		w.buf = w.buf[:n]
 		return err
 	}
-	w.buf.WriteString("\n\n")
+	w.buf = append(w.buf, "\n\n"...)
 	return w.spill()
+}
+
+// encode appends c's wire JSON to the buffer: the encoders write to a
+// bytes.Buffer, so the buffer is lent to them as one and taken back.
+func (w *Writer) encode(c Chunk) error {
+	w.enc = *bytes.NewBuffer(w.buf)
+	err := appendChunk(&w.enc, c)
+	w.buf = w.enc.Bytes()
+	w.enc = bytes.Buffer{} // w.buf is not shared
+	return err
 }
 
 // writeData adds one event whose data is already encoded (a chunk's wire
@@ -128,37 +149,49 @@ func (w *Writer) writeData(data []byte) error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	w.buf.WriteString("data: ")
-	w.buf.Write(data)
-	w.buf.WriteString("\n\n")
+	w.grow(len(data) + len("data: \n\n"))
+	w.buf = append(w.buf, "data: "...)
+	w.buf = append(w.buf, data...)
+	w.buf = append(w.buf, "\n\n"...)
 	return w.spill()
 }
 
 // textDeltaEvent adds the event of a text-delta chunk without provider
 // metadata, encoded straight into the buffer, and returns the chunk's
-// JSON, which stays valid until the next call on w. It does not write a
-// full buffer out: the caller calls spill once done with the JSON.
-func (w *Writer) textDeltaEvent(id, delta string) ([]byte, error) {
+// JSON, which stays valid until the next call on w, and whether delta is
+// valid UTF-8 (appendJSONText). It does not write a full buffer out: the
+// caller calls spill once done with the JSON. The events of one text part
+// share their start up to the delta, encoded once.
+func (w *Writer) textDeltaEvent(id, delta string) (data []byte, valid bool, err error) {
 	if err := w.usable(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	w.buf.Grow(len(id) + len(delta) + 48)
-	b := append(w.buf.AvailableBuffer(), "data: "...)
-	start := len(b)
-	b = appendTextDeltaJSON(b, id, delta)
-	end := len(b)
-	b = append(b, "\n\n"...)
-	w.buf.Write(b)
-	return b[start:end], nil
+	if id != w.textID || w.textHead == nil {
+		if w.textHead == nil {
+			w.textHead = w.headBuf[:0]
+		}
+		w.textHead = append(appendJSONString(append(w.textHead[:0], `data: {"type":"text-delta","id":`...), id), `,"delta":`...)
+		w.textID = id
+	}
+	w.grow(len(w.textHead) + len(delta) + len("}\n\n"))
+	start := len(w.buf) + len("data: ")
+	w.buf = append(w.buf, w.textHead...)
+	w.buf, valid = appendJSONText(w.buf, delta)
+	w.buf = append(w.buf, "}\n\n"...)
+	return w.buf[start : len(w.buf)-len("\n\n")], valid, nil
+}
+
+// grow makes room for n more bytes in the buffer, at least doubling it
+// when it grows, as the bytes.Buffer it replaced did (append alone grows a
+// large slice by about a quarter at a time).
+func (w *Writer) grow(n int) {
+	if cap(w.buf)-len(w.buf) < n {
+		w.buf = slices.Grow(w.buf, max(n, cap(w.buf)))
+	}
 }
 
 // buffered returns how many bytes are buffered, waiting for Flush.
-func (w *Writer) buffered() int {
-	if w.buf == nil {
-		return 0
-	}
-	return w.buf.Len()
-}
+func (w *Writer) buffered() int { return len(w.buf) }
 
 // KeepAlive adds the comment ": keep-alive\n\n" to the buffer. Clients
 // ignore it; it keeps proxies from closing an idle stream once flushed.
@@ -166,7 +199,7 @@ func (w *Writer) KeepAlive() error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	w.buf.WriteString(": keep-alive\n\n")
+	w.buf = append(w.buf, ": keep-alive\n\n"...)
 	return w.spill()
 }
 
@@ -202,13 +235,14 @@ func (w *Writer) Close() error {
 		return w.err
 	}
 	if w.err == nil {
-		w.buf.WriteString("data: [DONE]\n\n")
+		w.buf = append(w.buf, "data: [DONE]\n\n"...)
 	}
 	w.closed = true
 	err := w.Flush()
-	if w.buf.Len() == 0 && w.buf.Cap() <= maxPooledBuffer {
-		bufPool.Put(w.buf)
-		w.buf = nil // nothing writes after Close
+	if len(w.buf) == 0 && cap(w.buf) <= maxPooledBuffer && w.pooled != nil {
+		*w.pooled = w.buf
+		bufPool.Put(w.pooled)
+		w.buf, w.pooled = nil, nil // nothing writes after Close
 	}
 	return err
 }
@@ -225,9 +259,13 @@ func (w *Writer) usable() error {
 
 // spill writes the buffer out once it is full.
 func (w *Writer) spill() error {
-	if w.buf.Len() < writerBufferSize {
-		return nil
+	if len(w.buf) < writerBufferSize {
+		return nil // most calls: spill is inlined
 	}
+	return w.spillOut()
+}
+
+func (w *Writer) spillOut() error {
 	if w.deadline != nil {
 		w.deadline(true)
 		defer w.deadline(false)
@@ -236,11 +274,11 @@ func (w *Writer) spill() error {
 }
 
 func (w *Writer) writeOut() error {
-	if w.buf == nil || w.buf.Len() == 0 {
+	if len(w.buf) == 0 {
 		return nil
 	}
-	_, err := w.w.Write(w.buf.Bytes())
-	w.buf.Reset()
+	_, err := w.w.Write(w.buf)
+	w.buf = w.buf[:0]
 	if err != nil {
 		w.err = err
 	}

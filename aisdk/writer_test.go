@@ -1,6 +1,7 @@
 package aisdk
 
 import (
+	"bytes"
 	"errors"
 	"net/http/httptest"
 	"strings"
@@ -126,5 +127,41 @@ func TestWriter_AfterAFailedWriteEveryCallFails(t *testing.T) {
 	}
 	if err := w.Close(); err == nil {
 		t.Error("Close after a failure succeeded")
+	}
+}
+
+func TestWriter_TextDeltaEventsWriteWhatWriteChunkWritesWhateverTheParts(t *testing.T) {
+	long := strings.Repeat("a-long-part-id-", 8) // longer than the head's first array
+	deltas := []TextDeltaChunk{
+		{ID: "text-1", Delta: "Hel"}, {ID: "text-1", Delta: "lo \"x\"\n"},
+		{ID: long, Delta: "é\xff"}, {ID: long, Delta: "more"},
+		{ID: `q"\`, Delta: "\u2028"}, {ID: "text-1", Delta: "again"},
+	}
+	var want, got strings.Builder
+	ww, gw := NewWriter(&want), NewWriter(&got)
+	for _, d := range deltas {
+		if err := ww.WriteChunk(d); err != nil {
+			t.Fatal(err)
+		}
+		data, valid, err := gw.textDeltaEvent(d.ID, d.Delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if valid != (wireText(d.Delta) == d.Delta) {
+			t.Errorf("delta %q: valid %v", d.Delta, valid)
+		}
+		var one bytes.Buffer
+		if err := appendChunk(&one, d); err != nil || string(data) != one.String() {
+			t.Errorf("the event's JSON is %s, want %s (%v)", data, one.String(), err)
+		}
+	}
+	if err := ww.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+		t.Errorf("textDeltaEvent wrote (-WriteChunk +textDeltaEvent):\n%s", diff)
 	}
 }
