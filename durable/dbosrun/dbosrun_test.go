@@ -84,25 +84,43 @@ func backends(t testing.TB) []backend {
 	pg := os.Getenv("AGENTLOOP_TEST_POSTGRES")
 	switch {
 	case pg != "":
-		schema := fmt.Sprintf("dbosrun_test_%d", time.Now().UnixNano())
-		bs = append(bs, backend{name: "postgres", url: pg, schema: schema})
-		t.Cleanup(func() { // after the test's DBOS contexts shut down
-			conn, err := pgx.Connect(context.Background(), pg)
-			if err != nil {
-				t.Errorf("dropping schema %s: %v", schema, err)
-				return
-			}
-			defer conn.Close(context.Background())
-			if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
-				t.Errorf("dropping schema %s: %v", schema, err)
-			}
-		})
+		bs = append(bs, backend{name: "postgres", url: pg, schema: pgSchema(t, pg)})
 	case os.Getenv("CI") == "true":
 		t.Fatal("AGENTLOOP_TEST_POSTGRES is not set; CI runs the DBOS tests on PostgreSQL too")
 	default:
 		t.Log("PostgreSQL skipped: set AGENTLOOP_TEST_POSTGRES=postgres://… to run these tests on it too")
 	}
 	return bs
+}
+
+// freshBackend returns a database of b's kind of t's own: another SQLite
+// file, or another PostgreSQL schema.
+func freshBackend(t testing.TB, b backend) backend {
+	t.Helper()
+	if b.schema == "" {
+		b.url = "sqlite:" + filepath.Join(t.TempDir(), "dbos.db")
+		return b
+	}
+	b.schema = pgSchema(t, b.url)
+	return b
+}
+
+// pgSchema names a new schema on the PostgreSQL server at url, which DBOS
+// creates, and drops it when t ends (after t's DBOS contexts shut down).
+func pgSchema(t testing.TB, url string) string {
+	schema := fmt.Sprintf("dbosrun_test_%d", time.Now().UnixNano())
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), url)
+		if err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	return schema
 }
 
 func openDBOS(ctx context.Context, url, schema string) (dbos.Context, error) {
@@ -246,64 +264,4 @@ func crashChild(t *testing.T, b backend, marksPath, agent string) {
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
 	_, _ = io.Copy(io.Discard, out)
-}
-
-func TestApproval_ARunPausedOnAnApprovalGoesOnAfterARestartFromTheApprovedCall(t *testing.T) {
-	for _, b := range backends(t) {
-		t.Run(b.name, func(t *testing.T) { testApproval(t, b) })
-	}
-}
-
-func testApproval(t *testing.T, b backend) {
-	marksPath := filepath.Join(t.TempDir(), "marks")
-	pay, err := agentloop.NewRawTool("pay", "Pays.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-		mark(marksPath, "pay")
-		return "paid", nil
-	})
-	require.NoError(t, err)
-	pay.NeedsApproval = true
-	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
-		return func(yield func(agentloop.Chunk, error) bool) {
-			n := replies(req)
-			mark(marksPath, fmt.Sprintf("model %d", n))
-			if n == 0 {
-				yield(agentloop.ToolCall{Name: "pay", Args: json.RawMessage(`{}`)}, nil)
-				return
-			}
-			yield(agentloop.TextDelta{Text: "paid it"}, nil)
-		}
-	})
-	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{pay}}
-	ctx := context.Background()
-	start := func() (dbos.Context, *dbosrun.Runner) {
-		d, err := openDBOS(ctx, b.url, b.schema)
-		require.NoError(t, err)
-		r, err := dbosrun.New(d, agent, dbosrun.Options{})
-		require.NoError(t, err)
-		require.NoError(t, dbos.Launch(d))
-		return d, r
-	}
-	first := dbosrun.Run{ID: "chat-2/1", ConversationID: "chat-2", History: agentloop.History{agentloop.UserMessage("pay")}}
-
-	d, r := start()
-	last, err := agentloop.Drain(r.Stream(ctx, first))
-	require.NoError(t, err)
-	require.IsType(t, agentloop.Pending{}, last)
-	require.NoError(t, dbos.Shutdown(d, 10*time.Second))
-
-	// Another process, later: the paused run's outcome is in the database.
-	d, r = start()
-	t.Cleanup(func() { _ = dbos.Shutdown(d, 10*time.Second) })
-	last, err = agentloop.Drain(r.Stream(ctx, first))
-	require.NoError(t, err)
-	p, ok := last.(agentloop.Pending)
-	require.Truef(t, ok, "recorded outcome %T", last)
-	require.Len(t, p.Approvals, 1)
-	h, err := p.History.AppendApprovals(agentloop.Approval{CallID: p.Approvals[0].ID, Approved: true})
-	require.NoError(t, err)
-
-	last, err = agentloop.Drain(r.Stream(ctx, dbosrun.Run{ID: "chat-2/2", ConversationID: "chat-2", History: h}))
-	require.NoError(t, err)
-	assert.Equal(t, "paid it", last.(agentloop.Final).Text)
-	assert.Equal(t, map[string]int{"model 0": 1, "pay": 1, "model 1": 1}, marks(t, marksPath))
 }

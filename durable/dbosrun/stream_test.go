@@ -69,20 +69,6 @@ func toolAgent(t *testing.T, maxTurns int) *agentloop.Agent {
 	return &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{echo}, MaxTurns: maxTurns}
 }
 
-func TestStream_YieldsTheSameItemsAsARunInProcess(t *testing.T) {
-	agent := toolAgent(t, 0)
-	h := agentloop.History{agentloop.UserMessage("go")}
-	want, err := collect(t, agent.Stream(context.Background(), h, &agentloop.RunOptions{ConversationID: "c"}))
-	require.NoError(t, err)
-
-	_, r := launch(t, agent, dbosrun.Options{})
-	got, err := collect(t, r.Stream(context.Background(), dbosrun.Run{ID: "c/1", ConversationID: "c", History: h}))
-	require.NoError(t, err)
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("items (-in process +dbos):\n%s", d)
-	}
-}
-
 func TestStream_OfARunThatEndedYieldsItsRecordedOutcome(t *testing.T) {
 	_, r := launch(t, toolAgent(t, 1), dbosrun.Options{}) // one turn: the run hits the turn limit
 	run := dbosrun.Run{ID: "limit", History: agentloop.History{agentloop.UserMessage("go")}}
