@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/durable/internal/enginetest"
 	"github.com/agentloop/agentloop/durable/temporalrun"
 )
 
@@ -89,7 +90,7 @@ func TestWorkflow_ALongRunContinuesAsNewAndStaysTheSameRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, executions, "6 model calls, 2 per execution")
 	require.Equal(t, []int32{6, 5}, []int32{model.Load(), tools.Load()}, "each model and tool call once")
-	require.Empty(t, cmp.Diff(wholeParts(want), got, cmpItems), "items")
+	require.Empty(t, cmp.Diff(enginetest.WholeParts(want), got, cmpItems), "items")
 	f, ok := last.(agentloop.Final)
 	require.Truef(t, ok, "last item %T", last)
 	require.Equal(t, 6, f.Turns)

@@ -35,6 +35,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/durable/internal/enginetest"
 	"github.com/agentloop/agentloop/durable/temporalrun"
 )
 
@@ -191,26 +192,6 @@ func startWorker(t testing.TB, c client.Client, r *temporalrun.Runner) worker.Wo
 	return w
 }
 
-func TestRealServer_ARunGivesTheSameItemsAsInProcess(t *testing.T) {
-	c, _ := realServer(t)
-	var local, durable atomic.Int32
-	want := inProcess(t, weatherAgent(&local), agentloop.History{agentloop.UserMessage("weather?")})
-
-	r, err := temporalrun.New(weatherAgent(&durable), temporalrun.Options{TaskQueue: unique(t, "queue")})
-	require.NoError(t, err)
-	startWorker(t, c, r)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var got []agentloop.Item
-	for it, err := range r.Stream(ctx, c, temporalrun.Run{ID: unique(t, "run"), ConversationID: "chat-1",
-		History: agentloop.History{agentloop.UserMessage("weather?")}}) {
-		require.NoError(t, err)
-		got = append(got, it)
-	}
-	require.Equal(t, int32(2), durable.Load(), "each tool call runs once")
-	require.Empty(t, cmp.Diff(wholeParts(want), got, cmpItems))
-}
-
 // design.md §3.10 on a real server: a sub-agent's items, made in the tool
 // activity, reach the Stream as they happen, where they do in process.
 func TestRealServer_ASubAgentsItemsStreamLiveFromTheToolActivity(t *testing.T) {
@@ -228,7 +209,7 @@ func TestRealServer_ASubAgentsItemsStreamLiveFromTheToolActivity(t *testing.T) {
 		require.NoError(t, err)
 		got = append(got, it)
 	}
-	require.Empty(t, cmp.Diff(wholeParts(want), got, cmpItems))
+	require.Empty(t, cmp.Diff(enginetest.WholeParts(want), got, cmpItems))
 }
 
 // With two workers (two processes' runners) on one task queue, a run's
@@ -311,7 +292,7 @@ func TestRealServer_ARunContinuedAsNewStreamsToItsEnd(t *testing.T) {
 		got = append(got, it)
 	}
 	require.Equal(t, []int32{6, 5}, []int32{model.Load(), tools.Load()}, "each model and tool call once")
-	require.Empty(t, cmp.Diff(wholeParts(want), got, cmpItems))
+	require.Empty(t, cmp.Diff(enginetest.WholeParts(want), got, cmpItems))
 	d, err := c.DescribeWorkflowExecution(ctx, runID, "")
 	require.NoError(t, err)
 	first := d.GetWorkflowExecutionInfo().GetFirstRunId()
@@ -463,42 +444,6 @@ func testLostWorker(t *testing.T, sig syscall.Signal) {
 	}, marks(t, marksPath))
 }
 
-// A run paused on an approval by one worker goes on, once approved, on
-// another: the approved call runs once and the first model call is not
-// made again.
-func TestRealServer_AnApprovalPausedOnOneWorkerGoesOnOnAnother(t *testing.T) {
-	c, _ := realServer(t)
-	queue := unique(t, "queue")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
-	var transfersA, modelA atomic.Int32
-	ra, err := temporalrun.New(approvalAgent(&transfersA, &modelA), temporalrun.Options{TaskQueue: queue})
-	require.NoError(t, err)
-	wa := startWorker(t, c, ra)
-	last, err := agentloop.Drain(ra.Stream(ctx, c, temporalrun.Run{ID: unique(t, "run1"), ConversationID: "chat-1",
-		History: agentloop.History{agentloop.UserMessage("pay")}}))
-	require.NoError(t, err)
-	p, ok := last.(agentloop.Pending)
-	require.Truef(t, ok, "last item %T", last)
-	require.Len(t, p.Approvals, 1)
-	wa.Stop() // the first worker is gone
-
-	h, err := p.History.AppendApprovals(agentloop.Approval{CallID: p.Approvals[0].ID, Approved: true})
-	require.NoError(t, err)
-	var transfersB, modelB atomic.Int32
-	rb, err := temporalrun.New(approvalAgent(&transfersB, &modelB), temporalrun.Options{TaskQueue: queue})
-	require.NoError(t, err)
-	startWorker(t, c, rb)
-	last, err = agentloop.Drain(rb.Stream(ctx, c, temporalrun.Run{ID: unique(t, "run2"), ConversationID: "chat-1", History: h}))
-	require.NoError(t, err)
-	f, ok := last.(agentloop.Final)
-	require.Truef(t, ok, "last item %T", last)
-	require.Equal(t, "Transferred.", f.Text)
-	assert.Equal(t, []int32{1, 0}, []int32{modelA.Load(), transfersA.Load()}, "the first worker: one model call, no transfer")
-	assert.Equal(t, []int32{1, 1}, []int32{modelB.Load(), transfersB.Load()}, "the second worker: the approved transfer and the answer")
-}
-
 // A call that runs longer than the heartbeat timeout stays with its
 // worker: the activity heartbeats while the tool runs, so the call is not
 // timed out and retried.
@@ -539,28 +484,4 @@ func TestRealServer_ACallLongerThanTheHeartbeatTimeoutRunsOnce(t *testing.T) {
 	require.Truef(t, ok, "last item %T", last)
 	require.Equal(t, "slow done", f.History[2].Parts[0].ToolResult.Content)
 	require.Equal(t, int32(1), calls.Load())
-}
-
-// BenchmarkSteps_RealServer is the cost per step of a 200-step run on a
-// real Temporal server (in-memory SQLite, on loopback) with one worker in
-// this process.
-func BenchmarkSteps_RealServer(b *testing.B) {
-	c, _ := realServer(b)
-	r, err := temporalrun.New(stepsAgent(b), temporalrun.Options{TaskQueue: unique(b, "queue")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	startWorker(b, c, r)
-	ctx := context.Background()
-	for b.Loop() {
-		last, err := agentloop.Drain(r.Stream(ctx, c, temporalrun.Run{ID: unique(b, "run"), ConversationID: "bench",
-			History: agentloop.History{agentloop.UserMessage("go")}}))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if f, ok := last.(agentloop.Final); !ok || f.Text != "done" {
-			b.Fatalf("the run ended with %#v", last)
-		}
-	}
-	reportPerStep(b)
 }
