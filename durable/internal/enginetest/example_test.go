@@ -99,11 +99,9 @@ func TestRun_PassesForAnEngineThatRunsInProcess(t *testing.T) {
 	}, enginetest.Options{})
 }
 
-func BenchmarkSteps_InProcess(b *testing.B) {
-	enginetest.Benchmark(b, func(testing.TB) enginetest.Harness {
-		return &memHarness{ended: map[string]ending{}}
-	})
-}
+// BenchmarkSteps_InProcess is the suite's 200-step run without an engine:
+// the baseline of each engine's BenchmarkSteps_*.
+func BenchmarkSteps_InProcess(b *testing.B) { enginetest.Benchmark(b, nil) }
 
 // An engine that replays model calls in whole parts yields one text delta
 // per run of deltas and no tool-call deltas; the suite compares its items
