@@ -3,15 +3,12 @@ package dbosrun_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"iter"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +21,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/durable/dbosrun"
+	"github.com/agentloop/agentloop/durable/internal/enginetest"
 )
 
 // The child process of TestRecovery_*: it runs a run until its tool b
@@ -43,7 +41,7 @@ func child(url, schema, marks string) int {
 		return 1
 	}
 	blocked := make(chan struct{})
-	agent := markingAgent(marks, blocked)
+	agent := enginetest.MarkingAgent(marks, blocked)
 	if os.Getenv("DBOSRUN_CHILD_AGENT") == "helper" {
 		agent = helperMarkingAgent(marks, blocked)
 	}
@@ -132,77 +130,6 @@ func openDBOS(ctx context.Context, url, schema string) (dbos.Context, error) {
 	})
 }
 
-// mark appends a line to the marks file.
-func mark(path, line string) {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		panic(err)
-	}
-	defer f.Close()
-	if _, err := fmt.Fprintln(f, line); err != nil {
-		panic(err)
-	}
-}
-
-func marks(t *testing.T, path string) map[string]int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	n := map[string]int{}
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		n[l]++
-	}
-	return n
-}
-
-// replies counts the assistant messages of a request: the model below
-// plays its script by the conversation, so any process continues it.
-func replies(req *agentloop.Request) int {
-	n := 0
-	for _, m := range req.Messages {
-		if m.Role == agentloop.RoleAssistant {
-			n++
-		}
-	}
-	return n
-}
-
-// markingAgent's model calls tool a, then tool b, then answers "done";
-// every model call and tool call leaves a mark. When blocked is not nil,
-// b closes it and then blocks until its context is done.
-func markingAgent(marksPath string, blocked chan struct{}) *agentloop.Agent {
-	tool := func(name string) *agentloop.Tool {
-		t, err := agentloop.NewRawTool(name, "Marks.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-			mark(marksPath, "tool "+name+" "+agentloop.IdempotencyKey(ctx)[:8])
-			if name == "b" && blocked != nil {
-				close(blocked)
-				<-ctx.Done()
-				return "", ctx.Err()
-			}
-			return name + " done", nil
-		})
-		if err != nil {
-			panic(err)
-		}
-		return t
-	}
-	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
-		return func(yield func(agentloop.Chunk, error) bool) {
-			n := replies(req)
-			mark(marksPath, fmt.Sprintf("model %d", n))
-			switch n {
-			case 0:
-				yield(agentloop.ToolCall{Name: "a", Args: json.RawMessage(`{}`)}, nil)
-			case 1:
-				yield(agentloop.ToolCall{Name: "b", Args: json.RawMessage(`{}`)}, nil)
-			default:
-				yield(agentloop.TextDelta{Text: "done"}, nil)
-			}
-		}
-	})
-	return &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{tool("a"), tool("b")}}
-}
-
 func TestRecovery_AKilledProcessesRunIsFinishedByTheNextWithoutRepeatingCompletedSteps(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) { testRecovery(t, b) })
@@ -220,7 +147,7 @@ func testRecovery(t *testing.T, b backend) {
 	t.Cleanup(func() { _ = dbos.Shutdown(d, 10*time.Second) })
 	var mu sync.Mutex
 	var recovered []agentloop.Item
-	r, err := dbosrun.New(d, markingAgent(marksPath, nil), dbosrun.Options{OnItem: func(id string, it agentloop.Item, err error) {
+	r, err := dbosrun.New(d, enginetest.MarkingAgent(marksPath, nil), dbosrun.Options{OnItem: func(id string, it agentloop.Item, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		recovered = append(recovered, it)
@@ -236,7 +163,7 @@ func testRecovery(t *testing.T, b backend) {
 	require.Len(t, f.History, 6, "user, call a, result, call b, result, answer")
 	assert.Equal(t, "b done", f.History[4].Parts[0].ToolResult.Content)
 
-	got := marks(t, marksPath)
+	got := enginetest.Marks(t, marksPath)
 	keyA := agentloop.Step{ConversationID: "chat-1", Turn: 1, CallID: "call_0_0"}.IdempotencyKey()[:8]
 	keyB := agentloop.Step{ConversationID: "chat-1", Turn: 2, CallID: "call_1_0"}.IdempotencyKey()[:8]
 	assert.Equal(t, map[string]int{

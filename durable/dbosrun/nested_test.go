@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/durable/dbosrun"
+	"github.com/agentloop/agentloop/durable/internal/enginetest"
 )
 
 // helperMarkingAgent's lead calls its helper sub-agent (an AgentTool,
@@ -24,7 +25,9 @@ import (
 // and then blocks until its context is done.
 func helperMarkingAgent(marksPath string, blocked chan struct{}) *agentloop.Agent {
 	b, err := agentloop.NewRawTool("b", "Marks.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-		mark(marksPath, "tool b")
+		if err := enginetest.Mark(marksPath, "tool b"); err != nil {
+			return "", err
+		}
 		if blocked != nil {
 			close(blocked)
 			<-ctx.Done()
@@ -37,7 +40,10 @@ func helperMarkingAgent(marksPath string, blocked chan struct{}) *agentloop.Agen
 	}
 	sub := &agentloop.Agent{Name: "helper", Model: agentloop.ModelFunc(func(context.Context, *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 		return func(yield func(agentloop.Chunk, error) bool) {
-			mark(marksPath, "helper model")
+			if err := enginetest.Mark(marksPath, "helper model"); err != nil {
+				yield(nil, err)
+				return
+			}
 			if yield(agentloop.TextDelta{Text: "helped"}, nil) {
 				yield(agentloop.Usage{Input: 7, Output: 2}, nil)
 			}
@@ -50,8 +56,11 @@ func helperMarkingAgent(marksPath string, blocked chan struct{}) *agentloop.Agen
 	return &agentloop.Agent{Name: "lead", Tools: []*agentloop.Tool{helper, b},
 		Model: agentloop.ModelFunc(func(_ context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 			return func(yield func(agentloop.Chunk, error) bool) {
-				n := replies(req)
-				mark(marksPath, fmt.Sprintf("lead model %d", n))
+				n := enginetest.Replies(req)
+				if err := enginetest.Mark(marksPath, fmt.Sprintf("lead model %d", n)); err != nil {
+					yield(nil, err)
+					return
+				}
 				switch n {
 				case 0:
 					yield(agentloop.ToolCall{Name: "helper", Args: json.RawMessage(`{"task":"help"}`)}, nil)
@@ -91,7 +100,7 @@ func TestNested_ARunRecoveredPastASubAgentsStepAfterACrashCountsItsUsage(t *test
 			f, ok := last.(agentloop.Final)
 			require.Truef(t, ok, "last item %T", last)
 			assert.Equal(t, map[string]int{"lead model 0": 1, "helper model": 1, "lead model 1": 1, "tool b": 2, "lead model 2": 1},
-				marks(t, marksPath), "the helper's step ran once, before the crash")
+				enginetest.Marks(t, marksPath), "the helper's step ran once, before the crash")
 			assert.Equal(t, inProcess.Usage, f.Usage)
 			assert.Equal(t, inProcess.AgentUsage, f.AgentUsage)
 		})

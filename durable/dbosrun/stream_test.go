@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/durable/dbosrun"
+	"github.com/agentloop/agentloop/durable/internal/enginetest"
 )
 
 // launch starts DBOS on SQLite in the test's temp dir with one runner.
@@ -52,7 +53,7 @@ func toolAgent(t *testing.T, maxTurns int) *agentloop.Agent {
 	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 		return func(yield func(agentloop.Chunk, error) bool) {
 			var chunks []agentloop.Chunk
-			if replies(req) == 0 {
+			if enginetest.Replies(req) == 0 {
 				chunks = []agentloop.Chunk{agentloop.TextDelta{Text: "calling"},
 					agentloop.ToolCall{Name: "echo", Args: json.RawMessage(`{"n":1}`)},
 					agentloop.ToolCall{Name: "echo", Args: json.RawMessage(`{"n":2}`)}}
@@ -119,7 +120,7 @@ func TestStream_RefusesARunWithoutIDAndASecondStreamOfARunInProcess(t *testing.T
 	require.NoError(t, err)
 	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 		return func(yield func(agentloop.Chunk, error) bool) {
-			if replies(req) == 0 {
+			if enginetest.Replies(req) == 0 {
 				yield(agentloop.ToolCall{Name: "wait", Args: json.RawMessage(`{}`)}, nil)
 				return
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/durable/dbosrun"
+	"github.com/agentloop/agentloop/durable/internal/enginetest"
 )
 
 // What a live replica's takeover of a dead one's run would build on
@@ -47,7 +48,7 @@ func TestTakeover_ResumeWorkflowRunsADeadExecutorsPendingRunInAnotherExecutor(t 
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = dbos.Shutdown(d, 10*time.Second) })
 			ended := make(chan agentloop.Item, 1)
-			_, err = dbosrun.New(d, markingAgent(marksPath, nil), dbosrun.Options{OnItem: func(_ string, it agentloop.Item, err error) {
+			_, err = dbosrun.New(d, enginetest.MarkingAgent(marksPath, nil), dbosrun.Options{OnItem: func(_ string, it agentloop.Item, err error) {
 				if err != nil || it == nil {
 					ended <- nil
 				} else if f, ok := it.(agentloop.Final); ok {
@@ -68,7 +69,7 @@ func TestTakeover_ResumeWorkflowRunsADeadExecutorsPendingRunInAnotherExecutor(t 
 			f, ok := (<-ended).(agentloop.Final)
 			require.True(t, ok, "the resumed run ends with its answer")
 			assert.Equal(t, "done", f.Text)
-			got := marks(t, marksPath)
+			got := enginetest.Marks(t, marksPath)
 			for line, n := range got {
 				if line[:6] == "tool b" {
 					assert.Equal(t, 2, n, line) // in flight at the kill

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/durable/internal/enginetest"
 	"github.com/agentloop/agentloop/durable/temporalrun"
 )
 
@@ -42,7 +43,7 @@ func TestRealServer_StopEndsARunOfThisProcessAsCancelled(t *testing.T) {
 			ended <- err
 		}
 	}
-	r, err := temporalrun.New(markingAgent(filepath.Join(t.TempDir(), "marks"), blocked),
+	r, err := temporalrun.New(enginetest.MarkingAgent(filepath.Join(t.TempDir(), "marks"), blocked),
 		temporalrun.Options{TaskQueue: unique(t, "queue"), Client: c, OnItem: onItem, Heartbeat: 3 * time.Second})
 	require.NoError(t, err)
 	startWorker(t, c, r)

@@ -33,7 +33,7 @@ func countingAgent(t testing.TB, toolTurns int, modelCalls, toolCalls *atomic.In
 			if !yield(agentloop.Usage{Input: 10, Output: 2}, nil) {
 				return
 			}
-			if replies(req) < toolTurns {
+			if enginetest.Replies(req) < toolTurns {
 				yield(agentloop.ToolCall{Name: "step", Args: json.RawMessage(`{}`)}, nil)
 				return
 			}
@@ -120,16 +120,4 @@ func TestWorkflow_ARunDoesNotContinueAsNewUnlessAsked(t *testing.T) {
 	require.NoError(t, err)
 	require.IsType(t, agentloop.Final{}, last)
 	require.Equal(t, 1, executions)
-}
-
-// replies counts the assistant messages of a request: the models of these tests
-// play their scripts by the conversation, so any worker continues them.
-func replies(req *agentloop.Request) int {
-	n := 0
-	for _, m := range req.Messages {
-		if m.Role == agentloop.RoleAssistant {
-			n++
-		}
-	}
-	return n
 }

@@ -17,18 +17,6 @@ import (
 	"github.com/agentloop/agentloop/durable/temporalrun"
 )
 
-// assistants counts the assistant messages of a request: the models below
-// play their scripts by the conversation.
-func assistants(req *agentloop.Request) int {
-	n := 0
-	for _, m := range req.Messages {
-		if m.Role == agentloop.RoleAssistant {
-			n++
-		}
-	}
-	return n
-}
-
 // leadWithHelper is a lead agent that calls its sub-agent sub ("helper",
 // an AgentTool) once, then answers "done"; each lead call uses 1 input and
 // 1 output token.
@@ -39,7 +27,7 @@ func leadWithHelper(t testing.TB, sub *agentloop.Agent) *agentloop.Agent {
 	return &agentloop.Agent{Name: "lead", Tools: []*agentloop.Tool{helper},
 		Model: agentloop.ModelFunc(func(_ context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 			return func(yield func(agentloop.Chunk, error) bool) {
-				if assistants(req) == 0 {
+				if enginetest.Replies(req) == 0 {
 					yield(agentloop.ToolCall{Name: "helper", Args: json.RawMessage(`{"task":"help"}`)}, nil)
 				} else {
 					yield(agentloop.TextDelta{Text: "done"}, nil)
@@ -57,7 +45,7 @@ func leadWithLookingHelper(t testing.TB) *agentloop.Agent {
 	return leadWithHelper(t, &agentloop.Agent{Name: "helper", Tools: []*agentloop.Tool{lookup},
 		Model: agentloop.ModelFunc(func(_ context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 			return func(yield func(agentloop.Chunk, error) bool) {
-				if assistants(req) == 0 {
+				if enginetest.Replies(req) == 0 {
 					yield(agentloop.TextDelta{Text: "let me "}, nil)
 					yield(agentloop.TextDelta{Text: "look"}, nil)
 					yield(agentloop.ToolCall{Name: "lookup", Args: json.RawMessage(`{}`)}, nil)

@@ -68,7 +68,7 @@ func child(hostPort, queue, runID, marks string) int {
 		return fail(err)
 	}
 	blocked := make(chan struct{})
-	r, err := temporalrun.New(markingAgent(marks, blocked), temporalrun.Options{TaskQueue: queue, Heartbeat: crashHeartbeat})
+	r, err := temporalrun.New(enginetest.MarkingAgent(marks, blocked), temporalrun.Options{TaskQueue: queue, Heartbeat: crashHeartbeat})
 	if err != nil {
 		return fail(err)
 	}
@@ -310,65 +310,6 @@ func TestRealServer_ARunContinuedAsNewStreamsToItsEnd(t *testing.T) {
 	}
 }
 
-// markingAgent's model calls tool a, then tool b, then answers "done";
-// every model call and tool call leaves a mark in the file at marksPath.
-// When blocked is not nil, b closes it and then blocks until its context
-// is done.
-func markingAgent(marksPath string, blocked chan struct{}) *agentloop.Agent {
-	tool := func(name string) *agentloop.Tool {
-		t, err := agentloop.NewRawTool(name, "Marks.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-			mark(marksPath, "tool "+name+" "+agentloop.IdempotencyKey(ctx)[:8])
-			if name == "b" && blocked != nil {
-				close(blocked)
-				<-ctx.Done()
-				return "", ctx.Err()
-			}
-			return name + " done", nil
-		})
-		if err != nil {
-			panic(err)
-		}
-		return t
-	}
-	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
-		return func(yield func(agentloop.Chunk, error) bool) {
-			n := replies(req)
-			mark(marksPath, fmt.Sprintf("model %d", n))
-			switch n {
-			case 0:
-				yield(agentloop.ToolCall{Name: "a", Args: json.RawMessage(`{}`)}, nil)
-			case 1:
-				yield(agentloop.ToolCall{Name: "b", Args: json.RawMessage(`{}`)}, nil)
-			default:
-				yield(agentloop.TextDelta{Text: "done"}, nil)
-			}
-		}
-	})
-	return &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{tool("a"), tool("b")}}
-}
-
-func mark(path, line string) {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		panic(err)
-	}
-	defer f.Close()
-	if _, err := fmt.Fprintln(f, line); err != nil {
-		panic(err)
-	}
-}
-
-func marks(t *testing.T, path string) map[string]int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	n := map[string]int{}
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		n[l]++
-	}
-	return n
-}
-
 // A worker process killed (SIGKILL) while a slow tool runs: the server
 // gives the call to another worker once the killed one's heartbeats stop,
 // and that worker finishes the run without making the completed calls
@@ -419,7 +360,7 @@ func testLostWorker(t *testing.T, sig syscall.Signal) {
 			mu.Unlock()
 		}
 	}
-	r, err := temporalrun.New(markingAgent(marksPath, nil), temporalrun.Options{TaskQueue: queue, Heartbeat: crashHeartbeat, OnItem: onItem})
+	r, err := temporalrun.New(enginetest.MarkingAgent(marksPath, nil), temporalrun.Options{TaskQueue: queue, Heartbeat: crashHeartbeat, OnItem: onItem})
 	require.NoError(t, err)
 	startWorker(t, c, r)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -441,7 +382,7 @@ func testLostWorker(t *testing.T, sig syscall.Signal) {
 		"model 0": 1, "tool a " + keyA: 1, "model 1": 1, // completed before the signal: once
 		"tool b " + keyB: 2, // in flight at the signal: again, with the same key
 		"model 2":        1,
-	}, marks(t, marksPath))
+	}, enginetest.Marks(t, marksPath))
 }
 
 // A call that runs longer than the heartbeat timeout stays with its
@@ -463,7 +404,7 @@ func TestRealServer_ACallLongerThanTheHeartbeatTimeoutRunsOnce(t *testing.T) {
 	require.NoError(t, err)
 	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 		return func(yield func(agentloop.Chunk, error) bool) {
-			if replies(req) == 0 {
+			if enginetest.Replies(req) == 0 {
 				yield(agentloop.ToolCall{Name: "slow", Args: json.RawMessage(`{}`)}, nil)
 				return
 			}

@@ -33,24 +33,12 @@ func (c *counter) counts() map[string]int {
 	return maps.Clone(c.n)
 }
 
-// replies counts the assistant messages of a request: the models below
-// play their scripts by the conversation, so any process continues them.
-func replies(req *agentloop.Request) int {
-	n := 0
-	for _, m := range req.Messages {
-		if m.Role == agentloop.RoleAssistant {
-			n++
-		}
-	}
-	return n
-}
-
 // script is a model that counts its calls as name and yields the chunks
 // reply returns for the request.
 func script(c *counter, name string, reply func(n int, req *agentloop.Request) []agentloop.Chunk) agentloop.Model {
 	return agentloop.ModelFunc(func(_ context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 		return func(yield func(agentloop.Chunk, error) bool) {
-			n := replies(req)
+			n := Replies(req)
 			c.add(fmt.Sprintf("%s %d", name, n))
 			for _, ch := range reply(n, req) {
 				if !yield(ch, nil) {
@@ -196,7 +184,7 @@ func stepsAgent() *agentloop.Agent {
 	}
 	model := agentloop.ModelFunc(func(_ context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 		return func(yield func(agentloop.Chunk, error) bool) {
-			if replies(req) < StepTurns {
+			if Replies(req) < StepTurns {
 				yield(call("noop", `{}`), nil)
 				return
 			}
