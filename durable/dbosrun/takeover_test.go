@@ -1,12 +1,8 @@
 package dbosrun_test
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"log/slog"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -29,18 +25,7 @@ func TestTakeover_ResumeWorkflowRunsADeadExecutorsPendingRunInAnotherExecutor(t 
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			marksPath := filepath.Join(t.TempDir(), "marks")
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "DBOSRUN_CHILD_URL="+b.url, "DBOSRUN_CHILD_SCHEMA="+b.schema, "DBOSRUN_CHILD_MARKS="+marksPath)
-			cmd.Stderr = os.Stderr
-			out, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			require.NoError(t, cmd.Start())
-			line, err := bufio.NewReader(out).ReadString('\n')
-			require.NoError(t, err, "the child ended before tool b started")
-			require.Equal(t, "b started\n", line)
-			require.NoError(t, cmd.Process.Kill())
-			_ = cmd.Wait()
-			_, _ = io.Copy(io.Discard, out)
+			crashChild(t, b, marksPath, "")
 
 			ctx := context.Background()
 			d, err := dbos.NewContext(ctx, dbos.Config{AppName: "agentloop-dbosrun-test", DatabaseURL: b.url, DatabaseSchema: b.schema,
