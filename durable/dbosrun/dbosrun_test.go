@@ -3,15 +3,12 @@ package dbosrun_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"iter"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +21,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/durable/dbosrun"
+	"github.com/agentloop/agentloop/durable/internal/enginetest"
 )
 
 // The child process of TestRecovery_*: it runs a run until its tool b
@@ -43,7 +41,7 @@ func child(url, schema, marks string) int {
 		return 1
 	}
 	blocked := make(chan struct{})
-	agent := markingAgent(marks, blocked)
+	agent := enginetest.MarkingAgent(marks, blocked)
 	if os.Getenv("DBOSRUN_CHILD_AGENT") == "helper" {
 		agent = helperMarkingAgent(marks, blocked)
 	}
@@ -84,25 +82,43 @@ func backends(t testing.TB) []backend {
 	pg := os.Getenv("AGENTLOOP_TEST_POSTGRES")
 	switch {
 	case pg != "":
-		schema := fmt.Sprintf("dbosrun_test_%d", time.Now().UnixNano())
-		bs = append(bs, backend{name: "postgres", url: pg, schema: schema})
-		t.Cleanup(func() { // after the test's DBOS contexts shut down
-			conn, err := pgx.Connect(context.Background(), pg)
-			if err != nil {
-				t.Errorf("dropping schema %s: %v", schema, err)
-				return
-			}
-			defer conn.Close(context.Background())
-			if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
-				t.Errorf("dropping schema %s: %v", schema, err)
-			}
-		})
+		bs = append(bs, backend{name: "postgres", url: pg, schema: pgSchema(t, pg)})
 	case os.Getenv("CI") == "true":
 		t.Fatal("AGENTLOOP_TEST_POSTGRES is not set; CI runs the DBOS tests on PostgreSQL too")
 	default:
 		t.Log("PostgreSQL skipped: set AGENTLOOP_TEST_POSTGRES=postgres://… to run these tests on it too")
 	}
 	return bs
+}
+
+// freshBackend returns a database of b's kind of t's own: another SQLite
+// file, or another PostgreSQL schema.
+func freshBackend(t testing.TB, b backend) backend {
+	t.Helper()
+	if b.schema == "" {
+		b.url = "sqlite:" + filepath.Join(t.TempDir(), "dbos.db")
+		return b
+	}
+	b.schema = pgSchema(t, b.url)
+	return b
+}
+
+// pgSchema names a new schema on the PostgreSQL server at url, which DBOS
+// creates, and drops it when t ends (after t's DBOS contexts shut down).
+func pgSchema(t testing.TB, url string) string {
+	schema := fmt.Sprintf("dbosrun_test_%d", time.Now().UnixNano())
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), url)
+		if err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	return schema
 }
 
 func openDBOS(ctx context.Context, url, schema string) (dbos.Context, error) {
@@ -112,77 +128,6 @@ func openDBOS(ctx context.Context, url, schema string) (dbos.Context, error) {
 		DatabaseSchema: schema,
 		Logger:         slog.New(slog.DiscardHandler),
 	})
-}
-
-// mark appends a line to the marks file.
-func mark(path, line string) {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		panic(err)
-	}
-	defer f.Close()
-	if _, err := fmt.Fprintln(f, line); err != nil {
-		panic(err)
-	}
-}
-
-func marks(t *testing.T, path string) map[string]int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	n := map[string]int{}
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		n[l]++
-	}
-	return n
-}
-
-// replies counts the assistant messages of a request: the model below
-// plays its script by the conversation, so any process continues it.
-func replies(req *agentloop.Request) int {
-	n := 0
-	for _, m := range req.Messages {
-		if m.Role == agentloop.RoleAssistant {
-			n++
-		}
-	}
-	return n
-}
-
-// markingAgent's model calls tool a, then tool b, then answers "done";
-// every model call and tool call leaves a mark. When blocked is not nil,
-// b closes it and then blocks until its context is done.
-func markingAgent(marksPath string, blocked chan struct{}) *agentloop.Agent {
-	tool := func(name string) *agentloop.Tool {
-		t, err := agentloop.NewRawTool(name, "Marks.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-			mark(marksPath, "tool "+name+" "+agentloop.IdempotencyKey(ctx)[:8])
-			if name == "b" && blocked != nil {
-				close(blocked)
-				<-ctx.Done()
-				return "", ctx.Err()
-			}
-			return name + " done", nil
-		})
-		if err != nil {
-			panic(err)
-		}
-		return t
-	}
-	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
-		return func(yield func(agentloop.Chunk, error) bool) {
-			n := replies(req)
-			mark(marksPath, fmt.Sprintf("model %d", n))
-			switch n {
-			case 0:
-				yield(agentloop.ToolCall{Name: "a", Args: json.RawMessage(`{}`)}, nil)
-			case 1:
-				yield(agentloop.ToolCall{Name: "b", Args: json.RawMessage(`{}`)}, nil)
-			default:
-				yield(agentloop.TextDelta{Text: "done"}, nil)
-			}
-		}
-	})
-	return &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{tool("a"), tool("b")}}
 }
 
 func TestRecovery_AKilledProcessesRunIsFinishedByTheNextWithoutRepeatingCompletedSteps(t *testing.T) {
@@ -202,7 +147,7 @@ func testRecovery(t *testing.T, b backend) {
 	t.Cleanup(func() { _ = dbos.Shutdown(d, 10*time.Second) })
 	var mu sync.Mutex
 	var recovered []agentloop.Item
-	r, err := dbosrun.New(d, markingAgent(marksPath, nil), dbosrun.Options{OnItem: func(id string, it agentloop.Item, err error) {
+	r, err := dbosrun.New(d, enginetest.MarkingAgent(marksPath, nil), dbosrun.Options{OnItem: func(id string, it agentloop.Item, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		recovered = append(recovered, it)
@@ -218,7 +163,7 @@ func testRecovery(t *testing.T, b backend) {
 	require.Len(t, f.History, 6, "user, call a, result, call b, result, answer")
 	assert.Equal(t, "b done", f.History[4].Parts[0].ToolResult.Content)
 
-	got := marks(t, marksPath)
+	got := enginetest.Marks(t, marksPath)
 	keyA := agentloop.Step{ConversationID: "chat-1", Turn: 1, CallID: "call_0_0"}.IdempotencyKey()[:8]
 	keyB := agentloop.Step{ConversationID: "chat-1", Turn: 2, CallID: "call_1_0"}.IdempotencyKey()[:8]
 	assert.Equal(t, map[string]int{
@@ -246,64 +191,4 @@ func crashChild(t *testing.T, b backend, marksPath, agent string) {
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
 	_, _ = io.Copy(io.Discard, out)
-}
-
-func TestApproval_ARunPausedOnAnApprovalGoesOnAfterARestartFromTheApprovedCall(t *testing.T) {
-	for _, b := range backends(t) {
-		t.Run(b.name, func(t *testing.T) { testApproval(t, b) })
-	}
-}
-
-func testApproval(t *testing.T, b backend) {
-	marksPath := filepath.Join(t.TempDir(), "marks")
-	pay, err := agentloop.NewRawTool("pay", "Pays.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-		mark(marksPath, "pay")
-		return "paid", nil
-	})
-	require.NoError(t, err)
-	pay.NeedsApproval = true
-	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
-		return func(yield func(agentloop.Chunk, error) bool) {
-			n := replies(req)
-			mark(marksPath, fmt.Sprintf("model %d", n))
-			if n == 0 {
-				yield(agentloop.ToolCall{Name: "pay", Args: json.RawMessage(`{}`)}, nil)
-				return
-			}
-			yield(agentloop.TextDelta{Text: "paid it"}, nil)
-		}
-	})
-	agent := &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{pay}}
-	ctx := context.Background()
-	start := func() (dbos.Context, *dbosrun.Runner) {
-		d, err := openDBOS(ctx, b.url, b.schema)
-		require.NoError(t, err)
-		r, err := dbosrun.New(d, agent, dbosrun.Options{})
-		require.NoError(t, err)
-		require.NoError(t, dbos.Launch(d))
-		return d, r
-	}
-	first := dbosrun.Run{ID: "chat-2/1", ConversationID: "chat-2", History: agentloop.History{agentloop.UserMessage("pay")}}
-
-	d, r := start()
-	last, err := agentloop.Drain(r.Stream(ctx, first))
-	require.NoError(t, err)
-	require.IsType(t, agentloop.Pending{}, last)
-	require.NoError(t, dbos.Shutdown(d, 10*time.Second))
-
-	// Another process, later: the paused run's outcome is in the database.
-	d, r = start()
-	t.Cleanup(func() { _ = dbos.Shutdown(d, 10*time.Second) })
-	last, err = agentloop.Drain(r.Stream(ctx, first))
-	require.NoError(t, err)
-	p, ok := last.(agentloop.Pending)
-	require.Truef(t, ok, "recorded outcome %T", last)
-	require.Len(t, p.Approvals, 1)
-	h, err := p.History.AppendApprovals(agentloop.Approval{CallID: p.Approvals[0].ID, Approved: true})
-	require.NoError(t, err)
-
-	last, err = agentloop.Drain(r.Stream(ctx, dbosrun.Run{ID: "chat-2/2", ConversationID: "chat-2", History: h}))
-	require.NoError(t, err)
-	assert.Equal(t, "paid it", last.(agentloop.Final).Text)
-	assert.Equal(t, map[string]int{"model 0": 1, "pay": 1, "model 1": 1}, marks(t, marksPath))
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/durable/dbosrun"
+	"github.com/agentloop/agentloop/durable/internal/enginetest"
 )
 
 // launch starts DBOS on SQLite in the test's temp dir with one runner.
@@ -52,7 +53,7 @@ func toolAgent(t *testing.T, maxTurns int) *agentloop.Agent {
 	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 		return func(yield func(agentloop.Chunk, error) bool) {
 			var chunks []agentloop.Chunk
-			if replies(req) == 0 {
+			if enginetest.Replies(req) == 0 {
 				chunks = []agentloop.Chunk{agentloop.TextDelta{Text: "calling"},
 					agentloop.ToolCall{Name: "echo", Args: json.RawMessage(`{"n":1}`)},
 					agentloop.ToolCall{Name: "echo", Args: json.RawMessage(`{"n":2}`)}}
@@ -67,20 +68,6 @@ func toolAgent(t *testing.T, maxTurns int) *agentloop.Agent {
 		}
 	})
 	return &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{echo}, MaxTurns: maxTurns}
-}
-
-func TestStream_YieldsTheSameItemsAsARunInProcess(t *testing.T) {
-	agent := toolAgent(t, 0)
-	h := agentloop.History{agentloop.UserMessage("go")}
-	want, err := collect(t, agent.Stream(context.Background(), h, &agentloop.RunOptions{ConversationID: "c"}))
-	require.NoError(t, err)
-
-	_, r := launch(t, agent, dbosrun.Options{})
-	got, err := collect(t, r.Stream(context.Background(), dbosrun.Run{ID: "c/1", ConversationID: "c", History: h}))
-	require.NoError(t, err)
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("items (-in process +dbos):\n%s", d)
-	}
 }
 
 func TestStream_OfARunThatEndedYieldsItsRecordedOutcome(t *testing.T) {
@@ -133,7 +120,7 @@ func TestStream_RefusesARunWithoutIDAndASecondStreamOfARunInProcess(t *testing.T
 	require.NoError(t, err)
 	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 		return func(yield func(agentloop.Chunk, error) bool) {
-			if replies(req) == 0 {
+			if enginetest.Replies(req) == 0 {
 				yield(agentloop.ToolCall{Name: "wait", Args: json.RawMessage(`{}`)}, nil)
 				return
 			}

@@ -1,12 +1,8 @@
 package dbosrun_test
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"log/slog"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,6 +13,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/durable/dbosrun"
+	"github.com/agentloop/agentloop/durable/internal/enginetest"
 )
 
 // What a live replica's takeover of a dead one's run would build on
@@ -28,18 +25,7 @@ func TestTakeover_ResumeWorkflowRunsADeadExecutorsPendingRunInAnotherExecutor(t 
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			marksPath := filepath.Join(t.TempDir(), "marks")
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "DBOSRUN_CHILD_URL="+b.url, "DBOSRUN_CHILD_SCHEMA="+b.schema, "DBOSRUN_CHILD_MARKS="+marksPath)
-			cmd.Stderr = os.Stderr
-			out, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			require.NoError(t, cmd.Start())
-			line, err := bufio.NewReader(out).ReadString('\n')
-			require.NoError(t, err, "the child ended before tool b started")
-			require.Equal(t, "b started\n", line)
-			require.NoError(t, cmd.Process.Kill())
-			_ = cmd.Wait()
-			_, _ = io.Copy(io.Discard, out)
+			crashChild(t, b, marksPath, "")
 
 			ctx := context.Background()
 			d, err := dbos.NewContext(ctx, dbos.Config{AppName: "agentloop-dbosrun-test", DatabaseURL: b.url, DatabaseSchema: b.schema,
@@ -47,7 +33,7 @@ func TestTakeover_ResumeWorkflowRunsADeadExecutorsPendingRunInAnotherExecutor(t 
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = dbos.Shutdown(d, 10*time.Second) })
 			ended := make(chan agentloop.Item, 1)
-			_, err = dbosrun.New(d, markingAgent(marksPath, nil), dbosrun.Options{OnItem: func(_ string, it agentloop.Item, err error) {
+			_, err = dbosrun.New(d, enginetest.MarkingAgent(marksPath, nil), dbosrun.Options{OnItem: func(_ string, it agentloop.Item, err error) {
 				if err != nil || it == nil {
 					ended <- nil
 				} else if f, ok := it.(agentloop.Final); ok {
@@ -68,7 +54,7 @@ func TestTakeover_ResumeWorkflowRunsADeadExecutorsPendingRunInAnotherExecutor(t 
 			f, ok := (<-ended).(agentloop.Final)
 			require.True(t, ok, "the resumed run ends with its answer")
 			assert.Equal(t, "done", f.Text)
-			got := marks(t, marksPath)
+			got := enginetest.Marks(t, marksPath)
 			for line, n := range got {
 				if line[:6] == "tool b" {
 					assert.Equal(t, 2, n, line) // in flight at the kill

@@ -3,8 +3,6 @@ package temporalrun_test
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"net/http/httptest"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -15,48 +13,13 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
-	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/durable/internal/enginetest"
 	"github.com/agentloop/agentloop/durable/temporalrun"
-	"github.com/agentloop/agentloop/store/memstore"
 )
 
 // A Runner is an aisdk.Runner: a ChatServer runs its runs as Temporal
 // workflows.
 var _ aisdk.Runner = (*temporalrun.Runner)(nil)
-
-func TestRealServer_AChatServerOnTemporalAnswersAChatEndToEndAndRunsEachToolCallOnce(t *testing.T) {
-	c, _ := realServer(t)
-	var calls atomic.Int32
-	agent := weatherAgent(&calls)
-	st := memstore.New(memstore.Options{})
-	t.Cleanup(func() { _ = st.Close() })
-	chat := &aisdk.ChatServer{Agent: agent, Store: st, Logger: slog.New(slog.DiscardHandler), KeepAlive: -1}
-	r, err := temporalrun.New(agent, temporalrun.Options{TaskQueue: unique(t, "queue"), Client: c, OnItem: chat.RunItem})
-	require.NoError(t, err)
-	chat.Runner = r
-	startWorker(t, c, r)
-	require.NoError(t, chat.Validate())
-	srv := httptest.NewServer(chat.Routes("/api"))
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { assert.NoError(t, chat.Shutdown(context.Background())) })
-
-	client := &aisdktest.ChatClient{URL: srv.URL + "/api/chat", ChatID: unique(t, "chat")}
-	msgs, err := client.Send(context.Background(), "weather?")
-	require.NoError(t, err)
-	require.Len(t, msgs, 2)
-	var text string
-	for _, p := range msgs[1].Parts {
-		text += p.Text
-	}
-	assert.Contains(t, text, "Sunny in both.")
-
-	saved, err := st.GetChat(context.Background(), client.ChatID)
-	require.NoError(t, err)
-	end := saved.History[len(saved.History)-1]
-	assert.Equal(t, agentloop.RoleAssistant, end.Role)
-	assert.Equal(t, "Sunny in both.", end.Text())
-	assert.Equal(t, int32(2), calls.Load(), "each tool call runs once")
-}
 
 func TestStart_NeedsAClientAndRefusesOptionsItCannotRecord(t *testing.T) {
 	agent := weatherAgent(new(atomic.Int32))
@@ -80,7 +43,7 @@ func TestRealServer_StopEndsARunOfThisProcessAsCancelled(t *testing.T) {
 			ended <- err
 		}
 	}
-	r, err := temporalrun.New(markingAgent(filepath.Join(t.TempDir(), "marks"), blocked),
+	r, err := temporalrun.New(enginetest.MarkingAgent(filepath.Join(t.TempDir(), "marks"), blocked),
 		temporalrun.Options{TaskQueue: unique(t, "queue"), Client: c, OnItem: onItem, Heartbeat: 3 * time.Second})
 	require.NoError(t, err)
 	startWorker(t, c, r)

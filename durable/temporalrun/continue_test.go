@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/durable/internal/enginetest"
 	"github.com/agentloop/agentloop/durable/temporalrun"
 )
 
@@ -32,7 +33,7 @@ func countingAgent(t testing.TB, toolTurns int, modelCalls, toolCalls *atomic.In
 			if !yield(agentloop.Usage{Input: 10, Output: 2}, nil) {
 				return
 			}
-			if replies(req) < toolTurns {
+			if enginetest.Replies(req) < toolTurns {
 				yield(agentloop.ToolCall{Name: "step", Args: json.RawMessage(`{}`)}, nil)
 				return
 			}
@@ -89,7 +90,7 @@ func TestWorkflow_ALongRunContinuesAsNewAndStaysTheSameRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, executions, "6 model calls, 2 per execution")
 	require.Equal(t, []int32{6, 5}, []int32{model.Load(), tools.Load()}, "each model and tool call once")
-	require.Empty(t, cmp.Diff(wholeParts(want), got, cmpItems), "items")
+	require.Empty(t, cmp.Diff(enginetest.WholeParts(want), got, cmpItems), "items")
 	f, ok := last.(agentloop.Final)
 	require.Truef(t, ok, "last item %T", last)
 	require.Equal(t, 6, f.Turns)
@@ -119,16 +120,4 @@ func TestWorkflow_ARunDoesNotContinueAsNewUnlessAsked(t *testing.T) {
 	require.NoError(t, err)
 	require.IsType(t, agentloop.Final{}, last)
 	require.Equal(t, 1, executions)
-}
-
-// replies counts the assistant messages of a request: the models of these tests
-// play their scripts by the conversation, so any worker continues them.
-func replies(req *agentloop.Request) int {
-	n := 0
-	for _, m := range req.Messages {
-		if m.Role == agentloop.RoleAssistant {
-			n++
-		}
-	}
-	return n
 }

@@ -35,6 +35,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/durable/internal/enginetest"
 	"github.com/agentloop/agentloop/durable/temporalrun"
 )
 
@@ -67,7 +68,7 @@ func child(hostPort, queue, runID, marks string) int {
 		return fail(err)
 	}
 	blocked := make(chan struct{})
-	r, err := temporalrun.New(markingAgent(marks, blocked), temporalrun.Options{TaskQueue: queue, Heartbeat: crashHeartbeat})
+	r, err := temporalrun.New(enginetest.MarkingAgent(marks, blocked), temporalrun.Options{TaskQueue: queue, Heartbeat: crashHeartbeat})
 	if err != nil {
 		return fail(err)
 	}
@@ -191,26 +192,6 @@ func startWorker(t testing.TB, c client.Client, r *temporalrun.Runner) worker.Wo
 	return w
 }
 
-func TestRealServer_ARunGivesTheSameItemsAsInProcess(t *testing.T) {
-	c, _ := realServer(t)
-	var local, durable atomic.Int32
-	want := inProcess(t, weatherAgent(&local), agentloop.History{agentloop.UserMessage("weather?")})
-
-	r, err := temporalrun.New(weatherAgent(&durable), temporalrun.Options{TaskQueue: unique(t, "queue")})
-	require.NoError(t, err)
-	startWorker(t, c, r)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var got []agentloop.Item
-	for it, err := range r.Stream(ctx, c, temporalrun.Run{ID: unique(t, "run"), ConversationID: "chat-1",
-		History: agentloop.History{agentloop.UserMessage("weather?")}}) {
-		require.NoError(t, err)
-		got = append(got, it)
-	}
-	require.Equal(t, int32(2), durable.Load(), "each tool call runs once")
-	require.Empty(t, cmp.Diff(wholeParts(want), got, cmpItems))
-}
-
 // design.md §3.10 on a real server: a sub-agent's items, made in the tool
 // activity, reach the Stream as they happen, where they do in process.
 func TestRealServer_ASubAgentsItemsStreamLiveFromTheToolActivity(t *testing.T) {
@@ -228,7 +209,7 @@ func TestRealServer_ASubAgentsItemsStreamLiveFromTheToolActivity(t *testing.T) {
 		require.NoError(t, err)
 		got = append(got, it)
 	}
-	require.Empty(t, cmp.Diff(wholeParts(want), got, cmpItems))
+	require.Empty(t, cmp.Diff(enginetest.WholeParts(want), got, cmpItems))
 }
 
 // With two workers (two processes' runners) on one task queue, a run's
@@ -311,7 +292,7 @@ func TestRealServer_ARunContinuedAsNewStreamsToItsEnd(t *testing.T) {
 		got = append(got, it)
 	}
 	require.Equal(t, []int32{6, 5}, []int32{model.Load(), tools.Load()}, "each model and tool call once")
-	require.Empty(t, cmp.Diff(wholeParts(want), got, cmpItems))
+	require.Empty(t, cmp.Diff(enginetest.WholeParts(want), got, cmpItems))
 	d, err := c.DescribeWorkflowExecution(ctx, runID, "")
 	require.NoError(t, err)
 	first := d.GetWorkflowExecutionInfo().GetFirstRunId()
@@ -327,65 +308,6 @@ func TestRealServer_ARunContinuedAsNewStreamsToItsEnd(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(continuedHistoryFile, append(b, '\n'), 0o644))
 	}
-}
-
-// markingAgent's model calls tool a, then tool b, then answers "done";
-// every model call and tool call leaves a mark in the file at marksPath.
-// When blocked is not nil, b closes it and then blocks until its context
-// is done.
-func markingAgent(marksPath string, blocked chan struct{}) *agentloop.Agent {
-	tool := func(name string) *agentloop.Tool {
-		t, err := agentloop.NewRawTool(name, "Marks.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-			mark(marksPath, "tool "+name+" "+agentloop.IdempotencyKey(ctx)[:8])
-			if name == "b" && blocked != nil {
-				close(blocked)
-				<-ctx.Done()
-				return "", ctx.Err()
-			}
-			return name + " done", nil
-		})
-		if err != nil {
-			panic(err)
-		}
-		return t
-	}
-	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
-		return func(yield func(agentloop.Chunk, error) bool) {
-			n := replies(req)
-			mark(marksPath, fmt.Sprintf("model %d", n))
-			switch n {
-			case 0:
-				yield(agentloop.ToolCall{Name: "a", Args: json.RawMessage(`{}`)}, nil)
-			case 1:
-				yield(agentloop.ToolCall{Name: "b", Args: json.RawMessage(`{}`)}, nil)
-			default:
-				yield(agentloop.TextDelta{Text: "done"}, nil)
-			}
-		}
-	})
-	return &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{tool("a"), tool("b")}}
-}
-
-func mark(path, line string) {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		panic(err)
-	}
-	defer f.Close()
-	if _, err := fmt.Fprintln(f, line); err != nil {
-		panic(err)
-	}
-}
-
-func marks(t *testing.T, path string) map[string]int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	n := map[string]int{}
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		n[l]++
-	}
-	return n
 }
 
 // A worker process killed (SIGKILL) while a slow tool runs: the server
@@ -438,7 +360,7 @@ func testLostWorker(t *testing.T, sig syscall.Signal) {
 			mu.Unlock()
 		}
 	}
-	r, err := temporalrun.New(markingAgent(marksPath, nil), temporalrun.Options{TaskQueue: queue, Heartbeat: crashHeartbeat, OnItem: onItem})
+	r, err := temporalrun.New(enginetest.MarkingAgent(marksPath, nil), temporalrun.Options{TaskQueue: queue, Heartbeat: crashHeartbeat, OnItem: onItem})
 	require.NoError(t, err)
 	startWorker(t, c, r)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -460,43 +382,7 @@ func testLostWorker(t *testing.T, sig syscall.Signal) {
 		"model 0": 1, "tool a " + keyA: 1, "model 1": 1, // completed before the signal: once
 		"tool b " + keyB: 2, // in flight at the signal: again, with the same key
 		"model 2":        1,
-	}, marks(t, marksPath))
-}
-
-// A run paused on an approval by one worker goes on, once approved, on
-// another: the approved call runs once and the first model call is not
-// made again.
-func TestRealServer_AnApprovalPausedOnOneWorkerGoesOnOnAnother(t *testing.T) {
-	c, _ := realServer(t)
-	queue := unique(t, "queue")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
-	var transfersA, modelA atomic.Int32
-	ra, err := temporalrun.New(approvalAgent(&transfersA, &modelA), temporalrun.Options{TaskQueue: queue})
-	require.NoError(t, err)
-	wa := startWorker(t, c, ra)
-	last, err := agentloop.Drain(ra.Stream(ctx, c, temporalrun.Run{ID: unique(t, "run1"), ConversationID: "chat-1",
-		History: agentloop.History{agentloop.UserMessage("pay")}}))
-	require.NoError(t, err)
-	p, ok := last.(agentloop.Pending)
-	require.Truef(t, ok, "last item %T", last)
-	require.Len(t, p.Approvals, 1)
-	wa.Stop() // the first worker is gone
-
-	h, err := p.History.AppendApprovals(agentloop.Approval{CallID: p.Approvals[0].ID, Approved: true})
-	require.NoError(t, err)
-	var transfersB, modelB atomic.Int32
-	rb, err := temporalrun.New(approvalAgent(&transfersB, &modelB), temporalrun.Options{TaskQueue: queue})
-	require.NoError(t, err)
-	startWorker(t, c, rb)
-	last, err = agentloop.Drain(rb.Stream(ctx, c, temporalrun.Run{ID: unique(t, "run2"), ConversationID: "chat-1", History: h}))
-	require.NoError(t, err)
-	f, ok := last.(agentloop.Final)
-	require.Truef(t, ok, "last item %T", last)
-	require.Equal(t, "Transferred.", f.Text)
-	assert.Equal(t, []int32{1, 0}, []int32{modelA.Load(), transfersA.Load()}, "the first worker: one model call, no transfer")
-	assert.Equal(t, []int32{1, 1}, []int32{modelB.Load(), transfersB.Load()}, "the second worker: the approved transfer and the answer")
+	}, enginetest.Marks(t, marksPath))
 }
 
 // A call that runs longer than the heartbeat timeout stays with its
@@ -518,7 +404,7 @@ func TestRealServer_ACallLongerThanTheHeartbeatTimeoutRunsOnce(t *testing.T) {
 	require.NoError(t, err)
 	model := agentloop.ModelFunc(func(ctx context.Context, req *agentloop.Request) iter.Seq2[agentloop.Chunk, error] {
 		return func(yield func(agentloop.Chunk, error) bool) {
-			if replies(req) == 0 {
+			if enginetest.Replies(req) == 0 {
 				yield(agentloop.ToolCall{Name: "slow", Args: json.RawMessage(`{}`)}, nil)
 				return
 			}
@@ -539,28 +425,4 @@ func TestRealServer_ACallLongerThanTheHeartbeatTimeoutRunsOnce(t *testing.T) {
 	require.Truef(t, ok, "last item %T", last)
 	require.Equal(t, "slow done", f.History[2].Parts[0].ToolResult.Content)
 	require.Equal(t, int32(1), calls.Load())
-}
-
-// BenchmarkSteps_RealServer is the cost per step of a 200-step run on a
-// real Temporal server (in-memory SQLite, on loopback) with one worker in
-// this process.
-func BenchmarkSteps_RealServer(b *testing.B) {
-	c, _ := realServer(b)
-	r, err := temporalrun.New(stepsAgent(b), temporalrun.Options{TaskQueue: unique(b, "queue")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	startWorker(b, c, r)
-	ctx := context.Background()
-	for b.Loop() {
-		last, err := agentloop.Drain(r.Stream(ctx, c, temporalrun.Run{ID: unique(b, "run"), ConversationID: "bench",
-			History: agentloop.History{agentloop.UserMessage("go")}}))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if f, ok := last.(agentloop.Final); !ok || f.Text != "done" {
-			b.Fatalf("the run ended with %#v", last)
-		}
-	}
-	reportPerStep(b)
 }

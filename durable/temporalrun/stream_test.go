@@ -22,28 +22,38 @@ import (
 
 // suiteClient is a client.Client whose ExecuteWorkflow runs the workflow
 // in a test-suite environment where the runner is registered, as a worker
-// of this process would: only ExecuteWorkflow is implemented.
+// of this process would, and keeps the run, as a server does: only
+// ExecuteWorkflow and GetWorkflow are implemented.
 type suiteClient struct {
 	client.Client
 	t      testing.TB
-	runner *temporalrun.Runner
 	starts atomic.Int32
-	ended  map[string]*suiteRun // by workflow id: runs that closed
+	mu     sync.Mutex
+	runner *temporalrun.Runner
+	runs   map[string]*suiteRun // by workflow id: the runs it started or was given
 }
 
 func (c *suiteClient) GetWorkflow(_ context.Context, id, _ string) client.WorkflowRun {
-	return c.ended[id]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.runs[id]
 }
 
 func (c *suiteClient) ExecuteWorkflow(_ context.Context, opts client.StartWorkflowOptions, name any, args ...any) (client.WorkflowRun, error) {
 	c.starts.Add(1)
-	if c.ended[opts.ID] != nil {
-		return nil, serviceerror.NewWorkflowExecutionAlreadyStarted("closed", "", "")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.runs[opts.ID] != nil {
+		return nil, serviceerror.NewWorkflowExecutionAlreadyStarted("started", "", "")
 	}
 	env := newEnv(c.t)
 	env.SetStartWorkflowOptions(opts)
 	c.runner.Register(env)
 	run := &suiteRun{done: make(chan struct{})}
+	if c.runs == nil {
+		c.runs = map[string]*suiteRun{}
+	}
+	c.runs[opts.ID] = run
 	go func() {
 		defer close(run.done)
 		env.ExecuteWorkflow(name, args...)
@@ -97,7 +107,7 @@ func TestStream_OfARunThatEndedYieldsItsRecordedOutcomeWithoutRunningIt(t *testi
 	require.NoError(t, err)
 	done := &suiteRun{done: make(chan struct{}), out: temporalrun.Outcome{Outcome: outcome.Outcome{Kind: "final", Text: "earlier"}}}
 	close(done.done)
-	c := &suiteClient{t: t, runner: r, ended: map[string]*suiteRun{"chat-1/1": done}}
+	c := &suiteClient{t: t, runner: r, runs: map[string]*suiteRun{"chat-1/1": done}}
 	var got []agentloop.Item
 	for it, err := range r.Stream(context.Background(), c, temporalrun.Run{ID: "chat-1/1", ConversationID: "chat-1",
 		History: agentloop.History{agentloop.UserMessage("weather?")}}) {

@@ -96,18 +96,6 @@ func weatherAgent(calls *atomic.Int32) *agentloop.Agent {
 	return &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{tool}}
 }
 
-// The workflow replays each model call in whole parts (design §3.9), so
-// the items match once the in-process deltas are joined into parts.
-func TestWorkflow_ToolRunGivesTheSameItemsAndHistoryAsInProcess(t *testing.T) {
-	var local, durable atomic.Int32
-	want := inProcess(t, weatherAgent(&local), agentloop.History{agentloop.UserMessage("weather?")})
-	got, last, err := execute(t, weatherAgent(&durable), temporalrun.Options{}, agentloop.History{agentloop.UserMessage("weather?")})
-	require.NoError(t, err)
-	require.Equal(t, int32(2), durable.Load(), "each tool call runs once")
-	require.Empty(t, cmp.Diff(wholeParts(want), got, cmpItems), "items")
-	require.Empty(t, cmp.Diff(want[len(want)-1], last, cmpItems), "the workflow's result is the last item")
-}
-
 // cmpItems compares items by their JSON-visible content (Go errors behind
 // results are not recorded).
 var cmpItems = cmp.Transformer("json", func(it agentloop.Item) string {
@@ -117,27 +105,6 @@ var cmpItems = cmp.Transformer("json", func(it agentloop.Item) string {
 	}
 	return string(b)
 })
-
-// wholeParts joins runs of text deltas and drops tool-call deltas: the
-// items of a replayed model call.
-func wholeParts(items []agentloop.Item) []agentloop.Item {
-	var out []agentloop.Item
-	for _, it := range items {
-		switch v := it.(type) {
-		case agentloop.ToolCallDelta:
-			continue
-		case agentloop.TextDelta:
-			if n := len(out); n > 0 {
-				if prev, ok := out[n-1].(agentloop.TextDelta); ok {
-					out[n-1] = agentloop.TextDelta{Text: prev.Text + v.Text}
-					continue
-				}
-			}
-		}
-		out = append(out, it)
-	}
-	return out
-}
 
 // flakyAgent calls its flaky tool once; the tool fails transiently (with
 // ErrRetry) on its first failures attempts.
