@@ -99,6 +99,7 @@ func (h *ChatServer) serveDurable(w http.ResponseWriter, r *http.Request, req *C
 	restated := len(sr.restate) // logged after the start, but the client has them
 	s := h.newSink(ctx, id, sr, messageID)
 	h.sinks.set(id, s)
+	h.runs.beginRun() // ended by RunItem with the run
 	opts.ConversationID = req.ID
 	if err := h.Runner.Start(ctx, id, req.ID, history, opts); err != nil {
 		h.RunItem(id, nil, fmt.Errorf("aisdk: starting the run of chat %q: %w", req.ID, err))
@@ -146,12 +147,16 @@ func (h *ChatServer) RunItem(runID string, item agentloop.Item, err error) {
 	if !ok {
 		s = h.recoverRun(runID)
 		h.sinks.set(runID, s)
+		if s != nil {
+			h.runs.beginRun()
+		}
 	}
 	if s == nil {
 		return
 	}
 	if s.put(runPair{item, err}) {
 		h.sinks.remove(runID)
+		h.runs.endRun() // the run ended here, or was handed over
 	}
 }
 
