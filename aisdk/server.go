@@ -218,8 +218,9 @@ func (h *ChatServer) Shutdown(ctx context.Context) error { return h.runs.shutdow
 // another replica) is waited for only as long as the chat request that
 // started it here follows it, for that request ends with it or with its
 // client. The engine may recover a run in this process during the drain:
-// Drain waits for it too. A run's items written once its end is saved
-// after a store failure (retried in the background) are not waited for.
+// Drain waits for it too. What goes on in the background after a run's
+// end could not be saved at once (the retries that save it) is not waited
+// for.
 //
 // The application calls Drain, usually on SIGTERM, with a deadline
 // shorter than its orchestrator's grace period (see examples/webchat's
