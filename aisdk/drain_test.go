@@ -138,7 +138,9 @@ func TestDrain_WhenItsContextEndsFirstShutdownEndsTheRunsLeftAsBefore(t *testing
 	<-g.started
 
 	require.ErrorIs(t, r.h.Drain(cancelled()), context.Canceled)
+	drained := drainAsync(r.h.Drain) // one that still waits when Shutdown comes
 	require.NoError(t, r.h.Shutdown(context.Background()))
+	require.NoError(t, <-drained, "the runs Shutdown ended are no longer in progress")
 	<-sent
 	_, err := st.ActiveStream(context.Background(), "c")
 	assert.ErrorIs(t, err, store.ErrNotFound, "the run's stream is still active after Shutdown")
@@ -147,6 +149,23 @@ func TestDrain_WhenItsContextEndsFirstShutdownEndsTheRunsLeftAsBefore(t *testing
 	assert.Equal(t, aisdk.RunStopped, lastRun(t, r, "c"), "Shutdown cancelled the run")
 	// And Drain after Shutdown has nothing left to wait for.
 	assert.NoError(t, r.h.Drain(cancelled()))
+}
+
+func TestDrain_AStopRequestStillStopsARun(t *testing.T) {
+	st := newStore(t)
+	g := newGate(t)
+	defer g.Open()
+	r := newReplica(t, st, simtest.NewModel(gatedScript()...), g.tool)
+	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	sent := sendAsync(client, "Go")
+	<-g.started
+
+	require.ErrorIs(t, r.h.Drain(cancelled()), context.Canceled)
+	drained := drainAsync(r.h.Drain)
+	require.NoError(t, (&aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}).Stop(context.Background()))
+	require.NoError(t, <-drained)
+	<-sent
+	assert.Equal(t, aisdk.RunStopped, lastRun(t, r, "c"))
 }
 
 func TestDrain_ReturnsAtOnceWhenNoRunIsInProgress(t *testing.T) {
