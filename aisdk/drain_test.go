@@ -8,7 +8,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -267,4 +269,32 @@ func TestRunner_DrainWaitsForTheRunsTheRunnerExecutesHere(t *testing.T) {
 	s, err := st.GetStream(context.Background(), strings.TrimPrefix(f.ids[0], "c/"))
 	require.NoError(t, err)
 	assert.Equal(t, store.StreamDone, s.State)
+}
+
+// A run of the Runner that lost its stream lease (its chat was deleted, or
+// taken over) writes nothing more here, and its end may never come here
+// (the engine may have moved it to another process): Drain does not wait
+// for it.
+func TestRunner_DrainDoesNotWaitForARunThatLostItsLease(t *testing.T) {
+	st := newStore(t)
+	g := newGate(t)
+	defer g.Open()
+	r, f := newRunnerReplica(t, st, simtest.NewModel(gatedScript()...), g.tool)
+	var gone atomic.Bool
+	f.kill = func(agentloop.Item) bool { return gone.Load() } // its end never comes here
+	sent := sendAsync(&aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}, "Go")
+	<-g.started
+
+	gone.Store(true)
+	req, err := http.NewRequest(http.MethodDelete, r.srv.URL+"/api/chats/c", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	<-sent
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a bound, should Drain wait for it
+	defer cancel()
+	assert.NoError(t, r.h.Drain(ctx))
 }

@@ -99,7 +99,6 @@ func (h *ChatServer) serveDurable(w http.ResponseWriter, r *http.Request, req *C
 	restated := len(sr.restate) // logged after the start, but the client has them
 	s := h.newSink(ctx, id, sr, messageID)
 	h.sinks.set(id, s)
-	h.runs.beginRun() // ended by RunItem with the run
 	opts.ConversationID = req.ID
 	if err := h.Runner.Start(ctx, id, req.ID, history, opts); err != nil {
 		h.RunItem(id, nil, fmt.Errorf("aisdk: starting the run of chat %q: %w", req.ID, err))
@@ -147,16 +146,13 @@ func (h *ChatServer) RunItem(runID string, item agentloop.Item, err error) {
 	if !ok {
 		s = h.recoverRun(runID)
 		h.sinks.set(runID, s)
-		if s != nil {
-			h.runs.beginRun()
-		}
 	}
 	if s == nil {
 		return
 	}
 	if s.put(runPair{item, err}) {
 		h.sinks.remove(runID)
-		h.runs.endRun() // the run ended here, or was handed over
+		s.ended() // the run ended here, or was handed over
 	}
 }
 
@@ -322,6 +318,7 @@ type runSink struct {
 	out   output
 	last  runPair
 	stops []func() // what put stops when the run ends
+	ended func()   // ends the run for Drain; once, it may be called again
 
 	mu     sync.Mutex // put and the flusher
 	chunks []Chunk
@@ -335,6 +332,11 @@ type runSink struct {
 
 func (h *ChatServer) newSink(ctx context.Context, id string, sr *storedRun, messageID string) *runSink {
 	s := &runSink{h: h, id: id, sr: sr, m: h.newMapper(messageID)}
+	// The run is in progress for Drain until its last item, or until it
+	// lost its lease: then it is stopped and writes nothing more here, and
+	// its end may never come here (the engine moved it to another process).
+	h.runs.beginRun()
+	s.ended = sync.OnceFunc(h.runs.endRun)
 	s.out = output{sr: sr}
 	stop := func(cause error) { h.Runner.Stop(id, cause) }
 	s.stops = append(s.stops, sr.watch(ctx, stop))
@@ -357,6 +359,7 @@ func (h *ChatServer) newSink(ctx context.Context, id string, sr *storedRun, mess
 			case <-done:
 				return
 			case <-sr.lostCh:
+				s.ended()
 				return // another process runs the run now (or nobody)
 			case <-t.C:
 			}

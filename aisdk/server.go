@@ -213,7 +213,10 @@ func (h *ChatServer) Shutdown(ctx context.Context) error { return h.runs.shutdow
 // (those that start a run, until they end: without a Runner the run is
 // the request's), and, with a Runner, the runs whose items this process
 // writes through [ChatServer.RunItem]: those its requests started and
-// those the engine recovers here, until RunItem takes their final item. A
+// those the engine recovers here, until RunItem takes their final item,
+// or until the run loses its stream lease (its chat was deleted or taken
+// over: it is stopped and writes nothing more here, and its end may never
+// come here). A
 // run that the engine executes in another process (a Temporal worker of
 // another replica) is waited for only as long as the chat request that
 // started it here follows it, for that request ends with it or with its
