@@ -318,7 +318,7 @@ type runSink struct {
 	out   output
 	last  runPair
 	stops []func() // what put stops when the run ends
-	ended func()   // ends the run for Drain; once, it may be called again
+	ended func()   // ends the run for Drain; it may be called more than once
 
 	mu     sync.Mutex // put and the flusher
 	chunks []Chunk

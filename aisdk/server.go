@@ -209,21 +209,18 @@ func (h *ChatServer) Shutdown(ctx context.Context) error { return h.runs.shutdow
 // Drain; a run that finishes within the drain saves and ends its stream
 // as any finished run does (its chat's LastRun is [RunFinished]).
 //
-// The runs Drain waits for are the chat requests admitted before it
-// (those that start a run, until they end: without a Runner the run is
-// the request's), and, with a Runner, the runs whose items this process
-// writes through [ChatServer.RunItem]: those its requests started and
-// those the engine recovers here, until RunItem takes their final item,
-// or until the run loses its stream lease (its chat was deleted or taken
-// over: it is stopped and writes nothing more here, and its end may never
-// come here). A
+// What Drain waits for: the chat requests admitted before it, until they
+// end (without a Runner, the run is its request's), and, with a Runner,
+// the runs whose items this process writes through [ChatServer.RunItem]
+// (those its requests started, and those the engine recovers here, also
+// during the drain), until RunItem takes their final item, or until the
+// run loses its stream lease (its chat was deleted or taken over: it is
+// stopped, writes nothing more here, and its end may never come here). A
 // run that the engine executes in another process (a Temporal worker of
-// another replica) is waited for only as long as the chat request that
-// started it here follows it, for that request ends with it or with its
-// client. The engine may recover a run in this process during the drain:
-// Drain waits for it too. What goes on in the background after a run's
-// end could not be saved at once (the retries that save it) is not waited
-// for.
+// another replica) is waited for only while the chat request that started
+// it here follows it; that request ends with the run or with its client.
+// Not waited for: the retries, in the background, that save a run's end
+// after the store failed.
 //
 // The application calls Drain, usually on SIGTERM, with a deadline
 // shorter than its orchestrator's grace period (see examples/webchat's
