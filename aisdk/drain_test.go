@@ -298,3 +298,40 @@ func TestRunner_DrainDoesNotWaitForARunThatLostItsLease(t *testing.T) {
 	defer cancel()
 	assert.NoError(t, r.h.Drain(ctx))
 }
+
+// A run that the engine recovers in a draining process is in progress
+// there: Drain waits for it, from its first item to its last.
+func TestRunner_DrainWaitsForARunRecoveredDuringIt(t *testing.T) {
+	st := newStore(t)
+	a, fa := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
+	b, fb := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
+	died := make(chan struct{})
+	fa.kill = func(it agentloop.Item) bool {
+		if _, ok := it.(agentloop.TextDelta); ok {
+			close(died) // a dies as its run streams
+			return true
+		}
+		return false
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-died
+		cancel()
+	}()
+	_, _ = (&aisdktest.ChatClient{URL: a.chatURL(), ChatID: "c"}).Send(ctx, "Weather?")
+	<-died
+	runID := fa.ids[0]
+
+	require.NoError(t, b.h.Drain(cancelled()), "b runs nothing yet")
+	start := agentloop.History{history(t, st, "c")[0]}
+	n := 0
+	for it, err := range fb.agent.Stream(context.Background(), start, &agentloop.RunOptions{ConversationID: "c"}) {
+		b.h.RunItem(runID, it, err) // the engine recovers the run on b
+		if n++; n == 1 {
+			require.ErrorIs(t, b.h.Drain(cancelled()), context.Canceled, "the recovered run is in progress")
+		}
+	}
+	assert.NoError(t, b.h.Drain(cancelled()), "the recovered run ended")
+	assert.Equal(t, "It is sunny in Oslo.", history(t, st, "c").LastAssistantText())
+	assert.Equal(t, aisdk.RunFinished, lastRun(t, b, "c"))
+}
