@@ -130,7 +130,9 @@
 // lease ran out; the turn it never saved is dropped from the client's next
 // request ([Reconcile]). Ended stream logs stay until deleted: run
 // store.ExpireStreams. Call [ChatServer.Shutdown] before
-// http.Server.Shutdown.
+// http.Server.Shutdown; for a deploy, call [ChatServer.Drain] with a
+// deadline before it, to let the runs in progress finish while new chats
+// are refused.
 //
 // With a [Runner] (ChatServer.Runner; durable/dbosrun's Runner is one, on
 // DBOS), a run outlives its process too: the engine runs it, and hands its

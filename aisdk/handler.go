@@ -269,8 +269,20 @@ func (h *Handler) Validate() error { return h.init() }
 // runs in progress are cancelled with [ErrShutdown]. It returns once they
 // all ended, or with ctx's error when ctx is done first. It may be called
 // more than once, and concurrently with ServeHTTP; the Handler does not
-// serve runs again afterwards.
+// serve runs again afterwards. To let the runs in progress finish first,
+// call [Handler.Drain] before it.
 func (h *Handler) Shutdown(ctx context.Context) error { return h.runs.shutdown(ctx) }
+
+// Drain lets the runs in progress finish, for a server that is about to
+// shut down: from its call, new chat requests are refused with 503
+// Service Unavailable and a Retry-After header, as after Shutdown, while
+// the requests in progress go on (a run ends with its request: when it
+// finishes, or when its client goes away). Drain returns nil once none is
+// in progress, at once when none is, or ctx's error when ctx is done
+// first. It cancels nothing: call Shutdown after it to cancel what is
+// left. It may be called more than once and concurrently with ServeHTTP
+// and Shutdown.
+func (h *Handler) Drain(ctx context.Context) error { return h.runs.drain(ctx) }
 
 // ready answers a request with a 500 when the configuration is wrong
 // (err, from init), and returns false.
@@ -332,7 +344,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	release, ok := h.running(w, r)
+	release, ok := h.startingRun(w, r)
 	if !ok {
 		return
 	}
@@ -381,15 +393,31 @@ func (c *core) readChat(w http.ResponseWriter, r *http.Request) (*ChatRequest, b
 	return req, true
 }
 
-// running registers a request that runs or follows a run with Shutdown;
-// once Shutdown began it answers 503 and returns false.
+// running registers a request that follows a run with Shutdown; once
+// Shutdown began it answers 503 and returns false.
 func (h *core) running(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	release, ok = h.runs.add()
 	if !ok {
-		w.Header().Set("Retry-After", "1")
-		h.refuse(w, r, http.StatusServiceUnavailable, "the server is shutting down; try again", nil)
+		h.refuseShuttingDown(w, r)
 	}
 	return release, ok
+}
+
+// startingRun registers a chat request, which starts a run, with Shutdown
+// and Drain; once either began it answers 503 and returns false.
+func (h *core) startingRun(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	release, ok = h.runs.addRun()
+	if !ok {
+		h.refuseShuttingDown(w, r)
+	}
+	return release, ok
+}
+
+// refuseShuttingDown answers a request that comes once the server drains
+// or shuts down.
+func (h *core) refuseShuttingDown(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Retry-After", "1")
+	h.refuse(w, r, http.StatusServiceUnavailable, "the server is shutting down; try again", nil)
 }
 
 // sameOrigin refuses a browser's request from an origin other than the

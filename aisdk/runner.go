@@ -152,6 +152,7 @@ func (h *ChatServer) RunItem(runID string, item agentloop.Item, err error) {
 	}
 	if s.put(runPair{item, err}) {
 		h.sinks.remove(runID)
+		s.ended() // the run ended here, or was handed over
 	}
 }
 
@@ -317,6 +318,7 @@ type runSink struct {
 	out   output
 	last  runPair
 	stops []func() // what put stops when the run ends
+	ended func()   // ends the run for Drain; it may be called more than once
 
 	mu     sync.Mutex // put and the flusher
 	chunks []Chunk
@@ -330,6 +332,11 @@ type runSink struct {
 
 func (h *ChatServer) newSink(ctx context.Context, id string, sr *storedRun, messageID string) *runSink {
 	s := &runSink{h: h, id: id, sr: sr, m: h.newMapper(messageID)}
+	// The run is in progress for Drain until its last item, or until it
+	// lost its lease: then it is stopped and writes nothing more here, and
+	// its end may never come here (the engine moved it to another process).
+	h.runs.beginRun()
+	s.ended = sync.OnceFunc(h.runs.endRun)
 	s.out = output{sr: sr}
 	stop := func(cause error) { h.Runner.Stop(id, cause) }
 	s.stops = append(s.stops, sr.watch(ctx, stop))
@@ -352,6 +359,7 @@ func (h *ChatServer) newSink(ctx context.Context, id string, sr *storedRun, mess
 			case <-done:
 				return
 			case <-sr.lostCh:
+				s.ended()
 				return // another process runs the run now (or nobody)
 			case <-t.C:
 			}

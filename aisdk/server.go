@@ -193,8 +193,41 @@ func (h *ChatServer) Validate() error { return h.init() }
 // ctx's error when ctx is done first. Call it before http.Server.Shutdown, which would
 // otherwise wait for runs that outlive their clients up to MaxRunTime. It
 // may be called more than once, and concurrently with requests; the
-// ChatServer does not serve runs again afterwards.
+// ChatServer does not serve runs again afterwards. To let the runs in
+// progress finish first, call [ChatServer.Drain] before it.
 func (h *ChatServer) Shutdown(ctx context.Context) error { return h.runs.shutdown(ctx) }
+
+// Drain lets the runs in progress finish, for a server that is about to
+// shut down (a rolling deploy): from its call, new chat requests (POST
+// …/chat) are refused with 503 Service Unavailable and a Retry-After
+// header, as after Shutdown, while the runs in progress go on, and the
+// other routes keep working: a client may still follow its run (GET
+// …/chat/{id}/stream), stop it, or read its chats. Drain returns nil once
+// no run is in progress, at once when none is, or ctx's error when ctx is
+// done first. It cancels nothing: call Shutdown after it (whatever it
+// returned) to end or hand over what is left, as Shutdown does without
+// Drain; a run that finishes within the drain saves and ends its stream
+// as any finished run does (its chat's LastRun is [RunFinished]).
+//
+// What Drain waits for: the chat requests admitted before it, until they
+// end (without a Runner, the run is its request's), and, with a Runner,
+// the runs whose items this process writes through [ChatServer.RunItem]
+// (those its requests started, and those the engine recovers here, also
+// during the drain), until RunItem takes their final item, or until the
+// run loses its stream lease (its chat was deleted or taken over: it is
+// stopped, writes nothing more here, and its end may never come here). A
+// run that the engine executes in another process (a Temporal worker of
+// another replica) is waited for only while the chat request that started
+// it here follows it; that request ends with the run or with its client.
+// Not waited for: the retries, in the background, that save a run's end
+// after the store failed.
+//
+// The application calls Drain, usually on SIGTERM, with a deadline
+// shorter than its orchestrator's grace period (see examples/webchat's
+// -drain flag). It may be called more than once and concurrently with
+// requests and with Shutdown; after Shutdown it waits for the runs that
+// Shutdown cancels.
+func (h *ChatServer) Drain(ctx context.Context) error { return h.runs.drain(ctx) }
 
 // Routes returns the routes of the chat server under prefix ("/api", or
 // "" for the root; no trailing slash), for an application to mount with
@@ -262,7 +295,7 @@ func (h *ChatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	release, ok := h.running(w, r)
+	release, ok := h.startingRun(w, r)
 	if !ok {
 		return
 	}

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/pgstore"
@@ -101,4 +104,72 @@ func TestDurable_ASIGTERMedReplicasRunIsFinishedByAnotherWithoutWaitingOutItsLea
 		t.Fatal(err)
 	}
 	checkFinished(t, m.marks, b)
+}
+
+// A deploy with -drain: the process gets SIGTERM while a run's slow tool
+// runs; it refuses new chats, finishes the run itself within the drain
+// (its client gets the whole answer, and nothing runs twice: the run was
+// not handed over), and exits 0.
+func TestDurable_ASIGTERMWithDrainFinishesTheRunInProgressInTheSameProcess(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "chats.db")
+	m := newMarkingRun(t, true)
+	p := startProcess(t, buildWebchat(t), append([]string{"-db", db, "-drain", "1m", "-executor", "one"}, m.args...)...)
+
+	client := &aisdktest.ChatClient{URL: p.url + "/api/chat", ChatID: "c"}
+	sent := make(chan error, 1)
+	go func() {
+		_, err := client.Send(context.Background(), "Go")
+		sent <- err
+	}()
+	waitFIFO(t, m.fifo, p) // the slow tool started
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	p.waitLog(t, "webchat: draining")
+	_, err := (&aisdktest.ChatClient{URL: p.url + "/api/chat", ChatID: "d"}).Send(context.Background(), "Hi")
+	var status *aisdktest.HTTPStatusError
+	if !errors.As(err, &status) || status.Status != http.StatusServiceUnavailable {
+		t.Errorf("a new chat during the drain: %v, want a 503", err)
+	}
+	f, err := os.OpenFile(m.release, os.O_WRONLY, 0) // the slow call returns
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := <-sent; err != nil {
+		t.Fatalf("the client's answer: %v\nlog:\n%s", err, p.logs)
+	}
+	if msgs := client.Messages(); len(msgs) != 2 || !strings.Contains(fmt.Sprint(msgs[1].Parts), "All done.") {
+		t.Errorf("the client got %+v; want the whole answer", msgs)
+	}
+	<-p.done
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(p.logs.String(), "webchat: drained") {
+		t.Errorf("exit status %d, want 0 after a drain that ended the run; log:\n%s", code, p.logs)
+	}
+
+	// The chat as the next process serves it: finished, slow ran once.
+	next := startProcess(t, buildWebchat(t), "-db", db, "-durable=false")
+	checkRanOnce(t, m.marks, next)
+}
+
+// checkRanOnce checks that chat c, as p serves it, ended with the whole
+// answer, and that mark and slow ran once each.
+func checkRanOnce(t *testing.T, marks string, p *process) {
+	t.Helper()
+	view := getChat(t, p.url, "c")
+	var texts []string
+	for _, msg := range view.Messages {
+		for _, part := range msg.Parts {
+			if part.Type == "text" {
+				texts = append(texts, part.Text)
+			}
+		}
+	}
+	want := []string{"Go", "Marking.", "Now the slow one.", "All done."}
+	if fmt.Sprint(texts) != fmt.Sprint(want) || view.LastRun != aisdk.RunFinished || view.Streaming {
+		t.Errorf("the chat: texts %q (want %q), last run %q, streaming %v", texts, want, view.LastRun, view.Streaming)
+	}
+	if got, err := os.ReadFile(marks); err != nil || string(got) != "mark\nslow\n" {
+		t.Errorf("marks %q (%v): mark and slow must run once each", got, err)
+	}
 }

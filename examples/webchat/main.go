@@ -48,7 +48,11 @@
 // (at once after a SIGTERM with -release, for rolling deploys), another
 // live replica takes them over: a completed model or tool call
 // does not run again, a tool call in flight does (at least once), and a
-// reloaded page resumes the answer. DBOS keeps its state in the PostgreSQL database
+// reloaded page resumes the answer. With -drain DURATION, a SIGINT or
+// SIGTERM first refuses new chats and lets the runs in progress finish
+// here for up to DURATION (aisdk.ChatServer.Drain; a second signal ends
+// the wait), and only then stops or hands over the rest; without it (0)
+// the rest is all of them. DBOS keeps its state in the PostgreSQL database
 // (in the schema of the URL's search_path, or "dbos"), or in <db>-dbos.db
 // beside the SQLite file.
 //
@@ -152,6 +156,7 @@ type config struct {
 	durable      bool          // run the runs on DBOS when the database is SQLite or PostgreSQL
 	executor     string        // the DBOS executor id; "" is <host>:<port>
 	release      bool          // aisdk.ChatServer.ReleaseOnShutdown
+	drain        time.Duration // at SIGINT/SIGTERM, how long aisdk.ChatServer.Drain may wait; 0 for no drain
 	temporal     string        // the Temporal server's HOST:PORT: run the runs there; "" for none
 	listen       string        // the address listened on, once known
 	mcp          *mcpflags.Flags
@@ -176,6 +181,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.durable, "durable", true, "run each run durably (DBOS, in the chats' database) when the database is SQLite or PostgreSQL, so that a run outlives its process: a replica started again with the same -executor goes on with the runs it left; -durable=false runs them in process")
 	fs.StringVar(&cfg.executor, "executor", "", "with -durable: this replica's DBOS executor id, the same across its restarts and different from every other replica's (default <host name>:<port>)")
 	fs.BoolVar(&cfg.release, "release", false, "with -durable: at SIGTERM, release the stream leases of the runs handed over, so that another replica takes them over at once (a rolling deploy) rather than once the lease ran out; without it a restart of this replica goes on with them")
+	fs.DurationVar(&cfg.drain, "drain", 0, "at SIGINT/SIGTERM, refuse new chats (503) and let the runs in progress finish for up to this long before stopping the rest (with -durable or -temporal: handing them over); a second signal ends the wait; 0 stops them at once")
 	fs.DurationVar(&cfg.pace, "pace", defaultPace, "the built-in demo's pause after each streamed word (its get_weather takes 150 times as long); 0 streams at once")
 	fs.StringVar(&cfg.temporal, "temporal", "", "run each run as a Temporal workflow on the server at this HOST:PORT (namespace \"default\", registered when missing; task queue "+temporalQueue+"), instead of on DBOS; every replica is also a worker, so another replica finishes the runs of one that died")
 	cfg.mcp = mcpflags.Register(fs)
@@ -193,6 +199,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.lease < 0 {
 		return cfg, fmt.Errorf("-lease %v: must not be negative", cfg.lease)
+	}
+	if cfg.drain < 0 {
+		return cfg, fmt.Errorf("-drain %v: must not be negative", cfg.drain)
 	}
 	if len(cfg.allowedHosts) > 0 && !cfg.public {
 		return cfg, errors.New("-allowed-hosts needs -public: without it the server answers for loopback names only (localhost, 127.0.0.1, [::1])")
@@ -247,6 +256,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		return err
 	case <-ctx.Done():
 	}
+	if cfg.drain > 0 {
+		drain(s.chat, cfg.drain, stderr)
+	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	// The runs outlive their clients: end them (they save their chats)
@@ -261,6 +273,21 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		return err
 	}
 	return nil
+}
+
+// drain lets the runs in progress finish, for up to d or until a second
+// SIGINT or SIGTERM, while new chats are refused.
+func drain(chat *aisdk.ChatServer, d time.Duration, stderr io.Writer) {
+	fmt.Fprintf(stderr, "webchat: draining: new chats are refused; the runs in progress have up to %v to finish\n", d)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := chat.Drain(ctx); err != nil {
+		fmt.Fprintf(stderr, "webchat: drain ended (%v) with runs in progress: they are stopped or handed over\n", err)
+		return
+	}
+	fmt.Fprintln(stderr, "webchat: drained: no run is in progress")
 }
 
 // httpServer returns the server for handler, with timeouts that suit

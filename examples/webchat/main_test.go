@@ -272,7 +272,7 @@ func TestRun_ServesAScriptAndStopsWithTheContext(t *testing.T) {
 }
 
 func TestFlags_RejectBadCombinations(t *testing.T) {
-	for _, args := range [][]string{{"-script", "a", "-model", "b"}, {"extra"}} {
+	for _, args := range [][]string{{"-script", "a", "-model", "b"}, {"extra"}, {"-drain", "-1s"}} {
 		if _, err := parseFlags(args, io.Discard); err == nil {
 			t.Errorf("%v accepted", args)
 		}

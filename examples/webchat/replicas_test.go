@@ -84,10 +84,26 @@ func buildWebchat(t *testing.T) string {
 
 // process is a webchat server running as a process of its own.
 type process struct {
-	url  string
-	cmd  *exec.Cmd
-	logs *lockedBuffer
-	done chan struct{} // closed when the process exited
+	url    string
+	cmd    *exec.Cmd
+	logs   *lockedBuffer
+	logged chan struct{} // gets a value (if it has room) after each line logged
+	done   chan struct{} // closed when the process exited
+}
+
+// waitLog waits until p logged a line that contains text, failing t if p
+// ends first.
+func (p *process) waitLog(t *testing.T, text string) {
+	t.Helper()
+	for !strings.Contains(p.logs.String(), text) {
+		select {
+		case <-p.logged:
+		case <-p.done:
+			if !strings.Contains(p.logs.String(), text) {
+				t.Fatalf("the webchat process ended without logging %q:\n%s", text, p.logs)
+			}
+		}
+	}
 }
 
 // startProcess runs the webchat command bin with args on a free loopback
@@ -104,7 +120,7 @@ func startProcess(t *testing.T, bin string, args ...string) *process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, logs: &lockedBuffer{}, done: make(chan struct{})}
+	p := &process{cmd: cmd, logs: &lockedBuffer{}, logged: make(chan struct{}, 1), done: make(chan struct{})}
 	addr := make(chan string, 1)
 	go func() {
 		defer close(addr)
@@ -112,6 +128,10 @@ func startProcess(t *testing.T, bin string, args ...string) *process {
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Fprintln(p.logs, line)
+			select {
+			case p.logged <- struct{}{}:
+			default:
+			}
 			if a, ok := strings.CutPrefix(line, "webchat: serving http://"); ok {
 				addr <- strings.Fields(a)[0]
 			}
