@@ -170,7 +170,7 @@ func (at *agentTool) call(ctx context.Context, raw json.RawMessage) (string, err
 	default:
 		h = History{UserMessage(args.Task)}
 	}
-	fw := forwarder{sink: s, ctx: ctx}
+	fw := forwarder{sink: s, ctx: ctx, done: ctx.Done()}
 	if s != nil {
 		id := s.call.ID
 		fw.tags = &SubAgent{CallID: id, Agent: at.agent.Name, Model: at.model, Depth: 1, Path: []string{id}}
@@ -182,7 +182,7 @@ func (at *agentTool) call(ctx context.Context, raw json.RawMessage) (string, err
 	if s != nil && s.drives != nil {
 		// Ask the calling run's ranging goroutine to range the sub-run
 		// itself: no handoff per item (design.md §3.10).
-		req := &driveReq{job: s.job, descends: s.descends, body: body, reply: make(chan driveReply, 1)}
+		req := &driveReq{job: s.job, body: body, reply: make(chan driveReply, 1)}
 		select {
 		case s.drives <- req:
 		case <-ctx.Done():
@@ -214,11 +214,10 @@ func (at *agentTool) consume(ctx context.Context, seq iter.Seq2[Item, error], fw
 			return "", fmt.Errorf("agent %q failed: %w", at.agent.Name, err)
 		}
 		if fw.sink != nil {
-			// Nothing is yielded after a stop: the call's context ended (its
-			// timeout, or, when it descends from the calling run's, a stop of
-			// that run too).
-			if cerr := ctx.Err(); cerr != nil {
-				return "", fmt.Errorf("agent %q: %w", at.agent.Name, cerr)
+			select {
+			case <-fw.done:
+				return "", fmt.Errorf("agent %q: %w", at.agent.Name, ctx.Err())
+			default:
 			}
 			if err := send(fw.wrap(it)); err != nil {
 				return "", fmt.Errorf("agent %q: %w", at.agent.Name, err)
@@ -245,6 +244,7 @@ func (at *agentTool) consume(ctx context.Context, seq iter.Seq2[Item, error], fw
 type forwarder struct {
 	sink *progressSink   // nil: outside a loop, items are dropped
 	ctx  context.Context // the call's
+	done <-chan struct{} // ctx.Done()
 	tags *SubAgent       // of the sub-run's own items
 	// The tags of the last deeper item and the tags made from them, so
 	// that the items of one deeper run share one SubAgent.
@@ -304,12 +304,9 @@ func (f *forwarder) put(n *Nested) error {
 // driveReq asks the calling run's ranging goroutine to run body, which
 // ranges a sub-run and hands each item to the emit func it is given.
 type driveReq struct {
-	job int
-	// descends is progressSink.descends: body's check of the call's
-	// context before each item covers a stop of the calling run too.
-	descends bool
-	body     func(emit func(*Nested) error)
-	reply    chan driveReply // cap 1; gets exactly one reply
+	job   int
+	body  func(emit func(*Nested) error)
+	reply chan driveReply // cap 1; gets exactly one reply
 }
 
 // driveReply says what became of a driveReq.
@@ -374,7 +371,7 @@ func (r *run) drive(d *driveReq) error {
 		d.reply <- rep
 	}()
 	d.body(func(n *Nested) error {
-		if !d.descends && r.stopped() {
+		if r.stopped() {
 			return nil // dropped, as after a stop on the other path
 		}
 		r.countNested(n)

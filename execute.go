@@ -424,14 +424,12 @@ func (r *run) runTool(j *job, call ToolCall) ToolResult {
 	}
 	j.sink = progressSink{ch: r.progress, job: j.index, call: call, conversation: r.conversationID, parent: r.parent, turn: r.assistants, history: r.history, box: r.box, drives: r.drives}
 	ctx := context.WithValue(r.ctx, progressKey{}, &j.sink)
-	j.sink.descends = true
 	if h := r.hooks; h != nil && h.ToolContext != nil {
 		next, err := r.toolContext(ctx, call)
 		if err != nil {
 			r.hookCancel("ToolContext", err)
 			return r.cancelledResult(call)
 		}
-		j.sink.descends = next == ctx
 		ctx = next
 	}
 	timeout := t.Timeout
@@ -579,11 +577,6 @@ type progressSink struct {
 	// drives takes an agent tool's request to have its sub-run ranged by
 	// the run's ranging goroutine; nil under an engine.
 	drives chan<- *driveReq
-	// descends is true when the call's context is the run's own context
-	// with the loop's value and timeout on top (no ToolContext hook
-	// replaced it): the run's cancel then ends it before cancel returns,
-	// so a check of the call's context covers a stop of the run.
-	descends bool
 }
 
 // progress is a ToolProgress on its way from a tool to the ranging
