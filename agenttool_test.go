@@ -291,6 +291,43 @@ func TestAgentTool_BreakStopsEveryDepth(t *testing.T) {
 	}
 }
 
+// design.md §3.10: nothing of a sub-run is yielded after the calling run
+// stopped, also when a ToolContext hook gave the call a context that the
+// run's cancel does not reach (the sub-run then goes on, unseen).
+func TestAgentTool_NothingOfASubRunIsYieldedAfterAStop(t *testing.T) {
+	hooks := map[string]*agentloop.Hooks{
+		"with the run's context": nil,
+		"with a detached context": {ToolContext: func(ctx context.Context, _ agentloop.ToolCall) context.Context {
+			return context.WithoutCancel(ctx)
+		}},
+	}
+	for name, h := range hooks {
+		t.Run(name, func(t *testing.T) {
+			sub := &agentloop.Agent{Name: "sub", Model: simtest.NewModel(turn(simtest.Text("one two three four five")))}
+			lead := &agentloop.Agent{Name: "lead", Hooks: h, Model: simtest.NewModel(
+				turn(simtest.Call("c1", "sub", map[string]string{"task": "t"})),
+				turn(simtest.Text("x")),
+			), Tools: []*agentloop.Tool{agentTool(t, sub, agentloop.AgentToolOptions{})}}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			stopped, after := false, 0
+			for it := range lead.Stream(ctx, user("x"), nil) {
+				if _, ok := it.(*agentloop.Nested); ok && stopped {
+					after++
+				}
+				if n, ok := it.(*agentloop.Nested); ok && !stopped {
+					if _, ok := n.Item.(agentloop.TextDelta); ok {
+						cancel(agentloop.Cancel("stop"))
+						stopped = true
+					}
+				}
+			}
+			assert.True(t, stopped)
+			assert.Zero(t, after, "nested items yielded after the stop")
+		})
+	}
+}
+
 // design.md §3.10: the call's timeout bounds the sub-run.
 func TestAgentTool_TimeoutReachesTheSubRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
