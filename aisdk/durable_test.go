@@ -287,15 +287,7 @@ func TestStored_AResumedContinuationRebuildsTheWholeMessage(t *testing.T) {
 	st := newStore(t)
 	g := newGate(t)
 	defer g.Open() // before the server's Close, should the test fail
-	var runs int
-	del, err := agentloop.NewTool("delete_record", "Delete a record.", func(ctx context.Context, a deleteIn) (map[string]any, error) {
-		runs++
-		return map[string]any{"deleted": a.ID}, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	del.NeedsApproval = true
+	del, runs := newDeleteRecord(t)
 	model := simtest.NewModel(
 		simtest.Turn{Reply: []simtest.Step{simtest.Reasoning("The user wants it gone."), simtest.Text("Deleting."),
 			simtest.Call("w", "get_weather", map[string]string{"city": "Oslo"}), simtest.Call("d", "delete_record", map[string]int{"id": 7})}},
@@ -334,8 +326,8 @@ func TestStored_AResumedContinuationRebuildsTheWholeMessage(t *testing.T) {
 	if string(got) != string(want) {
 		t.Errorf("resumed chat\n%s\nwant the first client's\n%s", got, want)
 	}
-	if runs != 1 {
-		t.Errorf("the approved tool ran %d times", runs)
+	if runs.Load() != 1 {
+		t.Errorf("the approved tool ran %d times", runs.Load())
 	}
 	// And the stored chat renders the same.
 	view = getJSON[aisdk.ChatView](t, r.srv.URL+"/api/chats/c")

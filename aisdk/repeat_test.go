@@ -7,10 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
 	"github.com/agentloop/agentloop/simtest"
@@ -41,15 +39,7 @@ func historyJSON(t *testing.T, r replica, chatID string) string {
 // the tool nor the model) and stores nothing: it is a 409 that tells the
 // page to reload.
 func TestStored_ARepeatedApprovalRunsNothingAndStoresNothingTwice(t *testing.T) {
-	var runs atomic.Int32
-	del, err := agentloop.NewTool("delete_record", "Delete a record.", func(ctx context.Context, a deleteIn) (map[string]any, error) {
-		runs.Add(1)
-		return map[string]any{"deleted": a.ID}, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	del.NeedsApproval = true
+	del, runs := newDeleteRecord(t)
 	model := simtest.NewModel(
 		simtest.Turn{Reply: []simtest.Step{simtest.Call("d", "delete_record", map[string]int{"id": 7})}},
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Deleted.")}},
