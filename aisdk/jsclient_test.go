@@ -19,6 +19,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/aisdk/internal/servetest"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -513,7 +514,7 @@ func TestJSClient_ApprovalOfATamperedCallIsRefused(t *testing.T) {
 // openGateOnResume opens g once the resume request (GET …/stream) has
 // found the run and starts answering, so the run cannot end before the
 // resume looks for it (that would be a 204, and nothing to resume).
-func openGateOnResume(h http.Handler, g *gate) http.Handler {
+func openGateOnResume(h http.Handler, g *servetest.Gate) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/stream") {
 			w = &openOnWrite{ResponseWriter: w, g: g}
@@ -525,7 +526,7 @@ func openGateOnResume(h http.Handler, g *gate) http.Handler {
 // openOnWrite opens its gate when the response begins.
 type openOnWrite struct {
 	http.ResponseWriter
-	g *gate
+	g *servetest.Gate
 }
 
 func (o *openOnWrite) WriteHeader(code int) {
@@ -575,11 +576,11 @@ func TestJSClient_ResumeStreamAfterAReload(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
-			g := newGate(t)
+			g := servetest.NewGate(t)
 			defer g.Open()
 			del, runs := newDeleteRecord(t)
 			h := &aisdk.ChatServer{
-				Agent:        &agentloop.Agent{Model: simtest.NewModel(tc.turns...), Tools: []*agentloop.Tool{jsWeatherTool(t), del, g.tool}},
+				Agent:        &agentloop.Agent{Model: simtest.NewModel(tc.turns...), Tools: []*agentloop.Tool{jsWeatherTool(t), del, g.Tool}},
 				Store:        newStore(t),
 				NewMessageID: func() string { return "msg-js-1" },
 				Logger:       slog.New(slog.DiscardHandler),
