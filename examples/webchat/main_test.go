@@ -19,9 +19,15 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/examples/internal/mcpflags/mcpflagstest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain serves the MCP server of mcpflagstest when a test started this
+// binary as it, and checks that the tests leak no goroutines.
+func TestMain(m *testing.M) {
+	mcpflagstest.ServeIfChild()
+	goleak.VerifyTestMain(m)
+}
 
 // browser is a minimal useChat for these tests: it posts the messages and
 // applies the streamed chunks to the assistant message, keeping the
