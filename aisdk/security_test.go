@@ -1,7 +1,6 @@
 package aisdk_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
 	"github.com/agentloop/agentloop/aisdk/internal/servetest"
+	"github.com/agentloop/agentloop/internal/syncbuf"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -368,7 +367,7 @@ func TestSecurity_SignaturesVerifyOnlyWithTheSameSecret(t *testing.T) {
 }
 
 func TestSecurity_AShortSecretIsAServerErrorThatSaysWhyInTheLog(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	var runs atomic.Int32
 	h := securityHandler(t, simtest.NewModel(), &runs)
 	h.Secret = []byte("short")
@@ -477,24 +476,6 @@ func TestSecurity_AllowedOriginsRefusesOtherBrowserOrigins(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent use, for logs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // design.md §12.1: the third defect: internal error text (provider messages, file
 // paths, Go error chains) reached the browser, and the server logged
 // nothing.
@@ -502,7 +483,7 @@ func TestSecurity_ClientsGetAGenericErrorAndTheLogGetsTheDetail(t *testing.T) {
 	failing := func() *simtest.Model {
 		return simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Partial"), simtest.Fail("open /var/lib/app/secrets.db: permission denied")}})
 	}
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	var runs atomic.Int32
 	h := securityHandler(t, failing(), &runs)
 	h.Logger = slog.New(slog.NewTextHandler(&logs, nil))

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/examples/internal/mcpflags/mcpflagstest"
+	"github.com/agentloop/agentloop/internal/syncbuf"
 )
 
 // TestMain serves the MCP server of mcpflagstest when a test started this
@@ -348,7 +349,7 @@ func TestToolStates_AFailingToolIsHiddenShownAndReset(t *testing.T) {
 // and goes on from it.
 func TestChat_ARunOutlivesItsClientAndTheNextMessageStopsIt(t *testing.T) {
 	script := writeScript(t, `{"turns":[{"reply":[{"text":"Working"},{"hang":true}]},{"expect":{"user":"next"},"reply":[{"text":"Next answer."}]}]}`)
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	h := newTestServer(t, config{script: script}, logs)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
