@@ -162,20 +162,18 @@ func lastRun(t *testing.T, r servetest.Replica, id string) string {
 	return v.LastRun
 }
 
-// A process dies in the second step of a run; the engine recovers the run
-// in another replica, which replays the first step and runs the rest: the
-// chat ends with the answer, the stream log holds the first step once, and
-// the cut-off second step is reset before it streams again.
-func TestRunner_ARecoveredRunTakesItsStreamOverAndLogsNoStepTwice(t *testing.T) {
-	st := newStore(t)
-	a, fa := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
-	b, fb := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
+// runUntilTheProcessDies sends "Weather?" in chat "c" to a, whose process
+// dies at the first text of the run's second step (after that step's start
+// is logged); the client goes away with the process. It returns the client
+// and the id of the run, once the process died.
+func runUntilTheProcessDies(t *testing.T, a servetest.Replica, fa *fakeRunner) (*aisdktest.ChatClient, string) {
+	t.Helper()
 	died := make(chan struct{})
 	turns := 0
 	fa.kill = func(it agentloop.Item) bool {
 		switch it.(type) {
 		case agentloop.TurnStart:
-			turns++ // the second step's start is logged
+			turns++
 		case agentloop.TextDelta:
 			if turns == 2 {
 				close(died)
@@ -184,7 +182,6 @@ func TestRunner_ARecoveredRunTakesItsStreamOverAndLogsNoStepTwice(t *testing.T) 
 		}
 		return false
 	}
-	// The first client goes away with the process.
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-died
@@ -193,7 +190,29 @@ func TestRunner_ARecoveredRunTakesItsStreamOverAndLogsNoStepTwice(t *testing.T) 
 	client := &aisdktest.ChatClient{URL: a.ChatURL(), ChatID: "c"}
 	_, _ = client.Send(ctx, "Weather?")
 	<-died
-	runID := fa.ids[0]
+	return client, fa.ids[0]
+}
+
+// recoverRun recovers run runID of chat "c" on b, as an engine does: b's
+// runner runs it again from its input (the chat's first message), its items
+// going to b's chat server.
+func recoverRun(t *testing.T, st aisdk.ChatStore, b servetest.Replica, fb *fakeRunner, runID string) {
+	t.Helper()
+	start := agentloop.History{servetest.History(t, st, "c")[0]}
+	for it, err := range fb.agent.Stream(context.Background(), start, &agentloop.RunOptions{ConversationID: "c"}) {
+		b.Server.RunItem(runID, it, err)
+	}
+}
+
+// A process dies in the second step of a run; the engine recovers the run
+// in another replica, which replays the first step and runs the rest: the
+// chat ends with the answer, the stream log holds the first step once, and
+// the cut-off second step is reset before it streams again.
+func TestRunner_ARecoveredRunTakesItsStreamOverAndLogsNoStepTwice(t *testing.T) {
+	st := newStore(t)
+	a, fa := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
+	b, fb := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
+	client, runID := runUntilTheProcessDies(t, a, fa)
 
 	// A reloaded page resumes the stream, on b; meanwhile the engine
 	// recovers the run on b: it runs it again from its input, replaying
@@ -204,10 +223,7 @@ func TestRunner_ARecoveredRunTakesItsStreamOverAndLogsNoStepTwice(t *testing.T) 
 	resumer.SetMessages(client.Messages()[:1])
 	go func() {
 		<-following
-		start := agentloop.History{servetest.History(t, st, "c")[0]}
-		for it, err := range fb.agent.Stream(context.Background(), start, &agentloop.RunOptions{ConversationID: "c"}) {
-			b.Server.RunItem(runID, it, err)
-		}
+		recoverRun(t, st, b, fb, runID)
 	}()
 	resumed, err := resumer.Resume(context.Background())
 	require.NoError(t, err)
@@ -267,34 +283,10 @@ func TestRunner_ARunRecoveredAfterItsLeaseRanOutGoesOnInANewStream(t *testing.T)
 	t.Cleanup(func() { _ = st.Close() })
 	a, fa := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
 	b, fb := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
-	died := make(chan struct{})
-	turns := 0
-	fa.kill = func(it agentloop.Item) bool {
-		switch it.(type) {
-		case agentloop.TurnStart:
-			turns++
-		case agentloop.TextDelta:
-			if turns == 2 {
-				close(died)
-				return true
-			}
-		}
-		return false
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-died
-		cancel()
-	}()
-	_, _ = (&aisdktest.ChatClient{URL: a.ChatURL(), ChatID: "c"}).Send(ctx, "Weather?")
-	<-died
-	runID := fa.ids[0]
+	_, runID := runUntilTheProcessDies(t, a, fa)
 	c.Add(time.Hour) // the lease runs out
 
-	start := agentloop.History{servetest.History(t, st, "c")[0]}
-	for it, err := range fb.agent.Stream(context.Background(), start, &agentloop.RunOptions{ConversationID: "c"}) {
-		b.Server.RunItem(runID, it, err)
-	}
+	recoverRun(t, st, b, fb, runID)
 	h := servetest.History(t, st, "c")
 	assert.Equal(t, "It is sunny in Oslo.", h[len(h)-1].Text())
 	assert.Equal(t, aisdk.RunFinished, lastRun(t, b, "c"))
