@@ -18,6 +18,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/aisdk/internal/servetest"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/agentloop/agentloop/store"
 )
@@ -72,23 +73,23 @@ func drainAsync(drain func(context.Context) error) <-chan error {
 
 func TestDrain_ARunInProgressFinishesWhileNewChatsAreRefusedAndFollowersFollow(t *testing.T) {
 	st := newStore(t)
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open()
-	r := newReplica(t, st, simtest.NewModel(gatedScript()...), g.tool)
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	r := servetest.NewReplica(t, st, simtest.NewModel(gatedScript()...), g.Tool)
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 	sent := sendAsync(client, "Go")
-	<-g.started
+	<-g.Started
 
 	// Drain began: with its context done, it says a run is in progress.
-	require.ErrorIs(t, r.h.Drain(cancelled()), context.Canceled)
-	status, retry := postChat(t, r.chatURL(), "d")
+	require.ErrorIs(t, r.Server.Drain(cancelled()), context.Canceled)
+	status, retry := postChat(t, r.ChatURL(), "d")
 	assert.Equal(t, http.StatusServiceUnavailable, status, "a new chat during the drain")
 	assert.Equal(t, "1", retry)
 
 	// A follower of the run in progress is served.
 	var once sync.Once
 	following := make(chan struct{})
-	follower := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
+	follower := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
 		if isChunk(data, "tool-input-available", "g") {
 			once.Do(func() { close(following) })
 		}
@@ -101,7 +102,7 @@ func TestDrain_ARunInProgressFinishesWhileNewChatsAreRefusedAndFollowersFollow(t
 	}()
 	<-following
 
-	drained := drainAsync(r.h.Drain)
+	drained := drainAsync(r.Server.Drain)
 	select {
 	case err := <-drained:
 		t.Fatalf("Drain returned %v while the run waits at its gate", err)
@@ -116,7 +117,7 @@ func TestDrain_ARunInProgressFinishesWhileNewChatsAreRefusedAndFollowersFollow(t
 	require.Len(t, msgs, 2)
 	assert.Contains(t, partsText(msgs[1]), "All done.", "the answer is complete")
 	assert.Contains(t, partsText(follower.Messages()[len(follower.Messages())-1]), "All done.", "the follower saw the end")
-	assert.Equal(t, "All done.", history(t, st, "c").LastAssistantText())
+	assert.Equal(t, "All done.", servetest.History(t, st, "c").LastAssistantText())
 	assert.Equal(t, aisdk.RunFinished, lastRun(t, r, "c"), "the run finished: it was not stopped nor handed over")
 	_, err := st.ActiveStream(context.Background(), "c")
 	assert.ErrorIs(t, err, store.ErrNotFound, "the run's stream ended")
@@ -133,38 +134,38 @@ func partsText(m aisdk.UIMessage) string {
 
 func TestDrain_WhenItsContextEndsFirstShutdownEndsTheRunsLeftAsBefore(t *testing.T) {
 	st := newStore(t)
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open()
-	r := newReplica(t, st, simtest.NewModel(gatedScript()...), g.tool)
-	sent := sendAsync(&aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}, "Go")
-	<-g.started
+	r := servetest.NewReplica(t, st, simtest.NewModel(gatedScript()...), g.Tool)
+	sent := sendAsync(&aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}, "Go")
+	<-g.Started
 
-	require.ErrorIs(t, r.h.Drain(cancelled()), context.Canceled)
-	drained := drainAsync(r.h.Drain) // one that still waits when Shutdown comes
-	require.NoError(t, r.h.Shutdown(context.Background()))
+	require.ErrorIs(t, r.Server.Drain(cancelled()), context.Canceled)
+	drained := drainAsync(r.Server.Drain) // one that still waits when Shutdown comes
+	require.NoError(t, r.Server.Shutdown(context.Background()))
 	require.NoError(t, <-drained, "the runs Shutdown ended are no longer in progress")
 	<-sent
 	_, err := st.ActiveStream(context.Background(), "c")
 	assert.ErrorIs(t, err, store.ErrNotFound, "the run's stream is still active after Shutdown")
-	res := results(history(t, st, "c"))
+	res := results(servetest.History(t, st, "c"))
 	assert.True(t, res["g"].IsError, "the call cut off by Shutdown is saved as interrupted: %+v", res["g"])
 	assert.Equal(t, aisdk.RunStopped, lastRun(t, r, "c"), "Shutdown cancelled the run")
 	// And Drain after Shutdown has nothing left to wait for.
-	assert.NoError(t, r.h.Drain(cancelled()))
+	assert.NoError(t, r.Server.Drain(cancelled()))
 }
 
 func TestDrain_AStopRequestStillStopsARun(t *testing.T) {
 	st := newStore(t)
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open()
-	r := newReplica(t, st, simtest.NewModel(gatedScript()...), g.tool)
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	r := servetest.NewReplica(t, st, simtest.NewModel(gatedScript()...), g.Tool)
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 	sent := sendAsync(client, "Go")
-	<-g.started
+	<-g.Started
 
-	require.ErrorIs(t, r.h.Drain(cancelled()), context.Canceled)
-	drained := drainAsync(r.h.Drain)
-	require.NoError(t, (&aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}).Stop(context.Background()))
+	require.ErrorIs(t, r.Server.Drain(cancelled()), context.Canceled)
+	drained := drainAsync(r.Server.Drain)
+	require.NoError(t, (&aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}).Stop(context.Background()))
 	require.NoError(t, <-drained)
 	<-sent
 	assert.Equal(t, aisdk.RunStopped, lastRun(t, r, "c"))
@@ -173,13 +174,13 @@ func TestDrain_AStopRequestStillStopsARun(t *testing.T) {
 func TestDrain_ReturnsAtOnceWhenNoRunIsInProgress(t *testing.T) {
 	t.Run("ChatServer", func(t *testing.T) {
 		st := newStore(t)
-		r := newReplica(t, st, simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hi.")}}))
-		_, err := (&aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}).Send(context.Background(), "Hi")
+		r := servetest.NewReplica(t, st, simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hi.")}}))
+		_, err := (&aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}).Send(context.Background(), "Hi")
 		require.NoError(t, err)
-		assert.NoError(t, r.h.Drain(cancelled()), "a run that ended is not waited for")
-		status, _ := postChat(t, r.chatURL(), "d")
+		assert.NoError(t, r.Server.Drain(cancelled()), "a run that ended is not waited for")
+		status, _ := postChat(t, r.ChatURL(), "d")
 		assert.Equal(t, http.StatusServiceUnavailable, status, "a new chat after the drain")
-		resp, err := http.Get(r.srv.URL + "/api/chats/c")
+		resp, err := http.Get(r.HTTP.URL + "/api/chats/c")
 		require.NoError(t, err)
 		resp.Body.Close()
 		assert.Equal(t, http.StatusOK, resp.StatusCode, "the chats are served after the drain")
@@ -195,15 +196,15 @@ func TestDrain_ReturnsAtOnceWhenNoRunIsInProgress(t *testing.T) {
 }
 
 func TestHandler_DrainLetsTheRunInProgressFinish(t *testing.T) {
-	g := newGate(t)
-	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: simtest.NewModel(gatedScript()...), Tools: []*agentloop.Tool{g.tool}},
+	g := servetest.NewGate(t)
+	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: simtest.NewModel(gatedScript()...), Tools: []*agentloop.Tool{g.Tool}},
 		Logger: slog.New(slog.DiscardHandler), KeepAlive: -1}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	defer g.Open() // first: Close waits for the run
 	client := &aisdktest.ChatClient{URL: srv.URL, ChatID: "c"}
 	sent := sendAsync(client, "Go")
-	<-g.started
+	<-g.Started
 
 	require.ErrorIs(t, h.Drain(cancelled()), context.Canceled)
 	status, retry := postChat(t, srv.URL, "d")
@@ -223,9 +224,9 @@ func TestHandler_DrainLetsTheRunInProgressFinish(t *testing.T) {
 // for it after its client went away and its request ended.
 func TestRunner_DrainWaitsForTheRunsTheRunnerExecutesHere(t *testing.T) {
 	st := newStore(t)
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open()
-	f := &fakeRunner{agent: &agentloop.Agent{Model: simtest.NewModel(gatedScript()...), Tools: []*agentloop.Tool{g.tool}}}
+	f := &fakeRunner{agent: &agentloop.Agent{Model: simtest.NewModel(gatedScript()...), Tools: []*agentloop.Tool{g.Tool}}}
 	h := &aisdk.ChatServer{Agent: f.agent, Store: st, Runner: f, Logger: slog.New(slog.DiscardHandler), KeepAlive: -1}
 	f.chat = h
 	require.NoError(t, h.Validate())
@@ -242,28 +243,28 @@ func TestRunner_DrainWaitsForTheRunsTheRunnerExecutesHere(t *testing.T) {
 		assert.NoError(t, h.Shutdown(context.Background()))
 		f.wg.Wait()
 	})
-	r := replica{h: h, srv: srv}
+	r := servetest.Replica{Server: h, HTTP: srv}
 
 	ctx, drop := context.WithCancel(context.Background())
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 	sent := make(chan error, 1)
 	go func() {
 		_, err := client.Send(ctx, "Go")
 		sent <- err
 	}()
-	<-g.started
+	<-g.Started
 	drop() // the client goes away; the run goes on in the engine
 	<-sent
 	<-posted
 
 	require.ErrorIs(t, h.Drain(cancelled()), context.Canceled, "the engine's run is in progress")
-	status, _ := postChat(t, r.chatURL(), "d")
+	status, _ := postChat(t, r.ChatURL(), "d")
 	assert.Equal(t, http.StatusServiceUnavailable, status)
 	<-posted
 	drained := drainAsync(h.Drain)
 	g.Open()
 	require.NoError(t, <-drained)
-	assert.Equal(t, "All done.", history(t, st, "c").LastAssistantText())
+	assert.Equal(t, "All done.", servetest.History(t, st, "c").LastAssistantText())
 	assert.Equal(t, aisdk.RunFinished, lastRun(t, r, "c"))
 	require.Len(t, f.ids, 1)
 	s, err := st.GetStream(context.Background(), strings.TrimPrefix(f.ids[0], "c/"))
@@ -277,16 +278,16 @@ func TestRunner_DrainWaitsForTheRunsTheRunnerExecutesHere(t *testing.T) {
 // for it.
 func TestRunner_DrainDoesNotWaitForARunThatLostItsLease(t *testing.T) {
 	st := newStore(t)
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open()
-	r, f := newRunnerReplica(t, st, simtest.NewModel(gatedScript()...), g.tool)
+	r, f := newRunnerReplica(t, st, simtest.NewModel(gatedScript()...), g.Tool)
 	var gone atomic.Bool
 	f.kill = func(agentloop.Item) bool { return gone.Load() } // its end never comes here
-	sent := sendAsync(&aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}, "Go")
-	<-g.started
+	sent := sendAsync(&aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}, "Go")
+	<-g.Started
 
 	gone.Store(true)
-	req, err := http.NewRequest(http.MethodDelete, r.srv.URL+"/api/chats/c", nil)
+	req, err := http.NewRequest(http.MethodDelete, r.HTTP.URL+"/api/chats/c", nil)
 	require.NoError(t, err)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -296,7 +297,7 @@ func TestRunner_DrainDoesNotWaitForARunThatLostItsLease(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a bound, should Drain wait for it
 	defer cancel()
-	assert.NoError(t, r.h.Drain(ctx))
+	assert.NoError(t, r.Server.Drain(ctx))
 }
 
 // A run that the engine recovers in a draining process is in progress
@@ -318,20 +319,20 @@ func TestRunner_DrainWaitsForARunRecoveredDuringIt(t *testing.T) {
 		<-died
 		cancel()
 	}()
-	_, _ = (&aisdktest.ChatClient{URL: a.chatURL(), ChatID: "c"}).Send(ctx, "Weather?")
+	_, _ = (&aisdktest.ChatClient{URL: a.ChatURL(), ChatID: "c"}).Send(ctx, "Weather?")
 	<-died
 	runID := fa.ids[0]
 
-	require.NoError(t, b.h.Drain(cancelled()), "b runs nothing yet")
-	start := agentloop.History{history(t, st, "c")[0]}
+	require.NoError(t, b.Server.Drain(cancelled()), "b runs nothing yet")
+	start := agentloop.History{servetest.History(t, st, "c")[0]}
 	n := 0
 	for it, err := range fb.agent.Stream(context.Background(), start, &agentloop.RunOptions{ConversationID: "c"}) {
-		b.h.RunItem(runID, it, err) // the engine recovers the run on b
+		b.Server.RunItem(runID, it, err) // the engine recovers the run on b
 		if n++; n == 1 {
-			require.ErrorIs(t, b.h.Drain(cancelled()), context.Canceled, "the recovered run is in progress")
+			require.ErrorIs(t, b.Server.Drain(cancelled()), context.Canceled, "the recovered run is in progress")
 		}
 	}
-	assert.NoError(t, b.h.Drain(cancelled()), "the recovered run ended")
-	assert.Equal(t, "It is sunny in Oslo.", history(t, st, "c").LastAssistantText())
+	assert.NoError(t, b.Server.Drain(cancelled()), "the recovered run ended")
+	assert.Equal(t, "It is sunny in Oslo.", servetest.History(t, st, "c").LastAssistantText())
 	assert.Equal(t, aisdk.RunFinished, lastRun(t, b, "c"))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/aisdk/internal/servetest"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/memstore"
@@ -25,77 +26,10 @@ import (
 // outlive their clients and are saved, streams resume on any replica, a
 // stop or a newer request stops a run wherever it runs.
 
-// gate is a server tool whose calls wait until the gate opens (or the call
-// is cancelled); started gets each call's arguments as it begins.
-type gate struct {
-	tool    *agentloop.Tool
-	open    chan struct{}
-	once    sync.Once
-	started chan struct{}
-}
-
-func newGate(t *testing.T) *gate {
-	t.Helper()
-	g := &gate{open: make(chan struct{}), started: make(chan struct{}, 16)}
-	tool, err := agentloop.NewRawTool("wait_for_it", "Waits.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-		g.started <- struct{}{}
-		select {
-		case <-g.open:
-			return `{"waited":true}`, nil
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.tool = tool
-	return g
-}
-
-// Open opens the gate; it may be called more than once.
-func (g *gate) Open() { g.once.Do(func() { close(g.open) }) }
-
-// replica is one server of a chat store.
-type replica struct {
-	h   *aisdk.ChatServer
-	srv *httptest.Server
-}
-
-func (r replica) chatURL() string { return r.srv.URL + "/api/chat" }
-
-// newReplica serves model and tools on st, with Routes("/api").
-func newReplica(t *testing.T, st aisdk.ChatStore, model agentloop.Model, tools ...*agentloop.Tool) replica {
-	t.Helper()
-	h := &aisdk.ChatServer{
-		Agent:     &agentloop.Agent{Model: model, Tools: tools},
-		Store:     st,
-		Logger:    slog.New(slog.DiscardHandler),
-		KeepAlive: -1,
-	}
-	srv := httptest.NewServer(h.Routes("/api"))
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { // first: the runs in progress end, so Close need not wait for them
-		if err := h.Shutdown(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	return replica{h: h, srv: srv}
-}
-
 func newStore(t *testing.T) *memstore.Store {
 	s := memstore.New(memstore.Options{})
 	t.Cleanup(func() { _ = s.Close() })
 	return s
-}
-
-func history(t *testing.T, st store.Chats, id string) agentloop.History {
-	t.Helper()
-	c, err := st.GetChat(context.Background(), id)
-	if err != nil {
-		t.Fatalf("chat %q: %v", id, err)
-	}
-	return c.History
 }
 
 // results returns the tool results of h by call id.
@@ -144,12 +78,12 @@ func TestStored_AClientThatGoesAwayLosesNothingAndItsNextRequestIsReconciled(t *
 	for i := range 20 {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			st := newStore(t)
-			g := newGate(t)
+			g := servetest.NewGate(t)
 			defer g.Open() // before the server's Close, should the test fail
 			defer g.Open() // before the server's Close, should the test fail
-			r := newReplica(t, st, simtest.NewModel(weatherThenWait()...), jsWeatherTool(t), g.tool)
+			r := servetest.NewReplica(t, st, simtest.NewModel(weatherThenWait()...), jsWeatherTool(t), g.Tool)
 			ctx, drop := context.WithCancel(context.Background())
-			client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
+			client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
 				if isChunk(data, "tool-output-available", "w") {
 					drop() // the page reloads after the server tool ran
 				}
@@ -164,7 +98,7 @@ func TestStored_AClientThatGoesAwayLosesNothingAndItsNextRequestIsReconciled(t *
 
 			// A client on the reloaded page resumes the stream: it is
 			// replayed from its start and followed to its end.
-			resumer := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
+			resumer := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
 				if isChunk(data, "tool-input-available", "g") {
 					g.Open()
 				}
@@ -183,7 +117,7 @@ func TestStored_AClientThatGoesAwayLosesNothingAndItsNextRequestIsReconciled(t *
 			if _, err := client.Send(context.Background(), "Thanks"); err != nil {
 				t.Fatalf("the next request was refused: %v", err)
 			}
-			h := history(t, st, "c")
+			h := servetest.History(t, st, "c")
 			res := results(h)
 			if !strings.Contains(res["w"].Content, "sunny") || res["g"].Content != `{"waited":true}` {
 				t.Errorf("results lost: %+v", res)
@@ -207,16 +141,16 @@ func TestStored_AClientThatGoesAwayLosesNothingAndItsNextRequestIsReconciled(t *
 // new one continues from it.
 func TestStored_ANewRequestWhileTheRunGoesOnStopsItAndContinuesFromIt(t *testing.T) {
 	st := newStore(t)
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open() // before the server's Close, should the test fail
 	turns := weatherThenWait()
 	turns = append(turns[:2], simtest.Turn{
 		Expect: simtest.Expect{User: "Thanks", ToolResults: map[string]string{"g": "cancelled"}},
 		Reply:  []simtest.Step{simtest.Text("Stopped waiting.")},
 	})
-	r := newReplica(t, st, simtest.NewModel(turns...), jsWeatherTool(t), g.tool)
+	r := servetest.NewReplica(t, st, simtest.NewModel(turns...), jsWeatherTool(t), g.Tool)
 	ctx, drop := context.WithCancel(context.Background())
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
 		if isChunk(data, "tool-input-available", "g") {
 			drop()
 		}
@@ -224,11 +158,11 @@ func TestStored_ANewRequestWhileTheRunGoesOnStopsItAndContinuesFromIt(t *testing
 	if _, err := client.Send(ctx, "Weather?"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("the client should have dropped: %v", err)
 	}
-	<-g.started // the run goes on without its client
+	<-g.Started // the run goes on without its client
 	if _, err := client.Send(context.Background(), "Thanks"); err != nil {
 		t.Fatal(err)
 	}
-	h := history(t, st, "c")
+	h := servetest.History(t, st, "c")
 	if got := h.LastAssistantText(); got != "Stopped waiting." {
 		t.Errorf("last answer %q", got)
 	}
@@ -243,17 +177,17 @@ func TestStored_ANewRequestWhileTheRunGoesOnStopsItAndContinuesFromIt(t *testing
 // A resumed stream is, byte for byte, the response its first client got.
 func TestStored_AResumedStreamIsTheResponseByteForByte(t *testing.T) {
 	st := newStore(t)
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open() // before the server's Close, should the test fail
-	r := newReplica(t, st, simtest.NewModel(weatherThenWait()...), jsWeatherTool(t), g.tool)
-	first := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	r := servetest.NewReplica(t, st, simtest.NewModel(weatherThenWait()...), jsWeatherTool(t), g.Tool)
+	first := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 	done := make(chan error, 1)
 	go func() {
 		_, err := first.Send(context.Background(), "Weather?")
 		done <- err
 	}()
-	<-g.started
-	second := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
+	<-g.Started
+	second := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
 		if isChunk(data, "tool-input-available", "g") {
 			g.Open()
 		}
@@ -285,39 +219,31 @@ func TestStored_AResumedStreamIsTheResponseByteForByte(t *testing.T) {
 // the resumed message is the whole message.
 func TestStored_AResumedContinuationRebuildsTheWholeMessage(t *testing.T) {
 	st := newStore(t)
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open() // before the server's Close, should the test fail
-	var runs int
-	del, err := agentloop.NewTool("delete_record", "Delete a record.", func(ctx context.Context, a deleteIn) (map[string]any, error) {
-		runs++
-		return map[string]any{"deleted": a.ID}, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	del.NeedsApproval = true
+	del, runs := newDeleteRecord(t)
 	model := simtest.NewModel(
 		simtest.Turn{Reply: []simtest.Step{simtest.Reasoning("The user wants it gone."), simtest.Text("Deleting."),
 			simtest.Call("w", "get_weather", map[string]string{"city": "Oslo"}), simtest.Call("d", "delete_record", map[string]int{"id": 7})}},
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Deleted; waiting."), simtest.Call("g", "wait_for_it", map[string]string{})}},
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Done.")}},
 	)
-	r := newReplica(t, st, model, jsWeatherTool(t), del, g.tool)
-	first := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c",
+	r := servetest.NewReplica(t, st, model, jsWeatherTool(t), del, g.Tool)
+	first := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c",
 		Approve: func(string, json.RawMessage) (bool, string) { return true, "fine" }}
 	done := make(chan error, 1)
 	go func() {
 		_, err := first.Send(context.Background(), "Delete record 7")
 		done <- err
 	}()
-	<-g.started // the continuation runs, and waits
+	<-g.Started // the continuation runs, and waits
 
 	// A reloaded page has the stored messages, then resumes.
-	view := getJSON[aisdk.ChatView](t, r.srv.URL+"/api/chats/c")
+	view := getJSON[aisdk.ChatView](t, r.HTTP.URL+"/api/chats/c")
 	if !view.Streaming || len(view.Messages) != 2 {
 		t.Fatalf("the chat while it runs: %+v", view)
 	}
-	second := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
+	second := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
 		if isChunk(data, "tool-input-available", "g") {
 			g.Open()
 		}
@@ -334,11 +260,11 @@ func TestStored_AResumedContinuationRebuildsTheWholeMessage(t *testing.T) {
 	if string(got) != string(want) {
 		t.Errorf("resumed chat\n%s\nwant the first client's\n%s", got, want)
 	}
-	if runs != 1 {
-		t.Errorf("the approved tool ran %d times", runs)
+	if runs.Load() != 1 {
+		t.Errorf("the approved tool ran %d times", runs.Load())
 	}
 	// And the stored chat renders the same.
-	view = getJSON[aisdk.ChatView](t, r.srv.URL+"/api/chats/c")
+	view = getJSON[aisdk.ChatView](t, r.HTTP.URL+"/api/chats/c")
 	if view.Streaming || len(view.Messages) != 2 || len(view.Messages[1].Parts) != len(first.Messages()[1].Parts) {
 		t.Errorf("the stored chat after the run: %+v", view)
 	}
@@ -366,22 +292,22 @@ func getJSON[T any](t *testing.T, url string) T {
 // consistent and runs again on either.
 func TestStored_AStopSentToAnyReplicaCancelsTheRun(t *testing.T) {
 	st := newStore(t)
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open() // before the server's Close, should the test fail
 	model := simtest.NewModel(
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Waiting."), simtest.Call("g", "wait_for_it", map[string]string{})}},
 		simtest.Turn{Expect: simtest.Expect{User: "again", ToolResults: map[string]string{"g": "cancelled"}}, Reply: []simtest.Step{simtest.Text("Here again.")}},
 	)
-	a := newReplica(t, st, model, g.tool)
-	b := newReplica(t, st, model, g.tool)
-	onA := &aisdktest.ChatClient{URL: a.chatURL(), ChatID: "c"}
+	a := servetest.NewReplica(t, st, model, g.Tool)
+	b := servetest.NewReplica(t, st, model, g.Tool)
+	onA := &aisdktest.ChatClient{URL: a.ChatURL(), ChatID: "c"}
 	done := make(chan error, 1)
 	go func() {
 		_, err := onA.Send(context.Background(), "wait")
 		done <- err
 	}()
-	<-g.started
-	onB := &aisdktest.ChatClient{URL: b.chatURL(), ChatID: "c"}
+	<-g.Started
+	onB := &aisdktest.ChatClient{URL: b.ChatURL(), ChatID: "c"}
 	if err := onB.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +318,7 @@ func TestStored_AStopSentToAnyReplicaCancelsTheRun(t *testing.T) {
 	if last := chunks[len(chunks)-1]; chunkType(last) != "abort" {
 		t.Errorf("the stopped response ends with %s", last)
 	}
-	h := history(t, st, "c")
+	h := servetest.History(t, st, "c")
 	if r := results(h)["g"]; !r.IsError || !strings.Contains(r.Content, "cancelled") {
 		t.Errorf("the stopped call's result %+v", r)
 	}
@@ -403,7 +329,7 @@ func TestStored_AStopSentToAnyReplicaCancelsTheRun(t *testing.T) {
 	if _, err := onA.Send(context.Background(), "again"); err != nil {
 		t.Fatal(err)
 	}
-	if got := history(t, st, "c").LastAssistantText(); got != "Here again." {
+	if got := servetest.History(t, st, "c").LastAssistantText(); got != "Here again." {
 		t.Errorf("after the stop the chat answered %q", got)
 	}
 }
@@ -424,8 +350,8 @@ func TestStored_EverySaveDuringARunIsConsistent(t *testing.T) {
 		simtest.Turn{Reply: []simtest.Step{simtest.Call("f", "form", map[string]string{})}},
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Thanks for the form.")}},
 	)
-	r := newReplica(t, rec, model, jsWeatherTool(t), form)
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", Tools: map[string]aisdktest.ClientToolFunc{
+	r := servetest.NewReplica(t, rec, model, jsWeatherTool(t), form)
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c", Tools: map[string]aisdktest.ClientToolFunc{
 		"form": func(json.RawMessage) (any, error) { return map[string]string{"name": "Ada"}, nil },
 	}}
 	if _, err := client.Send(context.Background(), "Weather and a form?"); err != nil {
@@ -503,8 +429,8 @@ func TestStored_AChatLeftByADeadReplicaWorksOnceItsLeaseRunsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := simtest.NewModel(simtest.Turn{Expect: simtest.Expect{User: "again", ToolResults: map[string]string{"w": "interrupted"}}, Reply: []simtest.Step{simtest.Text("Sorry, trying again later.")}})
-	r := newReplica(t, st, model, jsWeatherTool(t))
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	r := servetest.NewReplica(t, st, model, jsWeatherTool(t))
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 	client.SetMessages(aisdk.FromHistory(dead))
 
 	clock.Advance(aisdk.DefaultStreamLease + 1) // the lease runs out
@@ -514,7 +440,7 @@ func TestStored_AChatLeftByADeadReplicaWorksOnceItsLeaseRunsOut(t *testing.T) {
 	if _, err := client.Send(ctx, "again"); err != nil {
 		t.Fatal(err)
 	}
-	if got := history(t, st, "c").LastAssistantText(); got != "Sorry, trying again later." {
+	if got := servetest.History(t, st, "c").LastAssistantText(); got != "Sorry, trying again later." {
 		t.Errorf("answer %q", got)
 	}
 }
@@ -546,9 +472,9 @@ func TestStored_ANewMessageDuringATurnInFlightKeepsWhatTheClientSaw(t *testing.T
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Working on a long answer"), simtest.Call("w", "get_weather", map[string]string{"city": "Oslo"}), simtest.Hang()}},
 		simtest.Turn{Expect: simtest.Expect{User: "next"}, Reply: []simtest.Step{simtest.Text("Next.")}},
 	)
-	r := newReplica(t, st, model, jsWeatherTool(t))
+	r := servetest.NewReplica(t, st, model, jsWeatherTool(t))
 	ctx, drop := context.WithCancel(context.Background())
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
 		if isChunk(data, "tool-input-available", "w") {
 			drop() // the model is still streaming: nothing of this turn is saved
 		}
@@ -559,7 +485,7 @@ func TestStored_ANewMessageDuringATurnInFlightKeepsWhatTheClientSaw(t *testing.T
 	if _, err := client.Send(context.Background(), "next"); err != nil {
 		t.Fatal(err)
 	}
-	h := history(t, st, "c")
+	h := servetest.History(t, st, "c")
 	if h[1].Text() != "Working on a long answer" || h.LastAssistantText() != "Next." {
 		t.Errorf("stored %+v", h)
 	}
@@ -570,9 +496,9 @@ func TestStored_ANewMessageDuringATurnInFlightKeepsWhatTheClientSaw(t *testing.T
 func TestStored_ShutdownEndsTheRunsInProgressAndRefusesNewOnes(t *testing.T) {
 	st := newStore(t)
 	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Working"), simtest.Hang()}})
-	r := newReplica(t, st, model)
+	r := servetest.NewReplica(t, st, model)
 	ctx, drop := context.WithCancel(context.Background())
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
 		if chunkType(data) == "text-delta" {
 			drop() // the run goes on without its client, hanging
 		}
@@ -582,20 +508,20 @@ func TestStored_ShutdownEndsTheRunsInProgressAndRefusesNewOnes(t *testing.T) {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a bound, should the run not end
 	defer cancel()
-	if err := r.h.Shutdown(sctx); err != nil {
+	if err := r.Server.Shutdown(sctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.ActiveStream(context.Background(), "c"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the run's stream is still active after Shutdown: %v", err)
 	}
-	if h := history(t, st, "c"); len(h) != 2 || h[1].Text() != "Working" {
+	if h := servetest.History(t, st, "c"); len(h) != 2 || h[1].Text() != "Working" {
 		t.Errorf("stored %+v, want the run's partial answer", h)
 	}
-	_, err := (&aisdktest.ChatClient{URL: r.chatURL(), ChatID: "d"}).Send(context.Background(), "Hi")
+	_, err := (&aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "d"}).Send(context.Background(), "Hi")
 	if err == nil || !strings.Contains(err.Error(), "503") {
 		t.Errorf("a request after Shutdown: %v, want a 503", err)
 	}
-	resp, err := http.Get(r.srv.URL + "/api/chat/c/stream")
+	resp, err := http.Get(r.HTTP.URL + "/api/chat/c/stream")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -638,21 +564,21 @@ func TestHandler_RunsGetTheChatIDAsTheirConversationID(t *testing.T) {
 // in any browser keeps a stopped reply's mark.
 func TestStored_TheChatViewTellsHowTheLastRunEnded(t *testing.T) {
 	st := newStore(t)
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open()
 	model := simtest.NewModel(
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Waiting."), simtest.Call("g", "wait_for_it", map[string]string{})}},
 		simtest.Turn{Expect: simtest.Expect{User: "again", ToolResults: map[string]string{"g": "cancelled"}}, Reply: []simtest.Step{simtest.Text("Here again.")}},
 	)
-	r := newReplica(t, st, model, g.tool)
-	c := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	r := servetest.NewReplica(t, st, model, g.Tool)
+	c := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Send(context.Background(), "wait")
 		done <- err
 	}()
-	<-g.started
-	if v := getJSON[aisdk.ChatView](t, r.srv.URL+"/api/chats/c"); !v.Streaming || v.LastRun != "" {
+	<-g.Started
+	if v := getJSON[aisdk.ChatView](t, r.HTTP.URL+"/api/chats/c"); !v.Streaming || v.LastRun != "" {
 		t.Errorf("while the run goes on: streaming %v, last run %q", v.Streaming, v.LastRun)
 	}
 	if err := c.Stop(context.Background()); err != nil {
@@ -661,13 +587,13 @@ func TestStored_TheChatViewTellsHowTheLastRunEnded(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if got := getJSON[aisdk.ChatView](t, r.srv.URL+"/api/chats/c").LastRun; got != aisdk.RunStopped {
+	if got := getJSON[aisdk.ChatView](t, r.HTTP.URL+"/api/chats/c").LastRun; got != aisdk.RunStopped {
 		t.Errorf("after a stop: last run %q", got)
 	}
 	if _, err := c.Send(context.Background(), "again"); err != nil {
 		t.Fatal(err)
 	}
-	if got := getJSON[aisdk.ChatView](t, r.srv.URL+"/api/chats/c").LastRun; got != aisdk.RunFinished {
+	if got := getJSON[aisdk.ChatView](t, r.HTTP.URL+"/api/chats/c").LastRun; got != aisdk.RunFinished {
 		t.Errorf("after a finished run: last run %q", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/aisdk/internal/servetest"
 	"github.com/agentloop/agentloop/simtest"
 )
 
@@ -32,8 +33,8 @@ func TestStored_AnEditOfTheFirstMessageReplacesTheChat(t *testing.T) {
 		n++
 		return []simtest.Step{simtest.Text(fmt.Sprintf("A%d", n))}, nil
 	})
-	r := newReplica(t, newStore(t), model)
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	r := servetest.NewReplica(t, newStore(t), model)
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 	for _, q := range []string{"Q1", "Q2"} {
 		if _, err := client.Send(context.Background(), q); err != nil {
 			t.Fatal(err)
@@ -43,7 +44,7 @@ func TestStored_AnEditOfTheFirstMessageReplacesTheChat(t *testing.T) {
 	if _, err := client.Resend(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := texts(history(t, r.h.Store, "c")); got != "Q1',A3" {
+	if got := texts(servetest.History(t, r.Server.Store, "c")); got != "Q1',A3" {
 		t.Errorf("stored after the edit: %q, want \"Q1',A3\"", got)
 	}
 	reqs := model.Requests()
@@ -53,19 +54,19 @@ func TestStored_AnEditOfTheFirstMessageReplacesTheChat(t *testing.T) {
 
 	// Regenerate the first (and only) answer.
 	body := `{"id":"c","trigger":"regenerate-message","messages":[{"id":"edited","role":"user","parts":[{"type":"text","text":"Q1'"}]}]}`
-	if status, b := postBody(t, r.chatURL(), []byte(body)); status != http.StatusOK {
+	if status, b := postBody(t, r.ChatURL(), []byte(body)); status != http.StatusOK {
 		t.Fatalf("regenerate: %d %s", status, b)
 	}
-	if got := texts(history(t, r.h.Store, "c")); got != "Q1',A4" {
+	if got := texts(servetest.History(t, r.Server.Store, "c")); got != "Q1',A4" {
 		t.Errorf("stored after the regenerate: %q", got)
 	}
 
 	// A client that sends only its last message, and says so, appends.
 	body = `{"id":"c","lastMessageOnly":true,"messages":[{"id":"q2","role":"user","parts":[{"type":"text","text":"Q2"}]}]}`
-	if status, b := postBody(t, r.chatURL(), []byte(body)); status != http.StatusOK {
+	if status, b := postBody(t, r.ChatURL(), []byte(body)); status != http.StatusOK {
 		t.Fatalf("last message only: %d %s", status, b)
 	}
-	if got := texts(history(t, r.h.Store, "c")); got != "Q1',A4,Q2,A5" {
+	if got := texts(servetest.History(t, r.Server.Store, "c")); got != "Q1',A4,Q2,A5" {
 		t.Errorf("stored after a last-message-only post: %q", got)
 	}
 }

@@ -427,25 +427,38 @@ func TestHandler_RunTimeLimit(t *testing.T) {
 	})
 }
 
+// slowTool is a tool "slow" that answers "done" after d on the clock (the
+// synctest bubble's, in the tests that use it), or ends early with its
+// context's error.
+func slowTool(t *testing.T, d time.Duration) *agentloop.Tool {
+	t.Helper()
+	slow, err := agentloop.NewRawTool("slow", "Slow.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
+		select {
+		case <-time.After(d):
+			return "done", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slow
+}
+
+// callSlowThenSay is a model that calls slowTool's tool, then answers text.
+func callSlowThenSay(text string) *simtest.Model {
+	return simtest.NewModel(
+		simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "slow", nil)}},
+		simtest.Turn{Reply: []simtest.Step{simtest.Text(text)}},
+	)
+}
+
 func TestHandler_KeepAliveWhileAToolRuns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const keepAlive = 15 * time.Second
-		slow, err := agentloop.NewRawTool("slow", "Slow.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-			// A tool that runs for a minute of the bubble's clock.
-			select {
-			case <-time.After(time.Minute):
-				return "done", nil
-			case <-ctx.Done():
-				return "", ctx.Err()
-			}
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		model := simtest.NewModel(
-			simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "slow", nil)}},
-			simtest.Turn{Reply: []simtest.Step{simtest.Text("ok")}},
-		)
+		slow := slowTool(t, time.Minute) // runs for a minute of the bubble's clock
+		model := callSlowThenSay("ok")
 		h := newHandler(model, slow)
 		h.KeepAlive = keepAlive
 		body := postRaw(t, h, userBody("go")).Body.String()
@@ -641,22 +654,8 @@ func TestHandler_ABodyNotReceivedInTimeIsA408AndTheConnectionCloses(t *testing.T
 func TestHandler_TheBodyDeadlineDoesNotCutALongAnswer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const deadline = 30 * time.Second
-		slow, err := agentloop.NewRawTool("slow", "Slow.", nil, func(ctx context.Context, _ json.RawMessage) (string, error) {
-			// Outlive the body's deadline on the bubble's clock.
-			select {
-			case <-time.After(10 * deadline):
-				return "done", nil
-			case <-ctx.Done():
-				return "", ctx.Err()
-			}
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		model := simtest.NewModel(
-			simtest.Turn{Reply: []simtest.Step{simtest.Call("c1", "slow", nil)}},
-			simtest.Turn{Reply: []simtest.Step{simtest.Text("finished")}},
-		)
+		slow := slowTool(t, 10*deadline) // outlives the body's deadline on the bubble's clock
+		model := callSlowThenSay("finished")
 		h := newHandler(model, slow)
 		h.BodyTimeout = deadline
 		h.ErrorText = func(err error) string { return err.Error() }

@@ -134,6 +134,36 @@ func (c *uiClient) toolPart(id string) (int, error) {
 	return -1, fmt.Errorf("no tool part with toolCallId %q", id)
 }
 
+// startStreamed, deltaStreamed and endStreamed play a streamed part's
+// start, delta and end chunks: a text or a reasoning part (the kind), whose
+// active ids and part indexes are in active.
+func (c *uiClient) startStreamed(active map[string]int, kind, id string) {
+	active[id] = len(c.msg.Parts)
+	c.msg.Parts = append(c.msg.Parts, UIPart{Type: kind, State: StateStreaming})
+}
+
+func (c *uiClient) deltaStreamed(active map[string]int, kind, id, delta string) error {
+	i, ok := active[id]
+	if !ok {
+		return fmt.Errorf("%s-delta for inactive id %q", kind, id)
+	}
+	c.msg.Parts[i].Text += delta
+	return nil
+}
+
+func (c *uiClient) endStreamed(active map[string]int, kind, id string, meta ProviderMetadata) error {
+	i, ok := active[id]
+	if !ok {
+		return fmt.Errorf("%s-end for inactive id %q", kind, id)
+	}
+	c.msg.Parts[i].State = StateDone
+	if meta != nil {
+		c.msg.Parts[i].ProviderMetadata, _ = json.Marshal(meta)
+	}
+	delete(active, id)
+	return nil
+}
+
 func (c *uiClient) apply(ch Chunk) error {
 	if c.stopped {
 		return nil
@@ -147,43 +177,17 @@ func (c *uiClient) apply(ch Chunk) error {
 	case StartStepChunk:
 		m.Parts = append(m.Parts, UIPart{Type: "step-start"})
 	case TextStartChunk:
-		c.text[v.ID] = len(m.Parts)
-		m.Parts = append(m.Parts, UIPart{Type: "text", State: StateStreaming})
+		c.startStreamed(c.text, "text", v.ID)
 	case TextDeltaChunk:
-		i, ok := c.text[v.ID]
-		if !ok {
-			return fmt.Errorf("text-delta for inactive id %q", v.ID)
-		}
-		m.Parts[i].Text += v.Delta
+		return c.deltaStreamed(c.text, "text", v.ID, v.Delta)
 	case TextEndChunk:
-		i, ok := c.text[v.ID]
-		if !ok {
-			return fmt.Errorf("text-end for inactive id %q", v.ID)
-		}
-		m.Parts[i].State = StateDone
-		if v.ProviderMetadata != nil {
-			m.Parts[i].ProviderMetadata, _ = json.Marshal(v.ProviderMetadata)
-		}
-		delete(c.text, v.ID)
+		return c.endStreamed(c.text, "text", v.ID, v.ProviderMetadata)
 	case ReasoningStartChunk:
-		c.reasoning[v.ID] = len(m.Parts)
-		m.Parts = append(m.Parts, UIPart{Type: "reasoning", State: StateStreaming})
+		c.startStreamed(c.reasoning, "reasoning", v.ID)
 	case ReasoningDeltaChunk:
-		i, ok := c.reasoning[v.ID]
-		if !ok {
-			return fmt.Errorf("reasoning-delta for inactive id %q", v.ID)
-		}
-		m.Parts[i].Text += v.Delta
+		return c.deltaStreamed(c.reasoning, "reasoning", v.ID, v.Delta)
 	case ReasoningEndChunk:
-		i, ok := c.reasoning[v.ID]
-		if !ok {
-			return fmt.Errorf("reasoning-end for inactive id %q", v.ID)
-		}
-		m.Parts[i].State = StateDone
-		if v.ProviderMetadata != nil {
-			m.Parts[i].ProviderMetadata, _ = json.Marshal(v.ProviderMetadata)
-		}
-		delete(c.reasoning, v.ID)
+		return c.endStreamed(c.reasoning, "reasoning", v.ID, v.ProviderMetadata)
 	case ToolInputStartChunk:
 		if v.ProviderExecuted != nil || v.Dynamic != nil {
 			return fmt.Errorf("tool-input-start for %q carries providerExecuted or dynamic", v.ToolCallID)

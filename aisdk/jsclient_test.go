@@ -19,6 +19,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/aisdk/internal/servetest"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -338,6 +339,22 @@ type deleteIn struct {
 	ID int `json:"id"`
 }
 
+// newDeleteRecord returns a delete_record tool that needs approval and
+// answers {"deleted": id}, and the count of its runs.
+func newDeleteRecord(t *testing.T) (*agentloop.Tool, *atomic.Int32) {
+	t.Helper()
+	runs := new(atomic.Int32)
+	del, err := agentloop.NewTool("delete_record", "Delete a record.", func(ctx context.Context, a deleteIn) (map[string]any, error) {
+		runs.Add(1)
+		return map[string]any{"deleted": a.ID}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	del.NeedsApproval = true
+	return del, runs
+}
+
 func TestJSClient_Approval(t *testing.T) {
 	node := requireNodeHarness(t)
 	for _, tc := range []struct {
@@ -349,15 +366,7 @@ func TestJSClient_Approval(t *testing.T) {
 		{"approval-denied", false, []string{"step-start", "tool-delete_record(output-denied)", "step-start", "text(done) Done."}},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
-			var runs atomic.Int32
-			del, err := agentloop.NewTool("delete_record", "Delete a record.", func(ctx context.Context, a deleteIn) (map[string]any, error) {
-				runs.Add(1)
-				return map[string]any{"deleted": a.ID}, nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			del.NeedsApproval = true
+			del, runs := newDeleteRecord(t)
 			model := simtest.NewModel(
 				simtest.Turn{Reply: []simtest.Step{simtest.Call("call-del", "delete_record", map[string]int{"id": 7})}},
 				simtest.Turn{Reply: []simtest.Step{simtest.Text("Done.")}},
@@ -488,15 +497,7 @@ func TestJSClient_PreliminaryOutputIsShownThenReplaced(t *testing.T) {
 // the approved call does not run, and the real client shows the error.
 func TestJSClient_ApprovalOfATamperedCallIsRefused(t *testing.T) {
 	node := requireNodeHarness(t)
-	var runs atomic.Int32
-	del, err := agentloop.NewTool("delete_record", "Delete a record.", func(ctx context.Context, a deleteIn) (map[string]any, error) {
-		runs.Add(1)
-		return map[string]any{"deleted": a.ID}, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	del.NeedsApproval = true
+	del, runs := newDeleteRecord(t)
 	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Call("call-del", "delete_record", map[string]int{"id": 7})}})
 	res := runJSClient(t, node, jsHandler(model, del), "approval-tampered")
 	if res.Status != "error" || !strings.Contains(res.Error, "the tool call has no valid signature") {
@@ -513,7 +514,7 @@ func TestJSClient_ApprovalOfATamperedCallIsRefused(t *testing.T) {
 // openGateOnResume opens g once the resume request (GET …/stream) has
 // found the run and starts answering, so the run cannot end before the
 // resume looks for it (that would be a 204, and nothing to resume).
-func openGateOnResume(h http.Handler, g *gate) http.Handler {
+func openGateOnResume(h http.Handler, g *servetest.Gate) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/stream") {
 			w = &openOnWrite{ResponseWriter: w, g: g}
@@ -525,7 +526,7 @@ func openGateOnResume(h http.Handler, g *gate) http.Handler {
 // openOnWrite opens its gate when the response begins.
 type openOnWrite struct {
 	http.ResponseWriter
-	g *gate
+	g *servetest.Gate
 }
 
 func (o *openOnWrite) WriteHeader(code int) {
@@ -575,19 +576,11 @@ func TestJSClient_ResumeStreamAfterAReload(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
-			g := newGate(t)
+			g := servetest.NewGate(t)
 			defer g.Open()
-			var runs atomic.Int32
-			del, err := agentloop.NewTool("delete_record", "Delete a record.", func(ctx context.Context, a deleteIn) (map[string]any, error) {
-				runs.Add(1)
-				return map[string]any{"deleted": a.ID}, nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			del.NeedsApproval = true
+			del, runs := newDeleteRecord(t)
 			h := &aisdk.ChatServer{
-				Agent:        &agentloop.Agent{Model: simtest.NewModel(tc.turns...), Tools: []*agentloop.Tool{jsWeatherTool(t), del, g.tool}},
+				Agent:        &agentloop.Agent{Model: simtest.NewModel(tc.turns...), Tools: []*agentloop.Tool{jsWeatherTool(t), del, g.Tool}},
 				Store:        newStore(t),
 				NewMessageID: func() string { return "msg-js-1" },
 				Logger:       slog.New(slog.DiscardHandler),

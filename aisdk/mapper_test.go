@@ -27,16 +27,68 @@ func call(id, name, args string) agentloop.ToolCall {
 	return agentloop.ToolCall{ID: id, Name: name, Args: json.RawMessage(args)}
 }
 
+// mapperCase is a run's items, fed to a Mapper for message id, and the
+// chunks it must make, in wire form; an entry of want may hold several
+// chunks, one a line (see textPart).
+type mapperCase struct {
+	name  string
+	id    string
+	pairs []pair
+	want  []string
+}
+
+// runMapperCases checks, for each case in a subtest of its name, the
+// chunks the Mapper makes, that each parses, and that the client accepts
+// the sequence.
+func runMapperCases(t *testing.T, cases []mapperCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			chunks := mapAll(NewMapper(tt.id), tt.pairs)
+			var want []string
+			for _, w := range tt.want {
+				want = append(want, strings.Split(w, "\n")...)
+			}
+			if diff := cmp.Diff(want, wire(t, chunks)); diff != "" {
+				t.Errorf("chunks (-want +got):\n%s", diff)
+			}
+			c := newUIClient(&UIMessage{Role: "assistant", Parts: preexisting(tt.pairs)})
+			for _, ch := range chunks {
+				if _, err := ParseChunk([]byte(wire(t, []Chunk{ch})[0])); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.apply(ch); err != nil {
+					t.Fatalf("client rejects %s: %v", ChunkType(ch), err)
+				}
+			}
+		})
+	}
+}
+
+// The wire forms of the chunks most cases share.
+const (
+	startStep  = `{"type":"start-step"}`
+	finishStep = `{"type":"finish-step"}`
+)
+
+func startMsg(id string) string { return `{"type":"start","messageId":"` + id + `"}` }
+
+func finishWith(reason string) string { return `{"type":"finish","finishReason":"` + reason + `"}` }
+
+// textPart is a text part with one delta: its start, delta and end chunks,
+// one a line.
+func textPart(id, delta string) string {
+	d, _ := json.Marshal(delta) // a string always marshals
+	return `{"type":"text-start","id":"` + id + `"}` + "\n" +
+		`{"type":"text-delta","id":"` + id + `","delta":` + string(d) + "}\n" +
+		`{"type":"text-end","id":"` + id + `"}`
+}
+
 func TestMapper_SpecSequences(t *testing.T) {
 	getTime := call("call-time", "getTime", `{"tz":"UTC"}`)
 	getLoc := call("call-loc", "getLocation", `{"precision":"city"}`)
 	del := call("call-del", "deleteFile", `{"path":"old-notes.txt"}`)
-	tests := []struct {
-		name  string
-		id    string
-		pairs []pair
-		want  []string
-	}{
+	tests := []mapperCase{
 		{
 			name: "plain answer with reasoning (§2.2)",
 			id:   "msg-1",
@@ -49,16 +101,14 @@ func TestMapper_SpecSequences(t *testing.T) {
 				{item: agentloop.Final{Text: "Hello"}},
 			},
 			want: []string{
-				`{"type":"start","messageId":"msg-1"}`,
-				`{"type":"start-step"}`,
+				startMsg("msg-1"),
+				startStep,
 				`{"type":"reasoning-start","id":"reasoning-1"}`,
 				`{"type":"reasoning-delta","id":"reasoning-1","delta":"Think."}`,
 				`{"type":"reasoning-end","id":"reasoning-1"}`,
-				`{"type":"text-start","id":"text-2"}`,
-				`{"type":"text-delta","id":"text-2","delta":"Hello"}`,
-				`{"type":"text-end","id":"text-2"}`,
-				`{"type":"finish-step"}`,
-				`{"type":"finish","finishReason":"stop"}`,
+				textPart("text-2", "Hello"),
+				finishStep,
+				finishWith("stop"),
 			},
 		},
 		{
@@ -77,11 +127,9 @@ func TestMapper_SpecSequences(t *testing.T) {
 				{item: agentloop.Pending{ClientCalls: []agentloop.ToolCall{getLoc}}},
 			},
 			want: []string{
-				`{"type":"start","messageId":"msg-tool-1"}`,
-				`{"type":"start-step"}`,
-				`{"type":"text-start","id":"text-1"}`,
-				`{"type":"text-delta","id":"text-1","delta":"Let me check the time and your location."}`,
-				`{"type":"text-end","id":"text-1"}`,
+				startMsg("msg-tool-1"),
+				startStep,
+				textPart("text-1", "Let me check the time and your location."),
 				`{"type":"tool-input-start","toolCallId":"call-time","toolName":"getTime"}`,
 				`{"type":"tool-input-delta","toolCallId":"call-time","inputTextDelta":"{\"tz\":\"UTC\"}"}`,
 				`{"type":"tool-input-available","toolCallId":"call-time","toolName":"getTime","input":{"tz":"UTC"}}`,
@@ -90,8 +138,8 @@ func TestMapper_SpecSequences(t *testing.T) {
 				`{"type":"tool-input-delta","toolCallId":"call-loc","inputTextDelta":"\"city\"}"}`,
 				`{"type":"tool-output-available","toolCallId":"call-time","output":{"iso":"2026-01-01T00:00:00Z"}}`,
 				`{"type":"tool-input-available","toolCallId":"call-loc","toolName":"getLocation","input":{"precision":"city"}}`,
-				`{"type":"finish-step"}`,
-				`{"type":"finish","finishReason":"tool-calls"}`,
+				finishStep,
+				finishWith("tool-calls"),
 			},
 		},
 		{
@@ -104,13 +152,11 @@ func TestMapper_SpecSequences(t *testing.T) {
 				{item: agentloop.Final{}},
 			},
 			want: []string{
-				`{"type":"start","messageId":"msg-tool-1"}`,
-				`{"type":"start-step"}`,
-				`{"type":"text-start","id":"text-1"}`,
-				`{"type":"text-delta","id":"text-1","delta":"Your location is {\"city\":\"Berlin\",\"country\":\"DE\"}."}`,
-				`{"type":"text-end","id":"text-1"}`,
-				`{"type":"finish-step"}`,
-				`{"type":"finish","finishReason":"stop"}`,
+				startMsg("msg-tool-1"),
+				startStep,
+				textPart("text-1", `Your location is {"city":"Berlin","country":"DE"}.`),
+				finishStep,
+				finishWith("stop"),
 			},
 		},
 		{
@@ -126,12 +172,12 @@ func TestMapper_SpecSequences(t *testing.T) {
 				{item: agentloop.Pending{Approvals: []agentloop.ToolCall{del}}},
 			},
 			want: []string{
-				`{"type":"start","messageId":"msg-appr-1"}`,
-				`{"type":"start-step"}`,
+				startMsg("msg-appr-1"),
+				startStep,
 				`{"type":"tool-input-available","toolCallId":"call-del","toolName":"deleteFile","input":{"path":"old-notes.txt"}}`,
 				`{"type":"tool-approval-request","approvalId":"appr-1","toolCallId":"call-del"}`,
-				`{"type":"finish-step"}`,
-				`{"type":"finish","finishReason":"tool-calls"}`,
+				finishStep,
+				finishWith("tool-calls"),
 			},
 		},
 		{
@@ -145,14 +191,12 @@ func TestMapper_SpecSequences(t *testing.T) {
 				{item: agentloop.Final{}},
 			},
 			want: []string{
-				`{"type":"start","messageId":"msg-appr-1"}`,
+				startMsg("msg-appr-1"),
 				`{"type":"tool-output-available","toolCallId":"call-del","output":{"deleted":true}}`,
-				`{"type":"start-step"}`,
-				`{"type":"text-start","id":"text-1"}`,
-				`{"type":"text-delta","id":"text-1","delta":"Deleted."}`,
-				`{"type":"text-end","id":"text-1"}`,
-				`{"type":"finish-step"}`,
-				`{"type":"finish","finishReason":"stop"}`,
+				startStep,
+				textPart("text-1", "Deleted."),
+				finishStep,
+				finishWith("stop"),
 			},
 		},
 		{
@@ -162,9 +206,9 @@ func TestMapper_SpecSequences(t *testing.T) {
 				{item: agentloop.Pending{ClientCalls: []agentloop.ToolCall{getLoc}}},
 			},
 			want: []string{
-				`{"type":"start","messageId":"msg-appr-1"}`,
+				startMsg("msg-appr-1"),
 				`{"type":"tool-input-available","toolCallId":"call-loc","toolName":"getLocation","input":{"precision":"city"}}`,
-				`{"type":"finish","finishReason":"tool-calls"}`,
+				finishWith("tool-calls"),
 			},
 		},
 		{
@@ -178,14 +222,12 @@ func TestMapper_SpecSequences(t *testing.T) {
 				{item: agentloop.Final{}},
 			},
 			want: []string{
-				`{"type":"start","messageId":"msg-appr-1"}`,
+				startMsg("msg-appr-1"),
 				`{"type":"tool-output-denied","toolCallId":"call-del"}`,
-				`{"type":"start-step"}`,
-				`{"type":"text-start","id":"text-1"}`,
-				`{"type":"text-delta","id":"text-1","delta":"OK."}`,
-				`{"type":"text-end","id":"text-1"}`,
-				`{"type":"finish-step"}`,
-				`{"type":"finish","finishReason":"length"}`,
+				startStep,
+				textPart("text-1", "OK."),
+				finishStep,
+				finishWith("length"),
 			},
 		},
 		{
@@ -204,19 +246,17 @@ func TestMapper_SpecSequences(t *testing.T) {
 				{item: agentloop.Final{}},
 			},
 			want: []string{
-				`{"type":"start","messageId":"m"}`,
-				`{"type":"start-step"}`,
+				startMsg("m"),
+				startStep,
 				`{"type":"tool-input-available","toolCallId":"a","toolName":"fail","input":{}}`,
 				`{"type":"tool-input-available","toolCallId":"b","toolName":"echo","input":{}}`,
 				`{"type":"tool-output-error","toolCallId":"a","errorText":"error: boom"}`,
 				`{"type":"tool-output-available","toolCallId":"b","output":"plain text"}`,
-				`{"type":"finish-step"}`,
-				`{"type":"start-step"}`,
-				`{"type":"text-start","id":"text-1"}`,
-				`{"type":"text-delta","id":"text-1","delta":"x"}`,
-				`{"type":"text-end","id":"text-1"}`,
-				`{"type":"finish-step"}`,
-				`{"type":"finish","finishReason":"content-filter"}`,
+				finishStep,
+				startStep,
+				textPart("text-1", "x"),
+				finishStep,
+				finishWith("content-filter"),
 			},
 		},
 		{
@@ -233,16 +273,14 @@ func TestMapper_SpecSequences(t *testing.T) {
 				{item: agentloop.Final{}},
 			},
 			want: []string{
-				`{"type":"start","messageId":"m"}`,
-				`{"type":"start-step"}`,
+				startMsg("m"),
+				startStep,
 				`{"type":"tool-input-error","toolCallId":"c","toolName":"form","input":{"x":1},"errorText":"bad args"}`,
-				`{"type":"finish-step"}`,
-				`{"type":"start-step"}`,
-				`{"type":"text-start","id":"text-1"}`,
-				`{"type":"text-delta","id":"text-1","delta":"sorry"}`,
-				`{"type":"text-end","id":"text-1"}`,
-				`{"type":"finish-step"}`,
-				`{"type":"finish","finishReason":"stop"}`,
+				finishStep,
+				startStep,
+				textPart("text-1", "sorry"),
+				finishStep,
+				finishWith("stop"),
 			},
 		},
 		{
@@ -255,12 +293,10 @@ func TestMapper_SpecSequences(t *testing.T) {
 				{item: agentloop.TextDelta{Text: "ignored"}},
 			},
 			want: []string{
-				`{"type":"start","messageId":"m"}`,
-				`{"type":"start-step"}`,
-				`{"type":"text-start","id":"text-1"}`,
-				`{"type":"text-delta","id":"text-1","delta":"Hal"}`,
-				`{"type":"text-end","id":"text-1"}`,
-				`{"type":"finish-step"}`,
+				startMsg("m"),
+				startStep,
+				textPart("text-1", "Hal"),
+				finishStep,
 				`{"type":"error","errorText":"provider went away"}`,
 			},
 		},
@@ -276,15 +312,15 @@ func TestMapper_SpecSequences(t *testing.T) {
 				{item: agentloop.Final{}},
 			},
 			want: []string{
-				`{"type":"start","messageId":"m"}`,
-				`{"type":"start-step"}`,
+				startMsg("m"),
+				startStep,
 				`{"type":"reasoning-start","id":"reasoning-1"}`,
 				`{"type":"reasoning-delta","id":"reasoning-1","delta":"a"}`,
 				`{"type":"reasoning-end","id":"reasoning-1","providerMetadata":{"agentloop":{"signature":"sig"}}}`,
 				`{"type":"reasoning-start","id":"reasoning-2"}`,
 				`{"type":"reasoning-end","id":"reasoning-2","providerMetadata":{"agentloop":{"redacted":"opaque"}}}`,
-				`{"type":"finish-step"}`,
-				`{"type":"finish","finishReason":"stop"}`,
+				finishStep,
+				finishWith("stop"),
 			},
 		},
 		{
@@ -296,10 +332,10 @@ func TestMapper_SpecSequences(t *testing.T) {
 				{err: errors.New("model failed")},
 			},
 			want: []string{
-				`{"type":"start","messageId":"m"}`,
-				`{"type":"start-step"}`,
+				startMsg("m"),
+				startStep,
 				`{"type":"tool-input-error","toolCallId":"c","toolName":"form","input":{"x":1},"errorText":"not run: model failed"}`,
-				`{"type":"finish-step"}`,
+				finishStep,
 				`{"type":"error","errorText":"model failed"}`,
 			},
 		},
@@ -309,30 +345,13 @@ func TestMapper_SpecSequences(t *testing.T) {
 			pairs: []pair{{item: agentloop.TurnStart{Turn: 1}}},
 			want: []string{
 				`{"type":"start"}`,
-				`{"type":"start-step"}`,
-				`{"type":"finish-step"}`,
+				startStep,
+				finishStep,
 				`{"type":"error","errorText":"aisdk: the run ended without a final item"}`,
 			},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			chunks := mapAll(NewMapper(tt.id), tt.pairs)
-			if diff := cmp.Diff(tt.want, wire(t, chunks)); diff != "" {
-				t.Errorf("chunks (-want +got):\n%s", diff)
-			}
-			// The client accepts the sequence.
-			c := newUIClient(&UIMessage{Role: "assistant", Parts: preexisting(tt.pairs)})
-			for _, ch := range chunks {
-				if _, err := ParseChunk([]byte(wire(t, []Chunk{ch})[0])); err != nil {
-					t.Fatal(err)
-				}
-				if err := c.apply(ch); err != nil {
-					t.Fatalf("client rejects %s: %v", ChunkType(ch), err)
-				}
-			}
-		})
-	}
+	runMapperCases(t, tests)
 }
 
 // preexisting returns the tool parts a continuation's message already has
@@ -354,7 +373,7 @@ func TestMapper_ErrorTextHidesDetails(t *testing.T) {
 	m := NewMapper("m")
 	m.ErrorText = func(error) string { return "Something went wrong." }
 	got := wire(t, m.Map(nil, nil, errors.New("secret: db password wrong")))
-	want := []string{`{"type":"start","messageId":"m"}`, `{"type":"error","errorText":"Something went wrong."}`}
+	want := []string{startMsg("m"), `{"type":"error","errorText":"Something went wrong."}`}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Error(diff)
 	}
@@ -385,13 +404,10 @@ func TestFinishReasonOf_MapsEveryLoopReason(t *testing.T) {
 
 func TestMapper_NewItemsOfTheLoop(t *testing.T) {
 	unknown := call("c-x", "no_such_tool", `{}`)
-	tests := []struct {
-		name  string
-		pairs []pair
-		want  []string
-	}{
+	tests := []mapperCase{
 		{
 			name: "progress is preliminary output, replaced by the result",
+			id:   "m",
 			pairs: []pair{
 				{item: agentloop.TurnStart{Turn: 1}},
 				{item: agentloop.ToolCallReady{Call: call("c", "import", `{}`)}},
@@ -404,20 +420,21 @@ func TestMapper_NewItemsOfTheLoop(t *testing.T) {
 				{item: agentloop.Final{}},
 			},
 			want: []string{
-				`{"type":"start","messageId":"m"}`,
-				`{"type":"start-step"}`,
+				startMsg("m"),
+				startStep,
 				`{"type":"tool-input-available","toolCallId":"c","toolName":"import","input":{}}`,
 				`{"type":"tool-output-available","toolCallId":"c","output":{"done":1},"preliminary":true}`,
 				`{"type":"tool-output-available","toolCallId":"c","output":"almost","preliminary":true}`,
 				`{"type":"tool-output-available","toolCallId":"c","output":{"done":2}}`,
-				`{"type":"finish-step"}`,
-				`{"type":"start-step"}`,
-				`{"type":"finish-step"}`,
-				`{"type":"finish","finishReason":"stop"}`,
+				finishStep,
+				startStep,
+				finishStep,
+				finishWith("stop"),
 			},
 		},
 		{
 			name: "a server call the loop rejects is an invalid call, never runnable",
+			id:   "m",
 			pairs: []pair{
 				{item: agentloop.TurnStart{Turn: 1}},
 				{item: agentloop.ToolCallDelta{Index: 0, ID: "c-x", Name: "no_such_tool", Args: `{}`}},
@@ -429,19 +446,20 @@ func TestMapper_NewItemsOfTheLoop(t *testing.T) {
 				{item: agentloop.Final{}},
 			},
 			want: []string{
-				`{"type":"start","messageId":"m"}`,
-				`{"type":"start-step"}`,
+				startMsg("m"),
+				startStep,
 				`{"type":"tool-input-start","toolCallId":"c-x","toolName":"no_such_tool"}`,
 				`{"type":"tool-input-delta","toolCallId":"c-x","inputTextDelta":"{}"}`,
 				`{"type":"tool-input-error","toolCallId":"c-x","toolName":"no_such_tool","input":{},"errorText":"unknown tool no_such_tool"}`,
-				`{"type":"finish-step"}`,
-				`{"type":"start-step"}`,
-				`{"type":"finish-step"}`,
-				`{"type":"finish","finishReason":"stop"}`,
+				finishStep,
+				startStep,
+				finishStep,
+				finishWith("stop"),
 			},
 		},
 		{
 			name: "a failed turn ends its step, then the error",
+			id:   "m",
 			pairs: []pair{
 				{item: agentloop.TurnStart{Turn: 1}},
 				{item: agentloop.TextDelta{Text: "Par"}},
@@ -449,30 +467,15 @@ func TestMapper_NewItemsOfTheLoop(t *testing.T) {
 				{err: errors.New("model failed")},
 			},
 			want: []string{
-				`{"type":"start","messageId":"m"}`,
-				`{"type":"start-step"}`,
-				`{"type":"text-start","id":"text-1"}`,
-				`{"type":"text-delta","id":"text-1","delta":"Par"}`,
-				`{"type":"text-end","id":"text-1"}`,
-				`{"type":"finish-step"}`,
+				startMsg("m"),
+				startStep,
+				textPart("text-1", "Par"),
+				finishStep,
 				`{"type":"error","errorText":"model failed"}`,
 			},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			chunks := mapAll(NewMapper("m"), tt.pairs)
-			if diff := cmp.Diff(tt.want, wire(t, chunks)); diff != "" {
-				t.Errorf("chunks (-want +got):\n%s", diff)
-			}
-			c := newUIClient(&UIMessage{Role: "assistant"})
-			for _, ch := range chunks {
-				if err := c.apply(ch); err != nil {
-					t.Fatalf("client rejects %s: %v", ChunkType(ch), err)
-				}
-			}
-		})
-	}
+	runMapperCases(t, tests)
 }
 
 // With signing on, every server-made chunk carries its signature where the

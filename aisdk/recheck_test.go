@@ -14,6 +14,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/aisdk/internal/servetest"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/agentloop/agentloop/store"
 )
@@ -40,8 +41,8 @@ func (s *changeAtStart) StartStream(ctx context.Context, chatID string, lease ti
 func TestStored_ARequestThatNoLongerFitsTheChatWhenItWouldStopTheRunStopsNothing(t *testing.T) {
 	ctx := context.Background()
 	mem := newStore(t)
-	first := newReplica(t, mem, simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("One.")}}))
-	client := &aisdktest.ChatClient{URL: first.chatURL(), ChatID: "c"}
+	first := servetest.NewReplica(t, mem, simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("One.")}}))
+	client := &aisdktest.ChatClient{URL: first.ChatURL(), ChatID: "c"}
 	_, err := client.Send(ctx, "first")
 	require.NoError(t, err)
 
@@ -64,8 +65,8 @@ func TestStored_ARequestThatNoLongerFitsTheChatWhenItWouldStopTheRunStopsNothing
 		c.History = agentloop.History{{ID: "other", Role: agentloop.RoleUser, Parts: []agentloop.Part{agentloop.TextPart("edited elsewhere")}}}
 		require.NoError(t, mem.PutChat(ctx, c))
 	}}
-	r := newReplica(t, st, simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Two.")}}))
-	client.URL = r.chatURL()
+	r := servetest.NewReplica(t, st, simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Two.")}}))
+	client.URL = r.ChatURL()
 	_, err = client.Send(ctx, "second")
 	var he *aisdktest.HTTPStatusError
 	require.ErrorAs(t, err, &he)

@@ -7,12 +7,11 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/aisdk/internal/servetest"
 	"github.com/agentloop/agentloop/simtest"
 )
 
@@ -28,9 +27,9 @@ func postBody(t *testing.T, url string, body []byte) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func historyJSON(t *testing.T, r replica, chatID string) string {
+func historyJSON(t *testing.T, r servetest.Replica, chatID string) string {
 	t.Helper()
-	b, err := json.Marshal(history(t, r.h.Store, chatID))
+	b, err := json.Marshal(servetest.History(t, r.Server.Store, chatID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,21 +40,13 @@ func historyJSON(t *testing.T, r replica, chatID string) string {
 // the tool nor the model) and stores nothing: it is a 409 that tells the
 // page to reload.
 func TestStored_ARepeatedApprovalRunsNothingAndStoresNothingTwice(t *testing.T) {
-	var runs atomic.Int32
-	del, err := agentloop.NewTool("delete_record", "Delete a record.", func(ctx context.Context, a deleteIn) (map[string]any, error) {
-		runs.Add(1)
-		return map[string]any{"deleted": a.ID}, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	del.NeedsApproval = true
+	del, runs := newDeleteRecord(t)
 	model := simtest.NewModel(
 		simtest.Turn{Reply: []simtest.Step{simtest.Call("d", "delete_record", map[string]int{"id": 7})}},
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Deleted.")}},
 	)
-	r := newReplica(t, newStore(t), model, del)
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c",
+	r := servetest.NewReplica(t, newStore(t), model, del)
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c",
 		Approve: func(string, json.RawMessage) (bool, string) { return true, "fine" }}
 	if _, err := client.Send(context.Background(), "Delete record 7"); err != nil {
 		t.Fatal(err)
@@ -64,7 +55,7 @@ func TestStored_ARepeatedApprovalRunsNothingAndStoresNothingTwice(t *testing.T) 
 	approval := tr[len(tr)-1].Request
 	before := historyJSON(t, r, "c")
 
-	status, body := postBody(t, r.chatURL(), approval)
+	status, body := postBody(t, r.ChatURL(), approval)
 	if status != http.StatusConflict || !strings.Contains(body, "already has these results and decisions") {
 		t.Errorf("the repeated approval got %d %s, want 409", status, body)
 	}
@@ -84,15 +75,15 @@ func TestStored_ARepeatedApprovalRunsNothingAndStoresNothingTwice(t *testing.T) 
 // or is written again.
 func TestStored_ARetriedPostGetsTheStoredAnswer(t *testing.T) {
 	model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Hello there.")}})
-	r := newReplica(t, newStore(t), model)
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	r := servetest.NewReplica(t, newStore(t), model)
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 	if _, err := client.Send(context.Background(), "hi"); err != nil {
 		t.Fatal(err)
 	}
 	first := client.Transcript()[0]
 	before := historyJSON(t, r, "c")
 
-	retry := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	retry := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 	retry.SetMessages(client.Messages()[:1])
 	msgs, err := retry.Resend(context.Background())
 	if err != nil {
@@ -108,7 +99,7 @@ func TestStored_ARetriedPostGetsTheStoredAnswer(t *testing.T) {
 		t.Errorf("the stored chat changed:\n%s\nwas\n%s", after, before)
 	}
 	// The same request, byte for byte, gets the same.
-	if status, body := postBody(t, r.chatURL(), first.Request); status != http.StatusOK || !strings.Contains(body, "Hello there.") {
+	if status, body := postBody(t, r.ChatURL(), first.Request); status != http.StatusOK || !strings.Contains(body, "Hello there.") {
 		t.Errorf("the byte-for-byte retry got %d %s", status, body)
 	}
 }
@@ -117,24 +108,24 @@ func TestStored_ARetriedPostGetsTheStoredAnswer(t *testing.T) {
 // click, a client that timed out) follows that run's stream: it neither
 // stops the run nor starts another.
 func TestStored_ARetriedPostWhileItsRunGoesOnGetsItsStream(t *testing.T) {
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open()
 	model := simtest.NewModel(
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Waiting."), simtest.Call("g", "wait_for_it", map[string]string{})}},
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Done.")}},
 	)
-	r := newReplica(t, newStore(t), model, g.tool)
+	r := servetest.NewReplica(t, newStore(t), model, g.Tool)
 	user := aisdk.UIMessage{ID: "u1", Role: "user", Parts: []aisdk.UIPart{{Type: "text", Text: "go"}}}
-	first := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	first := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 	first.SetMessages([]aisdk.UIMessage{user})
 	done := make(chan error, 1)
 	go func() {
 		_, err := first.Resend(context.Background())
 		done <- err
 	}()
-	<-g.started
+	<-g.Started
 
-	retry := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
+	retry := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
 		if isChunk(data, "tool-input-available", "g") {
 			g.Open() // the retry follows the run from its start
 		}
@@ -153,36 +144,36 @@ func TestStored_ARetriedPostWhileItsRunGoesOnGetsItsStream(t *testing.T) {
 	if n := len(model.Requests()); n != 2 {
 		t.Errorf("the model ran %d times, want 2", n)
 	}
-	if h := history(t, r.h.Store, "c"); h.LastAssistantText() != "Done." || len(g.started) != 0 {
-		t.Errorf("stored %+v; the tool started again: %v", h, len(g.started) != 0)
+	if h := servetest.History(t, r.Server.Store, "c"); h.LastAssistantText() != "Done." || len(g.Started) != 0 {
+		t.Errorf("stored %+v; the tool started again: %v", h, len(g.Started) != 0)
 	}
 }
 
 // A request that is refused (409: it does not fit the stored chat) while
 // a run of the chat goes on stops nothing: the run ends with its answer.
 func TestStored_ARefusedRequestStopsNothing(t *testing.T) {
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open()
 	model := simtest.NewModel(
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Waiting."), simtest.Call("g", "wait_for_it", map[string]string{})}},
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Done.")}},
 	)
-	r := newReplica(t, newStore(t), model, g.tool)
-	first := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	r := servetest.NewReplica(t, newStore(t), model, g.Tool)
+	first := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 	done := make(chan error, 1)
 	go func() {
 		_, err := first.Send(context.Background(), "go")
 		done <- err
 	}()
-	<-g.started
+	<-g.Started
 	// A forged request: the stored user message, edited in place.
 	forged := `{"id":"c","trigger":"submit-message","messages":[` +
 		`{"id":"user-1","role":"user","parts":[{"type":"text","text":"something else"}]},` +
 		`{"id":"u2","role":"user","parts":[{"type":"text","text":"and more"}]}]}`
-	if status, body := postBody(t, r.chatURL(), []byte(forged)); status != http.StatusConflict {
+	if status, body := postBody(t, r.ChatURL(), []byte(forged)); status != http.StatusConflict {
 		t.Fatalf("the forged request got %d %s, want 409", status, body)
 	}
-	s, err := r.h.Store.ActiveStream(context.Background(), "c")
+	s, err := r.Server.Store.ActiveStream(context.Background(), "c")
 	if err != nil || s.StopRequested {
 		t.Errorf("the run after the refused request: %+v, %v; want it running, not asked to stop", s, err)
 	}
@@ -190,7 +181,7 @@ func TestStored_ARefusedRequestStopsNothing(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if h := history(t, r.h.Store, "c"); h.LastAssistantText() != "Done." {
+	if h := servetest.History(t, r.Server.Store, "c"); h.LastAssistantText() != "Done." {
 		t.Errorf("stored %+v", h)
 	}
 }
@@ -202,15 +193,15 @@ func TestStored_AUserMessageRepeatedAfterTheChatWentOnIsRefused(t *testing.T) {
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("One.")}},
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Two.")}},
 	)
-	r := newReplica(t, newStore(t), model)
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	r := servetest.NewReplica(t, newStore(t), model)
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 	for _, q := range []string{"first", "second"} {
 		if _, err := client.Send(context.Background(), q); err != nil {
 			t.Fatal(err)
 		}
 	}
 	before := historyJSON(t, r, "c")
-	status, body := postBody(t, r.chatURL(), client.Transcript()[0].Request)
+	status, body := postBody(t, r.ChatURL(), client.Transcript()[0].Request)
 	if status != http.StatusConflict || !strings.Contains(body, "went on since") {
 		t.Errorf("the old request again got %d %s, want 409", status, body)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/aisdk/internal/servetest"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/memstore"
@@ -74,7 +75,7 @@ func (f *fakeRunner) Stop(id string, cause error) bool {
 }
 
 // newRunnerReplica serves model and tools on st with a fakeRunner.
-func newRunnerReplica(t *testing.T, st aisdk.ChatStore, model agentloop.Model, tools ...*agentloop.Tool) (replica, *fakeRunner) {
+func newRunnerReplica(t *testing.T, st aisdk.ChatStore, model agentloop.Model, tools ...*agentloop.Tool) (servetest.Replica, *fakeRunner) {
 	t.Helper()
 	f := &fakeRunner{agent: &agentloop.Agent{Model: model, Tools: tools}}
 	h := &aisdk.ChatServer{Agent: f.agent, Store: st, Runner: f, Logger: slog.New(slog.DiscardHandler), KeepAlive: -1}
@@ -86,7 +87,7 @@ func newRunnerReplica(t *testing.T, st aisdk.ChatStore, model agentloop.Model, t
 		assert.NoError(t, h.Shutdown(context.Background()))
 		f.wg.Wait()
 	})
-	return replica{h: h, srv: srv}, f
+	return servetest.Replica{Server: h, HTTP: srv}, f
 }
 
 // weatherScript checks the weather, then answers.
@@ -101,20 +102,20 @@ func TestRunner_AChatServerWithARunnerAnswersAsOneWithout(t *testing.T) {
 	answers := map[string][]aisdk.UIMessage{}
 	for _, durable := range []bool{false, true} {
 		st := newStore(t)
-		var r replica
+		var r servetest.Replica
 		var f *fakeRunner
 		if durable {
 			r, f = newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
 		} else {
-			r = newReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
+			r = servetest.NewReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
 		}
-		client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+		client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 		msgs, err := client.Send(context.Background(), "Weather?")
 		require.NoError(t, err)
 		answers[fmt.Sprint(durable)] = msgs
 		require.Len(t, msgs, 2)
 		assert.Contains(t, fmt.Sprint(msgs[1].Parts), "It is sunny in Oslo.")
-		assert.Equal(t, "It is sunny in Oslo.", history(t, st, "c")[len(history(t, st, "c"))-1].Text())
+		assert.Equal(t, "It is sunny in Oslo.", servetest.History(t, st, "c")[len(servetest.History(t, st, "c"))-1].Text())
 		if durable {
 			require.Len(t, f.ids, 1)
 			s, err := st.GetStream(context.Background(), strings.TrimPrefix(f.ids[0], "c/"))
@@ -130,14 +131,14 @@ func TestRunner_AChatServerWithARunnerAnswersAsOneWithout(t *testing.T) {
 
 func TestRunner_AStopRequestStopsTheRunThroughTheRunner(t *testing.T) {
 	st := newStore(t)
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open()
-	r, _ := newRunnerReplica(t, st, simtest.NewModel(weatherThenWait()...), jsWeatherTool(t), g.tool)
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
+	r, _ := newRunnerReplica(t, st, simtest.NewModel(weatherThenWait()...), jsWeatherTool(t), g.Tool)
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c", OnChunk: func(_ int, data json.RawMessage) {
 		if isChunk(data, "tool-input-available", "g") {
 			go func() {
-				<-g.started
-				_ = (&aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}).Stop(context.Background())
+				<-g.Started
+				_ = (&aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}).Stop(context.Background())
 			}()
 		}
 	}}
@@ -145,20 +146,62 @@ func TestRunner_AStopRequestStopsTheRunThroughTheRunner(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, msgs, 2)
 	assert.Equal(t, aisdk.RunStopped, lastRun(t, r, "c"))
-	res := results(history(t, st, "c"))
+	res := results(servetest.History(t, st, "c"))
 	assert.Contains(t, res["w"].Content, "sunny")
 	assert.True(t, res["g"].IsError, "the stopped call: %+v", res["g"])
 }
 
 // lastRun returns the chat view's lastRun.
-func lastRun(t *testing.T, r replica, id string) string {
+func lastRun(t *testing.T, r servetest.Replica, id string) string {
 	t.Helper()
-	resp, err := r.srv.Client().Get(r.srv.URL + "/api/chats/" + id)
+	resp, err := r.HTTP.Client().Get(r.HTTP.URL + "/api/chats/" + id)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	var v aisdk.ChatView
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&v))
 	return v.LastRun
+}
+
+// runUntilTheProcessDies sends "Weather?" in chat "c" to a, whose process
+// dies at the first text of the run's second step (after that step's start
+// is logged); the client goes away with the process. It returns the client
+// and the id of the run, once the process died.
+func runUntilTheProcessDies(t *testing.T, a servetest.Replica, fa *fakeRunner) (*aisdktest.ChatClient, string) {
+	t.Helper()
+	died := make(chan struct{})
+	turns := 0
+	fa.kill = func(it agentloop.Item) bool {
+		switch it.(type) {
+		case agentloop.TurnStart:
+			turns++
+		case agentloop.TextDelta:
+			if turns == 2 {
+				close(died)
+				return true
+			}
+		}
+		return false
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-died
+		cancel()
+	}()
+	client := &aisdktest.ChatClient{URL: a.ChatURL(), ChatID: "c"}
+	_, _ = client.Send(ctx, "Weather?")
+	<-died
+	return client, fa.ids[0]
+}
+
+// recoverRun recovers run runID of chat "c" on b, as an engine does: b's
+// runner runs it again from its input (the chat's first message), its items
+// going to b's chat server.
+func recoverRun(t *testing.T, st aisdk.ChatStore, b servetest.Replica, fb *fakeRunner, runID string) {
+	t.Helper()
+	start := agentloop.History{servetest.History(t, st, "c")[0]}
+	for it, err := range fb.agent.Stream(context.Background(), start, &agentloop.RunOptions{ConversationID: "c"}) {
+		b.Server.RunItem(runID, it, err)
+	}
 }
 
 // A process dies in the second step of a run; the engine recovers the run
@@ -169,44 +212,18 @@ func TestRunner_ARecoveredRunTakesItsStreamOverAndLogsNoStepTwice(t *testing.T) 
 	st := newStore(t)
 	a, fa := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
 	b, fb := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
-	died := make(chan struct{})
-	turns := 0
-	fa.kill = func(it agentloop.Item) bool {
-		switch it.(type) {
-		case agentloop.TurnStart:
-			turns++ // the second step's start is logged
-		case agentloop.TextDelta:
-			if turns == 2 {
-				close(died)
-				return true
-			}
-		}
-		return false
-	}
-	// The first client goes away with the process.
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-died
-		cancel()
-	}()
-	client := &aisdktest.ChatClient{URL: a.chatURL(), ChatID: "c"}
-	_, _ = client.Send(ctx, "Weather?")
-	<-died
-	runID := fa.ids[0]
+	client, runID := runUntilTheProcessDies(t, a, fa)
 
 	// A reloaded page resumes the stream, on b; meanwhile the engine
 	// recovers the run on b: it runs it again from its input, replaying
 	// the first step.
 	following := make(chan struct{})
 	var once sync.Once
-	resumer := &aisdktest.ChatClient{URL: b.chatURL(), ChatID: "c", OnChunk: func(int, json.RawMessage) { once.Do(func() { close(following) }) }}
+	resumer := &aisdktest.ChatClient{URL: b.ChatURL(), ChatID: "c", OnChunk: func(int, json.RawMessage) { once.Do(func() { close(following) }) }}
 	resumer.SetMessages(client.Messages()[:1])
 	go func() {
 		<-following
-		start := agentloop.History{history(t, st, "c")[0]}
-		for it, err := range fb.agent.Stream(context.Background(), start, &agentloop.RunOptions{ConversationID: "c"}) {
-			b.h.RunItem(runID, it, err)
-		}
+		recoverRun(t, st, b, fb, runID)
 	}()
 	resumed, err := resumer.Resume(context.Background())
 	require.NoError(t, err)
@@ -220,7 +237,7 @@ func TestRunner_ARecoveredRunTakesItsStreamOverAndLogsNoStepTwice(t *testing.T) 
 		}
 	}
 	assert.Equal(t, []string{"Checking the weather.", "It is sunny in Oslo."}, texts)
-	h := history(t, st, "c")
+	h := servetest.History(t, st, "c")
 	assert.Equal(t, "It is sunny in Oslo.", h[len(h)-1].Text())
 
 	var types []string
@@ -266,35 +283,11 @@ func TestRunner_ARunRecoveredAfterItsLeaseRanOutGoesOnInANewStream(t *testing.T)
 	t.Cleanup(func() { _ = st.Close() })
 	a, fa := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
 	b, fb := newRunnerReplica(t, st, simtest.NewModel(weatherScript()...), jsWeatherTool(t))
-	died := make(chan struct{})
-	turns := 0
-	fa.kill = func(it agentloop.Item) bool {
-		switch it.(type) {
-		case agentloop.TurnStart:
-			turns++
-		case agentloop.TextDelta:
-			if turns == 2 {
-				close(died)
-				return true
-			}
-		}
-		return false
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-died
-		cancel()
-	}()
-	_, _ = (&aisdktest.ChatClient{URL: a.chatURL(), ChatID: "c"}).Send(ctx, "Weather?")
-	<-died
-	runID := fa.ids[0]
+	_, runID := runUntilTheProcessDies(t, a, fa)
 	c.Add(time.Hour) // the lease runs out
 
-	start := agentloop.History{history(t, st, "c")[0]}
-	for it, err := range fb.agent.Stream(context.Background(), start, &agentloop.RunOptions{ConversationID: "c"}) {
-		b.h.RunItem(runID, it, err)
-	}
-	h := history(t, st, "c")
+	recoverRun(t, st, b, fb, runID)
+	h := servetest.History(t, st, "c")
 	assert.Equal(t, "It is sunny in Oslo.", h[len(h)-1].Text())
 	assert.Equal(t, aisdk.RunFinished, lastRun(t, b, "c"))
 
@@ -323,7 +316,7 @@ func TestRunner_ARequestThatContinuesAMessageGetsOnlyItsNewParts(t *testing.T) {
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Deleting."), simtest.Call("d", "delete_record", map[string]any{})}},
 		simtest.Turn{Expect: simtest.Expect{ToolResults: map[string]string{"d": "deleted"}}, Reply: []simtest.Step{simtest.Text("Deleted.")}},
 	), del)
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c", Approve: func(string, json.RawMessage) (bool, string) { return true, "" }}
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c", Approve: func(string, json.RawMessage) (bool, string) { return true, "" }}
 	msgs, err := client.Send(context.Background(), "Delete it")
 	require.NoError(t, err, "a restated part would be a second part of one tool call")
 	require.Len(t, msgs, 2)
@@ -349,22 +342,22 @@ func TestRunner_ReleaseOnShutdownReleasesTheLeaseOfARunHandedOver(t *testing.T) 
 			r, f := newRunnerReplica(t, st, simtest.NewModel(
 				simtest.Turn{Reply: []simtest.Step{simtest.Call("s", "slow", map[string]any{})}},
 			), slow)
-			r.h.ReleaseOnShutdown = release
-			client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+			r.Server.ReleaseOnShutdown = release
+			client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 			sent := make(chan error, 1)
 			go func() {
 				_, err := client.Send(context.Background(), "Go")
 				sent <- err
 			}()
 			<-started
-			require.NoError(t, r.h.Shutdown(context.Background()))
+			require.NoError(t, r.Server.Shutdown(context.Background()))
 			<-sent
 			require.Len(t, f.ids, 1)
 			f.Stop(f.ids[0], context.Canceled) // the engine shuts down
 			f.wg.Wait()
 
 			_, err = st.ActiveStream(context.Background(), "c")
-			abandoned, aerr := r.h.Abandoned(context.Background(), f.ids[0])
+			abandoned, aerr := r.Server.Abandoned(context.Background(), f.ids[0])
 			require.NoError(t, aerr)
 			if release {
 				assert.ErrorIs(t, err, store.ErrNotFound, "the stream is still leased")

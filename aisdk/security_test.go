@@ -1,7 +1,6 @@
 package aisdk_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,13 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/aisdk/internal/servetest"
+	"github.com/agentloop/agentloop/internal/syncbuf"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -367,7 +367,7 @@ func TestSecurity_SignaturesVerifyOnlyWithTheSameSecret(t *testing.T) {
 }
 
 func TestSecurity_AShortSecretIsAServerErrorThatSaysWhyInTheLog(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	var runs atomic.Int32
 	h := securityHandler(t, simtest.NewModel(), &runs)
 	h.Secret = []byte("short")
@@ -476,24 +476,6 @@ func TestSecurity_AllowedOriginsRefusesOtherBrowserOrigins(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent use, for logs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // design.md §12.1: the third defect: internal error text (provider messages, file
 // paths, Go error chains) reached the browser, and the server logged
 // nothing.
@@ -501,7 +483,7 @@ func TestSecurity_ClientsGetAGenericErrorAndTheLogGetsTheDetail(t *testing.T) {
 	failing := func() *simtest.Model {
 		return simtest.NewModel(simtest.Turn{Reply: []simtest.Step{simtest.Text("Partial"), simtest.Fail("open /var/lib/app/secrets.db: permission denied")}})
 	}
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	var runs atomic.Int32
 	h := securityHandler(t, failing(), &runs)
 	h.Logger = slog.New(slog.NewTextHandler(&logs, nil))
@@ -604,22 +586,22 @@ func TestSecurity_ARejectedCallIsNeverHandedToTheClient(t *testing.T) {
 // something refuses a browser's cross-origin request by default; the run
 // goes on, and a same-origin stop still works.
 func TestSecurity_ByDefaultACrossSiteStopIsRefusedAndTheRunGoesOn(t *testing.T) {
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open()
 	model := simtest.NewModel(
 		simtest.Turn{Reply: []simtest.Step{simtest.Call("g", "wait_for_it", map[string]string{})}},
 		simtest.Turn{Reply: []simtest.Step{simtest.Text("Done.")}},
 	)
 	st := newStore(t)
-	r := newReplica(t, st, model, g.tool)
-	r.h.Authorize = func(*http.Request, string) error { return nil }
-	client := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: "c"}
+	r := servetest.NewReplica(t, st, model, g.Tool)
+	r.Server.Authorize = func(*http.Request, string) error { return nil }
+	client := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: "c"}
 	done := make(chan error, 1)
 	go func() {
 		_, err := client.Send(context.Background(), "wait")
 		done <- err
 	}()
-	<-g.started
+	<-g.Started
 	for _, tc := range []struct {
 		name, method, path, origin, fetched string
 	}{
@@ -630,7 +612,7 @@ func TestSecurity_ByDefaultACrossSiteStopIsRefusedAndTheRunGoesOn(t *testing.T) 
 		{"delete from another site", http.MethodDelete, "/api/chats/c", "https://evil.example", "cross-site"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := http.NewRequest(tc.method, r.srv.URL+tc.path, strings.NewReader(userBodyJS("hi")))
+			req, err := http.NewRequest(tc.method, r.HTTP.URL+tc.path, strings.NewReader(userBodyJS("hi")))
 			require.NoError(t, err)
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Origin", tc.origin)
@@ -649,9 +631,9 @@ func TestSecurity_ByDefaultACrossSiteStopIsRefusedAndTheRunGoesOn(t *testing.T) 
 	require.NoError(t, err, "the run must go on after the refused requests")
 	assert.False(t, s.StopRequested, "a refused stop must not stop the run")
 
-	req, err := http.NewRequest(http.MethodPost, r.srv.URL+"/api/chat/c/stop", nil)
+	req, err := http.NewRequest(http.MethodPost, r.HTTP.URL+"/api/chat/c/stop", nil)
 	require.NoError(t, err)
-	req.Header.Set("Origin", r.srv.URL)
+	req.Header.Set("Origin", r.HTTP.URL)
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)

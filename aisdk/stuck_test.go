@@ -20,6 +20,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/internal/pipenet"
+	"github.com/agentloop/agentloop/aisdk/internal/servetest"
 	"github.com/agentloop/agentloop/simtest"
 )
 
@@ -120,7 +121,7 @@ func TestStored_AClientThatStopsReadingIsDroppedAndTheRunIsSaved(t *testing.T) {
 			t.Errorf("the client was dropped after %v, want WriteTimeout (%v)", took, writeTimeout)
 		}
 		synctest.Wait() // the run, on its own, saves the answer
-		if got := len(history(t, st, "c").LastAssistantText()); got != 64*4<<10 {
+		if got := len(servetest.History(t, st, "c").LastAssistantText()); got != 64*4<<10 {
 			t.Errorf("the stored answer has %d bytes, want %d", got, 64*4<<10)
 		}
 	})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/internal/syncbuf"
 	"github.com/agentloop/agentloop/store"
 )
 
@@ -80,7 +81,7 @@ func TestValidation_AFirstMessageWithNULMakesAChat(t *testing.T) {
 // served with it says in each answer that it is misconfigured and logs
 // the cause once.
 func TestValidation_AShortSecretIsFoundByValidateAndLoggedOnce(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	h := &aisdk.Handler{Agent: &agentloop.Agent{Model: echoModel()}, Secret: []byte("123456789"), Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	err := h.Validate()
 	require.Error(t, err)

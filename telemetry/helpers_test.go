@@ -1,12 +1,10 @@
 package telemetry_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"slices"
-	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -16,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/internal/syncbuf"
 	"github.com/agentloop/agentloop/telemetry"
 )
 
@@ -177,24 +176,6 @@ func mustJSON(t *testing.T, s string) any {
 	return v
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writes, for logs.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func newTextLogger(b *syncBuffer) *slog.Logger {
+func newTextLogger(b *syncbuf.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, nil))
 }

@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/internal/syncbuf"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/agentloop/agentloop/telemetry"
 )
 
 func TestLogHandlerAddsTheRunSpansIDsToTheAgentsLogs(t *testing.T) {
 	h := newHarness(t, telemetry.Options{})
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	boom, err := agentloop.NewRawTool("boom", "", nil, func(context.Context, json.RawMessage) (string, error) { panic("kaboom") })
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func TestLogHandlerAddsTheRunSpansIDsToTheAgentsLogs(t *testing.T) {
 }
 
 func TestLogHandlerLeavesRecordsWithoutASpanAlone(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(telemetry.LogHandler(slog.NewTextHandler(&logs, nil))).With("k", "v").WithGroup("g")
 	log.InfoContext(context.Background(), "plain", "a", 1)
 	log.Info("no context")

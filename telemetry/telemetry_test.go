@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/internal/syncbuf"
 	"github.com/agentloop/agentloop/providers"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/agentloop/agentloop/store"
@@ -324,7 +325,7 @@ func TestPausesSharedByTwoHooksLinkAcrossThem(t *testing.T) {
 }
 
 func TestPausesErrorsAreLoggedAndCostOnlyTheLink(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	h := newHarness(t, telemetry.Options{Pauses: failingDocs{load: true}, Logger: newTextLogger(logs)})
 	pick, err := agentloop.NewClientTool("pick", "", nil)
 	if err != nil {
@@ -359,7 +360,7 @@ func TestPausesErrorsAreLoggedAndCostOnlyTheLink(t *testing.T) {
 }
 
 func TestPausesErrorsGoToTheAgentsLoggerWithoutOneOfTheirOwn(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	h := newHarness(t, telemetry.Options{Pauses: failingDocs{}})
 	pick, err := agentloop.NewClientTool("pick", "", nil)
 	if err != nil {

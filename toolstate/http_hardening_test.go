@@ -1,19 +1,18 @@
 package toolstate_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentloop/agentloop/internal/syncbuf"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/memstore"
 	"github.com/agentloop/agentloop/toolstate"
@@ -29,27 +28,10 @@ func (failingStore) GetDoc(context.Context, string, string) (*store.Doc, error) 
 func (failingStore) PutDoc(context.Context, *store.Doc) error                   { return errDB }
 func (failingStore) DeleteDoc(context.Context, string, string, int64) error     { return errDB }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A store failure is a 500 with a generic message; its detail, which may
 // name the database, its user and host, goes to the logger only.
 func TestHandler_AStoreFailureIsAGeneric500AndTheLogGetsTheDetail(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	h := toolstate.NewHandler(failingStore{}, toolstate.HandlerOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	for _, rt := range []struct{ method, path string }{{"GET", "/agents/c/tool-states"}, {"POST", "/agents/c/tool-states/reset"}} {
 		rec := httptest.NewRecorder()

@@ -12,26 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentloop/agentloop"
+	"github.com/agentloop/agentloop/internal/syncbuf"
 	"github.com/agentloop/agentloop/simtest"
 )
-
-// syncBuffer is a buffer that the test reads while interactive writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // Ctrl-C during an answer stops that answer, says so, and returns to the
 // prompt; the next message runs as usual.
@@ -48,7 +31,7 @@ func TestInteractive_CtrlCStopsTheAnswerAndReturnsToThePrompt(t *testing.T) {
 		return []simtest.Step{simtest.Text("Second answer.")}, nil
 	})
 	lines, interrupts := make(chan string), make(chan os.Signal)
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	errc := make(chan error, 1)
 	go func() {
 		errc <- interactive(t.Context(), &agentloop.Agent{Model: model}, lines, interrupts, &stdout, &stderr)
@@ -69,7 +52,7 @@ func TestInteractive_CtrlCStopsTheAnswerAndReturnsToThePrompt(t *testing.T) {
 // Ctrl-C at the prompt ends the program cleanly.
 func TestInteractive_CtrlCAtThePromptQuits(t *testing.T) {
 	lines, interrupts := make(chan string), make(chan os.Signal)
-	var stdout syncBuffer
+	var stdout syncbuf.Buffer
 	errc := make(chan error, 1)
 	go func() {
 		errc <- interactive(t.Context(), &agentloop.Agent{Model: simtest.NewModel()}, lines, interrupts, &stdout, io.Discard)

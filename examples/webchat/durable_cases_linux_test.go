@@ -76,13 +76,7 @@ func TestDurable_ASIGTERMedReplicasRunIsFinishedByAnotherWithoutWaitingOutItsLea
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	client := &aisdktest.ChatClient{URL: a.url + "/api/chat", ChatID: "c"}
-	sent := make(chan error, 1)
-	go func() {
-		_, err := client.Send(ctx, "Go")
-		sent <- err
-	}()
-	waitFIFO(t, m.fifo, a)
+	client, sent := sendGo(t, ctx, a, m.fifo)
 	termed := time.Now()
 	a.term(t)
 	<-sent
@@ -98,11 +92,7 @@ func TestDurable_ASIGTERMedReplicasRunIsFinishedByAnotherWithoutWaitingOutItsLea
 	waitFIFO(t, m.again, b) // B runs the slow tool again: it took the run over
 	t.Logf("B ran the slow tool again %v after A's SIGTERM (-lease %v)", time.Since(termed).Round(time.Millisecond), lease)
 
-	resumer := &aisdktest.ChatClient{URL: b.url + "/api/chat", ChatID: "c"}
-	resumer.SetMessages(client.Messages()[:1])
-	if _, err := resumer.Resume(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	resumeOn(t, b, client)
 	checkFinished(t, m.marks, b)
 }
 

@@ -111,68 +111,27 @@ func (p *process) term(t *testing.T) {
 // the test's when ""), stops the process with stop while the run's slow
 // tool runs, starts it again and checks that the run finished.
 func stopAndRestart(t *testing.T, db string, stop func(*process, *testing.T)) {
-	dir := t.TempDir()
 	if db == "" {
-		db = filepath.Join(dir, "chats.db")
+		db = filepath.Join(t.TempDir(), "chats.db")
 	}
-	marks, fifo, script := filepath.Join(dir, "marks"), filepath.Join(dir, "fifo"), filepath.Join(dir, "script.json")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	err := os.WriteFile(script, []byte(markingScript), 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	helper := fmt.Sprintf("env WEBCHAT_MARKS_HELPER=1 WEBCHAT_MARKS=%s WEBCHAT_FIFO=%s %s -test.run=^TestHelperMarkingMCPServer$", marks, fifo, os.Args[0])
-	args := []string{"-db", db, "-script", script, "-mcp", helper, "-executor", "one"}
+	m := newMarkingRun(t, false)
+	args := append([]string{"-db", db, "-executor", "one"}, m.args...)
 	bin := buildWebchat(t)
 	first := startProcess(t, bin, args...)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	client := &aisdktest.ChatClient{URL: first.url + "/api/chat", ChatID: "c"}
-	sent := make(chan error, 1)
-	go func() {
-		_, err := client.Send(ctx, "Go")
-		sent <- err
-	}()
-	waitFIFO(t, fifo, first) // the slow tool started
+	client, sent := sendGo(t, ctx, first, m.fifo)
 	stop(first, t)
 	<-sent // cut off, or ended by the shutdown: the run goes on without it
 
 	second := startProcess(t, bin, args...)
-	resumer := &aisdktest.ChatClient{URL: second.url + "/api/chat", ChatID: "c"}
-	resumer.SetMessages(client.Messages()[:1])
-	resumed, err := resumer.Resume(context.Background()) // to its end, if it runs still
-	if err != nil {
-		t.Fatal(err)
-	}
+	waitFIFO(t, m.again, second) // the run goes on: the slow tool runs again
+	resumer, resumed := resumeOn(t, second, client)
 	if msgs := resumer.Messages(); resumed && (len(msgs) != 2 || strings.Count(fmt.Sprint(msgs[1].Parts), "Marking.") != 1 || !strings.Contains(fmt.Sprint(msgs[1].Parts), "All done.")) {
 		t.Errorf("the resumed stream shows %+v; want each text once, to the answer", msgs)
 	}
-	view := getChat(t, second.url, "c")
-	if view.Streaming {
-		t.Fatalf("the chat still streams after its resumed stream ended: %+v", view)
-	}
-	var texts []string
-	for _, m := range view.Messages {
-		for _, p := range m.Parts {
-			if p.Type == "text" {
-				texts = append(texts, p.Text)
-			}
-		}
-	}
-	want := []string{"Go", "Marking.", "Now the slow one.", "All done."}
-	if fmt.Sprint(texts) != fmt.Sprint(want) || view.LastRun != aisdk.RunFinished {
-		t.Errorf("the chat: texts %q (want %q), last run %q\nsecond process's log:\n%s", texts, want, view.LastRun, second.logs)
-	}
-	got, err := os.ReadFile(marks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != "mark\nslow\nslow\n" {
-		t.Errorf("marks %q: mark must run once, and slow, in flight when the process died, twice", got)
-	}
+	checkFinished(t, m.marks, second)
 }
 
 // Two replicas on one PostgreSQL: A is killed while a run's slow tool
@@ -181,42 +140,49 @@ func stopAndRestart(t *testing.T, db string, stop func(*process, *testing.T)) {
 // the chat ends with the answer, the completed tool call ran once.
 func TestDurable_ALiveReplicaTakesOverTheRunOfAKilledOne(t *testing.T) {
 	db := postgresDB(t)
-	dir := t.TempDir()
-	marks, fifo, again, script := filepath.Join(dir, "marks"), filepath.Join(dir, "fifo"), filepath.Join(dir, "again"), filepath.Join(dir, "script.json")
-	for _, f := range []string{fifo, again} {
-		if err := syscall.Mkfifo(f, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	err := os.WriteFile(script, []byte(markingScript), 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	helper := fmt.Sprintf("env WEBCHAT_MARKS_HELPER=1 WEBCHAT_MARKS=%s WEBCHAT_FIFO=%s WEBCHAT_FIFO_AGAIN=%s %s -test.run=^TestHelperMarkingMCPServer$", marks, fifo, again, os.Args[0])
-	args := []string{"-db", db, "-script", script, "-mcp", helper, "-lease", "1s"}
+	m := newMarkingRun(t, false)
+	args := append([]string{"-db", db, "-lease", "1s"}, m.args...)
 	bin := buildWebchat(t)
 	a := startProcess(t, bin, append(args, "-executor", "a")...)
 	b := startProcess(t, bin, append(args, "-executor", "b")...)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	client := &aisdktest.ChatClient{URL: a.url + "/api/chat", ChatID: "c"}
-	sent := make(chan error, 1)
-	go func() {
-		_, err := client.Send(ctx, "Go")
-		sent <- err
-	}()
-	waitFIFO(t, fifo, a)
+	client, sent := sendGo(t, ctx, a, m.fifo)
 	a.kill(t)
 	<-sent
-	waitFIFO(t, again, b) // B runs the slow tool again: it took the run over
+	waitFIFO(t, m.again, b) // B runs the slow tool again: it took the run over
+	resumeOn(t, b, client)
+	checkFinished(t, m.marks, b)
+}
 
-	resumer := &aisdktest.ChatClient{URL: b.url + "/api/chat", ChatID: "c"}
+// sendGo sends "Go" in chat "c" to p, and returns once the slow tool's
+// first call said "started" on fifo; the client goes on reading the answer
+// until ctx ends, and sent gets what its Send returned.
+func sendGo(t *testing.T, ctx context.Context, p *process, fifo string) (client *aisdktest.ChatClient, sent <-chan error) {
+	t.Helper()
+	client = &aisdktest.ChatClient{URL: p.url + "/api/chat", ChatID: "c"}
+	done := make(chan error, 1)
+	go func() {
+		_, err := client.Send(ctx, "Go")
+		done <- err
+	}()
+	waitFIFO(t, fifo, p)
+	return client, done
+}
+
+// resumeOn follows chat "c" on p to its end as a page reloaded after
+// client's first message does; it returns that page's client, and whether
+// a stream was running to follow.
+func resumeOn(t *testing.T, p *process, client *aisdktest.ChatClient) (*aisdktest.ChatClient, bool) {
+	t.Helper()
+	resumer := &aisdktest.ChatClient{URL: p.url + "/api/chat", ChatID: "c"}
 	resumer.SetMessages(client.Messages()[:1])
-	if _, err := resumer.Resume(context.Background()); err != nil {
+	resumed, err := resumer.Resume(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
-	checkFinished(t, marks, b)
+	return resumer, resumed
 }
 
 // waitFIFO waits until the slow tool writes its line on the FIFO path,

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentloop/agentloop/aisdk/aisdktest"
 )
 
 // pgBinEnv names the folder of PostgreSQL's programs (initdb, pg_ctl) for
@@ -112,13 +110,7 @@ func TestDurable_ARunInFlightFinishesAfterADatabaseRestart(t *testing.T) {
 	bin := buildWebchat(t)
 	p := startProcess(t, bin, append([]string{"-db", pg.url, "-executor", "one"}, m.args...)...)
 
-	client := &aisdktest.ChatClient{URL: p.url + "/api/chat", ChatID: "c"}
-	sent := make(chan error, 1)
-	go func() {
-		_, err := client.Send(context.Background(), "Go")
-		sent <- err
-	}()
-	waitFIFO(t, m.fifo, p)
+	client, sent := sendGo(t, context.Background(), p, m.fifo)
 	restarted := time.Now()
 	if err := pg.ctl("-m", "immediate", "restart"); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentloop/agentloop/internal/syncbuf"
 )
 
 // chromiumPath is Debian's Chromium; the browser test never downloads one.
@@ -31,28 +32,10 @@ func browserTestPrereqs() string {
 	return strings.Join(missing, ", ")
 }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // testServer is a webchat server that a test runs on a loopback port.
 type testServer struct {
 	URL  string
-	logs *lockedBuffer
+	logs *syncbuf.Buffer
 	stop func() error
 }
 
@@ -73,7 +56,7 @@ func startServer(t *testing.T, args ...string) *testServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	s := &testServer{logs: &lockedBuffer{}}
+	s := &testServer{logs: &syncbuf.Buffer{}}
 	go func() {
 		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0", "-db", memoryDB}, args...), s.logs, ready)
 	}()

@@ -19,9 +19,16 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentloop/agentloop/aisdk"
+	"github.com/agentloop/agentloop/examples/internal/mcpflags/mcpflagstest"
+	"github.com/agentloop/agentloop/internal/syncbuf"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain serves the MCP server of mcpflagstest when a test started this
+// binary as it, and checks that the tests leak no goroutines.
+func TestMain(m *testing.M) {
+	mcpflagstest.ServeIfChild()
+	goleak.VerifyTestMain(m)
+}
 
 // browser is a minimal useChat for these tests: it posts the messages and
 // applies the streamed chunks to the assistant message, keeping the
@@ -342,7 +349,7 @@ func TestToolStates_AFailingToolIsHiddenShownAndReset(t *testing.T) {
 // and goes on from it.
 func TestChat_ARunOutlivesItsClientAndTheNextMessageStopsIt(t *testing.T) {
 	script := writeScript(t, `{"turns":[{"reply":[{"text":"Working"},{"hang":true}]},{"expect":{"user":"next"},"reply":[{"text":"Next answer."}]}]}`)
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	h := newTestServer(t, config{script: script}, logs)
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -9,28 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/agentloop/agentloop/examples/internal/mcpflags/mcpflagstest"
 )
-
-// TestHelperMCPServer is not a test: started as a child process by
-// TestRun_MCPFlagAddsTheServersTools, it serves one tool, "shout", over
-// stdio.
-func TestHelperMCPServer(t *testing.T) {
-	if os.Getenv("WEBCHAT_MCP_HELPER") != "1" {
-		t.Skip("helper process for TestRun_MCPFlagAddsTheServersTools")
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "shouter", Version: "v1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "shout", Description: "Upper-cases its text."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
-			Text string `json:"text"`
-		}) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.ToUpper(in.Text)}}}, nil, nil
-		})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		t.Fatal(err)
-	}
-	os.Exit(0)
-}
 
 func TestRun_MCPFlagAddsTheServersTools(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "script.json")
@@ -41,7 +20,7 @@ func TestRun_MCPFlagAddsTheServersTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	helper := "env WEBCHAT_MCP_HELPER=1 " + os.Args[0] + " -test.run=^TestHelperMCPServer$"
+	helper := mcpflagstest.Command()
 	s := startServer(t, "-script", script, "-mcp", helper)
 	resp, err := http.Post(s.URL+"/api/chat", "application/json", strings.NewReader(`{"id":"c","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"shout hello"}]}]}`))
 	if err != nil {
@@ -52,7 +31,7 @@ func TestRun_MCPFlagAddsTheServersTools(t *testing.T) {
 	if !strings.Contains(string(body), `"type":"tool-output-available","toolCallId":"call_1","output":"HELLO"`) || !strings.Contains(string(body), `"delta":"Shouted."`) {
 		t.Errorf("body %s", body)
 	}
-	if logs := s.Stop(t); !strings.Contains(logs, `MCP server "shouter" (stdio env WEBCHAT_MCP_HELPER=1`) {
+	if logs := s.Stop(t); !strings.Contains(logs, `MCP server "shouter" (stdio `+helper+`)`) {
 		t.Errorf("logs %q", logs)
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/internal/syncbuf"
 )
 
 // postgresEnv names the PostgreSQL server of the replica tests, as for
@@ -86,7 +87,7 @@ func buildWebchat(t *testing.T) string {
 type process struct {
 	url    string
 	cmd    *exec.Cmd
-	logs   *lockedBuffer
+	logs   *syncbuf.Buffer
 	logged chan struct{} // gets a value (if it has room) after each line logged
 	done   chan struct{} // closed when the process exited
 }
@@ -120,7 +121,7 @@ func startProcess(t *testing.T, bin string, args ...string) *process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, logs: &lockedBuffer{}, logged: make(chan struct{}, 1), done: make(chan struct{})}
+	p := &process{cmd: cmd, logs: &syncbuf.Buffer{}, logged: make(chan struct{}, 1), done: make(chan struct{})}
 	addr := make(chan string, 1)
 	go func() {
 		defer close(addr)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentloop/agentloop/internal/syncbuf"
 )
 
 // The server bounds what a slow client can hold (headers, idle
@@ -50,7 +52,7 @@ func TestRun_RefusesANonLoopbackAddressWithoutPublic(t *testing.T) {
 // The chat API refuses what a page of another origin could send, and logs
 // the failures it hides from the page.
 func TestChat_RefusesCrossOriginAndNonJSONBodies(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	h := newTestServer(t, config{script: writeScript(t, `{"turns":[{"reply":[{"error":"db at /srv/app.db is locked"}]}]}`)}, &logs)
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentloop/agentloop/internal/syncbuf"
 )
 
 // consoleSpan is what the console exporter prints of a span.
@@ -64,7 +66,7 @@ func TestRun_ConsoleTracesShowTheRunUnderItsRequest(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	errc := make(chan error, 1)
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	go func() {
 		errc <- run(ctx, []string{"-addr", "127.0.0.1:0", "-script", script, "-db", memoryDB}, logs, ready)
 	}()

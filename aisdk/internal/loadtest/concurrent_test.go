@@ -17,6 +17,7 @@ import (
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/aisdk/internal/servetest"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/agentloop/agentloop/store/memstore"
 	"github.com/agentloop/agentloop/store/pgstore"
@@ -116,12 +117,12 @@ type postTally struct {
 func concurrentPosts(t *testing.T, st aisdk.ChatStore, n, rounds int, busy bool) postTally {
 	t.Helper()
 	wait, started := waitUntilStopped(t)
-	r := newReplica(t, st, tabModel(), wait)
+	r := servetest.NewReplica(t, st, tabModel(), wait)
 	var tally postTally
 	var mu sync.Mutex
 	for round := range rounds {
 		chatID := fmt.Sprintf("conc-%d-%d-%v", n, round, busy)
-		first := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: chatID}
+		first := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: chatID}
 		firstDone := make(chan error, 1)
 		if busy {
 			go func() {
@@ -140,7 +141,7 @@ func concurrentPosts(t *testing.T, st aisdk.ChatStore, n, rounds int, busy bool)
 		}
 		var wg sync.WaitGroup
 		for i := range n {
-			tab := &aisdktest.ChatClient{URL: r.chatURL(), ChatID: chatID}
+			tab := &aisdktest.ChatClient{URL: r.ChatURL(), ChatID: chatID}
 			// Every tab names its message uniquely.
 			tab.SetMessages(append(append([]aisdk.UIMessage(nil), firstMsgs...), aisdk.UIMessage{
 				ID: fmt.Sprintf("tab-%d", i), Role: "user", Parts: []aisdk.UIPart{{Type: "text", Text: fmt.Sprintf("tab %d", i)}},
@@ -175,7 +176,7 @@ func concurrentPosts(t *testing.T, st aisdk.ChatStore, n, rounds int, busy bool)
 				t.Errorf("the run in progress was not stopped visibly")
 			}
 		}
-		if h := history(t, st, chatID); len(h) == 0 || h[len(h)-1].Role == agentloop.RoleUser {
+		if h := servetest.History(t, st, chatID); len(h) == 0 || h[len(h)-1].Role == agentloop.RoleUser {
 			tally.unanswered++
 		}
 	}
@@ -221,4 +222,10 @@ func TestStored_ConcurrentPostsToOneChatAreAllAnswered(t *testing.T) {
 			}
 		})
 	}
+}
+
+func chunkType(data json.RawMessage) string {
+	var c struct{ Type string }
+	_ = json.Unmarshal(data, &c)
+	return c.Type
 }

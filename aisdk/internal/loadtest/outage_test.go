@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentloop/agentloop/aisdk"
 	"github.com/agentloop/agentloop/aisdk/aisdktest"
+	"github.com/agentloop/agentloop/aisdk/internal/servetest"
 	"github.com/agentloop/agentloop/simtest"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/pgstore"
@@ -53,14 +54,14 @@ func outageServer(t *testing.T) (dsn string, stop, start func()) {
 }
 
 // outageHandler serves model with the gate's tool on a fresh schema of dsn.
-func outageHandler(t *testing.T, dsn string, model agentloop.Model, g *gate) (*aisdk.ChatServer, *pgstore.Store, string) {
+func outageHandler(t *testing.T, dsn string, model agentloop.Model, g *servetest.Gate) (*aisdk.ChatServer, *pgstore.Store, string) {
 	var id [6]byte
 	_, _ = rand.Read(id[:])
 	st, err := pgstore.Open(context.Background(), dsn, pgstore.Options{Schema: "aisdk_outage_" + hex.EncodeToString(id[:])})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	h := &aisdk.ChatServer{
-		Agent:     &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{g.tool}},
+		Agent:     &agentloop.Agent{Model: model, Tools: []*agentloop.Tool{g.Tool}},
 		Store:     st,
 		Authorize: func(*http.Request, string) error { return nil },
 		Logger:    slog.New(slog.NewTextHandler(t.Output(), nil)), // what failed, with the figures
@@ -118,7 +119,7 @@ func userTexts(h agentloop.History) map[string]int {
 // next message.
 func TestOutage_PostgreSQLRestartMidRun(t *testing.T) {
 	dsn, stop, start := outageServer(t)
-	g := newGate(t)
+	g := servetest.NewGate(t)
 	defer g.Open()
 	_, st, url := outageHandler(t, dsn, outageModel(), g)
 	client := &aisdktest.ChatClient{URL: url, ChatID: "c"}
@@ -127,7 +128,7 @@ func TestOutage_PostgreSQLRestartMidRun(t *testing.T) {
 		_, err := client.Send(context.Background(), "first")
 		done <- err
 	}()
-	<-g.started
+	<-g.Started
 	t0 := time.Now()
 	stop()
 	start()
@@ -157,7 +158,7 @@ func TestOutage_ARunThatEndsDuringTheOutageFreesTheChatWhenPostgreSQLIsBack(t *t
 	dsn, stop, start := outageServer(t)
 	for _, outage := range []time.Duration{time.Second, 3 * time.Second, 7 * time.Second} {
 		t.Run(outage.String(), func(t *testing.T) {
-			g := newGate(t)
+			g := servetest.NewGate(t)
 			defer g.Open()
 			_, st, url := outageHandler(t, dsn, outageModel(), g)
 			client := &aisdktest.ChatClient{URL: url, ChatID: "c"}
@@ -168,7 +169,7 @@ func TestOutage_ARunThatEndsDuringTheOutageFreesTheChatWhenPostgreSQLIsBack(t *t
 				ended = time.Now()
 				done <- err
 			}()
-			<-g.started
+			<-g.Started
 			stop()
 			opened := time.Now()
 			g.Open()           // the run goes on, and ends, while the database is down

@@ -10,34 +10,14 @@ import (
 
 	"github.com/agentloop/agentloop"
 	"github.com/agentloop/agentloop/examples/internal/mcpflags"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/agentloop/agentloop/examples/internal/mcpflags/mcpflagstest"
 )
 
-// TestHelperMCPServer is not a test: run by helperCommand in a child
-// process, it serves one tool, "shout", over stdio.
-func TestHelperMCPServer(t *testing.T) {
-	if os.Getenv("MCPFLAGS_HELPER_SERVER") != "1" {
-		t.Skip("helper process for the other tests")
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "shouter", Version: "v1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "shout", Description: "Upper-cases its text."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
-			Text string `json:"text"`
-		}) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.ToUpper(in.Text)}}}, nil, nil
-		})
-	if os.Getenv("MCPFLAGS_HELPER_PGID") == "1" {
-		addPgidTool(s)
-	}
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		t.Fatal(err)
-	}
-	os.Exit(0)
-}
-
-// helperCommand is the -mcp value that starts TestHelperMCPServer.
-func helperCommand() string {
-	return "env MCPFLAGS_HELPER_SERVER=1 " + os.Args[0] + " -test.run=^TestHelperMCPServer$"
+// TestMain serves the MCP server of mcpflagstest when a test started this
+// binary as it.
+func TestMain(m *testing.M) {
+	mcpflagstest.ServeIfChild(addPgidTool)
+	os.Exit(m.Run())
 }
 
 func parse(t *testing.T, args ...string) (*mcpflags.Flags, error) {
@@ -49,7 +29,7 @@ func parse(t *testing.T, args ...string) (*mcpflags.Flags, error) {
 }
 
 func TestOneServerKeepsItsToolNames(t *testing.T) {
-	f, err := parse(t, "-mcp", helperCommand())
+	f, err := parse(t, "-mcp", mcpflagstest.Command())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +42,7 @@ func TestOneServerKeepsItsToolNames(t *testing.T) {
 	if len(tools) != 1 || tools[0].Name != "shout" {
 		t.Fatalf("tools = %v", tools)
 	}
-	if !strings.Contains(log.String(), `MCP server "shouter" (stdio env MCPFLAGS_HELPER_SERVER=1 `) || !strings.Contains(log.String(), "1 tools: shout") {
+	if !strings.Contains(log.String(), `MCP server "shouter" (stdio `+mcpflagstest.Command()+`)`) || !strings.Contains(log.String(), "1 tools: shout") {
 		t.Errorf("log = %q", log.String())
 	}
 	out, err := tools[0].Func(context.Background(), []byte(`{"text":"hi"}`))
@@ -72,7 +52,7 @@ func TestOneServerKeepsItsToolNames(t *testing.T) {
 }
 
 func TestSeveralServersArePrefixedInFlagOrder(t *testing.T) {
-	f, err := parse(t, "-mcp", helperCommand(), "-mcp", helperCommand())
+	f, err := parse(t, "-mcp", mcpflagstest.Command(), "-mcp", mcpflagstest.Command())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +75,7 @@ func TestSeveralServersArePrefixedInFlagOrder(t *testing.T) {
 }
 
 func TestAToolNameAlreadyTakenIsAnError(t *testing.T) {
-	f, err := parse(t, "-mcp", helperCommand())
+	f, err := parse(t, "-mcp", mcpflagstest.Command())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,17 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/agentloop/agentloop/examples/internal/mcpflags/mcpflagstest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// addPgidTool adds to the helper server a tool "pgid" that answers the
-// server's process group.
+// addPgidTool adds to the helper server, when its environment has
+// MCPFLAGS_HELPER_PGID=1, a tool "pgid" that answers the server's process
+// group.
 func addPgidTool(s *mcp.Server) {
+	if os.Getenv("MCPFLAGS_HELPER_PGID") != "1" {
+		return
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "pgid", Description: "The server's process group."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(syscall.Getpgrp())}}}, nil, nil
@@ -26,7 +31,7 @@ func addPgidTool(s *mcp.Server) {
 // Ctrl-C a terminal sends to the program's group, which the quickstart
 // uses to stop an answer, leaves it running.
 func TestAStdioServerHasItsOwnProcessGroup(t *testing.T) {
-	f, err := parse(t, "-mcp", "env MCPFLAGS_HELPER_PGID=1 MCPFLAGS_HELPER_SERVER=1 "+os.Args[0]+" -test.run=^TestHelperMCPServer$")
+	f, err := parse(t, "-mcp", mcpflagstest.Command("MCPFLAGS_HELPER_PGID=1"))
 	if err != nil {
 		t.Fatal(err)
 	}
