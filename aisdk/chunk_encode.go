@@ -69,12 +69,28 @@ func appendChunk(buf *bytes.Buffer, c Chunk) error {
 		buf.WriteByte('}')
 		return nil
 	}
-	b, err := json.Marshal(c)
+	b, err := encodeChunk(c)
 	if err != nil {
 		return fmt.Errorf("aisdk: encoding %s chunk: %w", c.chunkType(), err)
 	}
 	buf.Write(b)
 	return nil
+}
+
+// encodeChunk returns json.Marshal(c). For every chunk but a data chunk
+// it calls c's MarshalJSON itself: withType writes a constant ASCII type
+// and a body that encoding/json made, already compact and HTML-escaped,
+// so json.Marshal's pass over the method's output (validating, compacting
+// and escaping it again) changes nothing and is skipped. A data chunk's
+// type holds its name, which withType does not HTML-escape: it goes
+// through json.Marshal.
+func encodeChunk(c Chunk) ([]byte, error) {
+	if m, ok := c.(json.Marshaler); ok {
+		if _, data := c.(DataChunk); !data {
+			return m.MarshalJSON()
+		}
+	}
+	return json.Marshal(c)
 }
 
 // sigOnly returns the encoded signature of metadata that holds nothing
@@ -98,8 +114,13 @@ func sigOnly(md ProviderMetadata) (json.RawMessage, bool) {
 
 // appendSigned writes c, which has no provider metadata and no field
 // after it, with the metadata of the signature sig as its last field.
-func appendSigned(buf *bytes.Buffer, c Chunk, sig json.RawMessage) error {
-	b, err := json.Marshal(c)
+// It is generic so that c is not boxed again; its MarshalJSON output is
+// json.Marshal's (encodeChunk).
+func appendSigned[C interface {
+	Chunk
+	MarshalJSON() ([]byte, error)
+}](buf *bytes.Buffer, c C, sig json.RawMessage) error {
+	b, err := c.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("aisdk: encoding %s chunk: %w", c.chunkType(), err)
 	}
