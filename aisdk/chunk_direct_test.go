@@ -42,3 +42,19 @@ func TestAppendChunk_EveryChunkAsEncodingJSONWritesIt(t *testing.T) {
 		assert.Equal(t, string(want), buf.String(), ChunkType(c))
 	}
 }
+
+// TestAppendChunk_SignatureOutsideBase64URLGoesThroughEncodingJSON pins
+// sigOnly's alphabet: a "signature" with a byte outside base64url is
+// written as encoding/json writes it (escaped), not as it is.
+func TestAppendChunk_SignatureOutsideBase64URLGoesThroughEncodingJSON(t *testing.T) {
+	for _, sig := range []string{`"a<b"`, `"a\u0041"`, `"a b"`, `"a+b="`, "\"a\xffb\""} {
+		c := ToolOutputErrorChunk{ToolCallID: "c", ErrorText: "e", ProviderMetadata: ProviderMetadata{metadataKey: {"sig": json.RawMessage(sig)}}}
+		want, err := json.Marshal(c)
+		if err != nil {
+			continue // not JSON: nothing to compare
+		}
+		var buf bytes.Buffer
+		require.NoError(t, appendChunk(&buf, c))
+		assert.Equal(t, string(want), buf.String(), sig)
+	}
+}
