@@ -30,6 +30,9 @@ func TestAppendChunk_EveryChunkAsEncodingJSONWritesIt(t *testing.T) {
 		DataChunk{Name: tricky, ID: tricky, Data: raw},
 		FinishChunk{MessageMetadata: raw},
 		AbortChunk{Reason: tricky},
+		&DataChunk{Name: tricky, Data: raw},
+		&TextEndChunk{ID: tricky},
+		(*ToolOutputAvailableChunk)(nil),
 	}
 	for _, tc := range minimalChunks {
 		chunks = append(chunks, tc.c)
@@ -39,7 +42,7 @@ func TestAppendChunk_EveryChunkAsEncodingJSONWritesIt(t *testing.T) {
 		require.NoError(t, err)
 		var buf bytes.Buffer
 		require.NoError(t, appendChunk(&buf, c))
-		assert.Equal(t, string(want), buf.String(), ChunkType(c))
+		assert.Equal(t, string(want), buf.String(), "%T", c)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"unicode/utf8"
 )
 
@@ -83,9 +84,10 @@ func appendChunk(buf *bytes.Buffer, c Chunk) error {
 // so json.Marshal's pass over the method's output (validating, compacting
 // and escaping it again) changes nothing and is skipped. A data chunk's
 // type holds its name, which withType does not HTML-escape: it goes
-// through json.Marshal.
+// through json.Marshal, and so does a pointer to a chunk (json.Marshal
+// writes a nil one as null).
 func encodeChunk(c Chunk) ([]byte, error) {
-	if m, ok := c.(json.Marshaler); ok {
+	if m, ok := c.(json.Marshaler); ok && reflect.TypeOf(c).Kind() != reflect.Pointer {
 		if _, data := c.(DataChunk); !data {
 			return m.MarshalJSON()
 		}
