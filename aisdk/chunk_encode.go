@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"unicode/utf8"
 )
 
@@ -69,12 +70,29 @@ func appendChunk(buf *bytes.Buffer, c Chunk) error {
 		buf.WriteByte('}')
 		return nil
 	}
-	b, err := json.Marshal(c)
+	b, err := encodeChunk(c)
 	if err != nil {
 		return fmt.Errorf("aisdk: encoding %s chunk: %w", c.chunkType(), err)
 	}
 	buf.Write(b)
 	return nil
+}
+
+// encodeChunk returns json.Marshal(c). For every chunk but a data chunk
+// it calls c's MarshalJSON itself: withType writes a constant ASCII type
+// and a body that encoding/json made, already compact and HTML-escaped,
+// so json.Marshal's pass over the method's output (validating, compacting
+// and escaping it again) changes nothing and is skipped. A data chunk's
+// type holds its name, which withType does not HTML-escape: it goes
+// through json.Marshal, and so does a pointer to a chunk (json.Marshal
+// writes a nil one as null).
+func encodeChunk(c Chunk) ([]byte, error) {
+	if m, ok := c.(json.Marshaler); ok && reflect.TypeOf(c).Kind() != reflect.Pointer {
+		if _, data := c.(DataChunk); !data {
+			return m.MarshalJSON()
+		}
+	}
+	return json.Marshal(c)
 }
 
 // sigOnly returns the encoded signature of metadata that holds nothing
@@ -89,17 +107,32 @@ func sigOnly(md ProviderMetadata) (json.RawMessage, bool) {
 		return nil, false
 	}
 	for _, c := range sig[1 : len(sig)-1] {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+		if !base64URL[c] {
 			return nil, false
 		}
 	}
 	return sig, true
 }
 
+// base64URL[c] reports whether the byte c is of the base64url alphabet
+// (A–Z, a–z, 0–9, '-', '_'): a table, as plainASCII, since sigOnly looks
+// at every byte of every signature.
+var base64URL = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
+	}
+	return t
+}()
+
 // appendSigned writes c, which has no provider metadata and no field
 // after it, with the metadata of the signature sig as its last field.
-func appendSigned(buf *bytes.Buffer, c Chunk, sig json.RawMessage) error {
-	b, err := json.Marshal(c)
+// It is generic so that c is not boxed again; its MarshalJSON output is
+// json.Marshal's (encodeChunk).
+func appendSigned[C interface {
+	Chunk
+	MarshalJSON() ([]byte, error)
+}](buf *bytes.Buffer, c C, sig json.RawMessage) error {
+	b, err := c.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("aisdk: encoding %s chunk: %w", c.chunkType(), err)
 	}
