@@ -18,7 +18,12 @@ import (
 func TestHandler_HoldsAFlushAtMostTheWindowButNeitherTheFirstEventNorOneAfterAPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const gap = flushWindow / 4
+		// The model pauses before its first delta, so that the response's
+		// first event (its start) is flushed alone whatever the scheduling:
+		// whether a delta ready at once joins it is up to the goroutines.
+		const pause = 2 * flushWindow
 		model := simtest.NewModel(simtest.Turn{Reply: []simtest.Step{
+			simtest.Delay(pause),
 			simtest.Text("first "),
 			simtest.Delay(gap),
 			simtest.Text("second "),
@@ -34,7 +39,7 @@ func TestHandler_HoldsAFlushAtMostTheWindowButNeitherTheFirstEventNorOneAfterAPa
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		got := map[string]time.Duration{}
+		got := map[string]time.Duration{"first event": time.Since(start)}
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
 			for _, ev := range []string{`"delta":"first "`, `"delta":"second "`, `"delta":"third"`, "[DONE]"} {
@@ -47,10 +52,11 @@ func TestHandler_HoldsAFlushAtMostTheWindowButNeitherTheFirstEventNorOneAfterAPa
 			t.Fatal(err)
 		}
 		want := map[string]time.Duration{
-			`"delta":"first "`:  0,                 // the first byte is not held
-			`"delta":"second "`: flushWindow,       // held to the window's end
-			`"delta":"third"`:   gap + time.Minute, // after a pause: at once
-			"[DONE]":            gap + time.Minute, // the end: at once
+			"first event":       0,                         // the first byte is not held
+			`"delta":"first "`:  pause,                     // after a pause: at once
+			`"delta":"second "`: pause + flushWindow,       // held to the window's end
+			`"delta":"third"`:   pause + gap + time.Minute, // after a pause: at once
+			"[DONE]":            pause + gap + time.Minute, // the end: at once
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("when each event reached the client (-want +got):\n%s", diff)

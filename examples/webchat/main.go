@@ -278,6 +278,12 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 // drain lets the runs in progress finish, for up to d or until a second
 // SIGINT or SIGTERM, while new chats are refused.
 func drain(chat *aisdk.ChatServer, d time.Duration, stderr io.Writer) {
+	// Drain refuses new chats from its call on: a first call with a done
+	// context switches that on at once, so the line below is true when a
+	// client reads it.
+	on, switchOn := context.WithCancel(context.Background())
+	switchOn()
+	_ = chat.Drain(on)
 	fmt.Fprintf(stderr, "webchat: draining: new chats are refused; the runs in progress have up to %v to finish\n", d)
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
