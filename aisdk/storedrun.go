@@ -93,7 +93,9 @@ func (s *storedRun) watch(ctx context.Context, cancel context.CancelCauseFunc) (
 		case err == nil:
 			s.stop.Store(true)
 			cancel(errStopped)
-		case errors.Is(err, store.ErrLeaseLost):
+		case errors.Is(err, store.ErrLeaseLost), errors.Is(err, store.ErrClosed):
+			// A closed store comes back no more: the run writes nothing
+			// more, as when its lease is lost.
 			s.lose(err)
 		}
 	}()
@@ -118,7 +120,7 @@ func (s *storedRun) renew(ctx context.Context) {
 		}
 		_, err := s.h.Store.RenewLease(ctx, s.lease, ttl)
 		switch {
-		case errors.Is(err, store.ErrLeaseLost):
+		case errors.Is(err, store.ErrLeaseLost), errors.Is(err, store.ErrClosed):
 			s.lose(err)
 			return
 		case err != nil && ctx.Err() == nil:
